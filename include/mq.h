@@ -1,0 +1,394 @@
+/*
+ * mq.h — the C ABI of mq, an in-process, Kafka-shaped publish-subscribe log.
+ *
+ * Promises of this header
+ * -----------------------
+ * - Status values and enum constants never change and are never reused.
+ * - Config structs start with a `size` field. Fill them with the matching `*_init` function,
+ *   passing `sizeof` of the struct as you compiled it; the library reads only the fields that
+ *   fit in `size` and uses defaults for the rest. Fields are only ever appended, so a program
+ *   built against this header keeps working with a newer library.
+ * - Info structs (filled by the library) are passed with their size (`sizeof *out`); the library
+ *   writes only what fits.
+ * - Every function is thread-safe on one broker. Different partitions never contend on one lock.
+ * - No C++ exception crosses this boundary. Every failure is an `mq_status` plus a thread-local
+ *   detail message (`mq_last_error()`). A failed call changes no state unless its documentation
+ *   says otherwise (only batch publish can partially succeed).
+ * - Waits are in milliseconds: `MQ_WAIT_FOREVER` (-1) waits without limit, `MQ_NO_WAIT` (0) does
+ *   not block. Any other negative wait is MQ_ERR_INVALID. Every blocking call wakes on
+ *   `mq_broker_close` (MQ_CLOSED) and on its `mq_cancel` token (MQ_CANCELLED).
+ * - Names (topics and groups) follow Kafka's topic rule: 1 to 249 characters of
+ *   `[a-zA-Z0-9._-]`, NUL-terminated.
+ * - No symbol is named after a POSIX <mqueue.h> function: this header and <mqueue.h> can be
+ *   included together.
+ */
+#ifndef MQ_H
+#define MQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- export macro ------------------------------------------------------------------------ */
+#if defined(MQ_STATIC)
+#define MQ_API
+#elif defined(_WIN32)
+#if defined(MQ_BUILDING)
+#define MQ_API __declspec(dllexport)
+#else
+#define MQ_API __declspec(dllimport)
+#endif
+#else
+#define MQ_API __attribute__((visibility("default")))
+#endif
+
+/* ---- version ----------------------------------------------------------------------------- */
+#define MQ_VERSION_MAJOR 0
+#define MQ_VERSION_MINOR 1
+#define MQ_VERSION_PATCH 0
+/* major * 1000000 + minor * 1000 + patch */
+#define MQ_VERSION_NUMBER (MQ_VERSION_MAJOR * 1000000 + MQ_VERSION_MINOR * 1000 + MQ_VERSION_PATCH)
+#define MQ_VERSION_STRING "0.1.0"
+
+/* The library's version at run time; compare with MQ_VERSION_NUMBER to catch header/library
+ * skew (compatible when the majors match and the runtime minor is >= the compiled one). */
+MQ_API int mq_version_number(void);
+MQ_API const char *mq_version_string(void);
+
+/* ---- statuses ---------------------------------------------------------------------------- */
+typedef enum mq_status {
+    MQ_OK = 0,
+    MQ_TIMEOUT = 1,           /* poll: nothing to hand out within the wait */
+    MQ_FULL = 2,              /* publish: the partition was still full when the wait ended */
+    MQ_CLOSED = 3,            /* the broker is closed (or was closed during the wait) */
+    MQ_CANCELLED = 4,         /* the call's mq_cancel token was triggered while it waited */
+    MQ_ERR_INVALID = 10,      /* NULL pointer, bad value, illegal name, bad config */
+    MQ_ERR_NO_TOPIC = 11,     /* no topic of that name */
+    MQ_ERR_NO_GROUP = 12,     /* no such group on that topic */
+    MQ_ERR_EXISTS = 13,       /* the topic or group already exists */
+    MQ_ERR_PARTITION = 14,    /* partition number out of range */
+    MQ_ERR_TOO_LARGE = 15,    /* message larger than the broker maximum or the byte budget */
+    MQ_ERR_NOT_IN_FLIGHT = 16,/* ack of an offset that is not in flight for that group */
+    MQ_ERR_OWNED = 17,        /* a partition is owned by another live subscription of the group */
+    MQ_ERR_DEADLOCK = 18,     /* a subscription was closed from inside its own handler */
+    MQ_ERR_NO_MEMORY = 19,    /* allocation failed; nothing changed */
+    MQ_ERR_INTERNAL = 20      /* a bug in mq; the message says where */
+} mq_status;
+
+/* A constant name for a status, e.g. "MQ_FULL"; "MQ_UNKNOWN_STATUS" for other values. */
+MQ_API const char *mq_status_name(int status);
+
+/* The detail of the last failure on the calling thread, in words a user can act on
+ * (e.g. "offset 7 is not in flight for billing (nothing is)"). Never NULL; "" when no call on
+ * this thread has failed. Valid until the next failing mq call on this thread. */
+MQ_API const char *mq_last_error(void);
+
+/* ---- waits and cancellation -------------------------------------------------------------- */
+#define MQ_WAIT_FOREVER (-1)
+#define MQ_NO_WAIT 0
+
+/* A cancel token wakes one waiter: pass it to a blocking call, trigger it from any thread, and
+ * that call returns MQ_CANCELLED as soon as it would otherwise wait (or at once if it is already
+ * waiting). A call that does not need to wait completes normally. The token stays triggered
+ * until mq_cancel_reset. A token may be passed to one blocking call at a time. */
+typedef struct mq_cancel mq_cancel;
+
+/* Creates a token. MQ_ERR_INVALID (out NULL), MQ_ERR_NO_MEMORY. */
+MQ_API mq_status mq_cancel_new(mq_cancel **out);
+/* Triggers the token; safe from any thread and from signal-free async contexts such as another
+ * thread's callback. NULL is ignored. */
+MQ_API void mq_cancel_trigger(mq_cancel *cancel);
+/* Clears a triggered token so it can be used again. NULL is ignored. */
+MQ_API void mq_cancel_reset(mq_cancel *cancel);
+/* 1 if triggered, else 0 (0 for NULL). */
+MQ_API int mq_cancel_is_triggered(const mq_cancel *cancel);
+/* Frees the token. It must not be in use by a waiting call. NULL is ignored. */
+MQ_API void mq_cancel_free(mq_cancel *cancel);
+
+/* ---- broker ------------------------------------------------------------------------------ */
+typedef struct mq_broker mq_broker;
+
+/* A monotonic clock in nanoseconds. Called from any thread that publishes or polls, with
+ * partition locks held: it must be fast, thread-safe, and must not call into mq. */
+typedef int64_t (*mq_clock_fn)(void *user);
+
+typedef struct mq_broker_options {
+    size_t size;                 /* set by mq_broker_options_init */
+    mq_clock_fn clock;           /* default NULL: the system's monotonic clock */
+    void *clock_user;            /* passed to clock */
+    size_t max_message_bytes;    /* largest key + payload accepted; default 1 MiB (1048576) */
+} mq_broker_options;
+
+/* Fills defaults and sets opts->size = size (pass sizeof *opts). Does nothing if opts is NULL or
+ * size is smaller than the size field. */
+MQ_API void mq_broker_options_init(mq_broker_options *opts, size_t size);
+
+/* Creates a broker. opts may be NULL for defaults.
+ * MQ_ERR_INVALID: out NULL, opts->size too small, max_message_bytes 0 or above 2^31.
+ * MQ_ERR_NO_MEMORY. */
+MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out);
+
+/* Closes the broker: every waiting publish and poll returns MQ_CLOSED at once, push
+ * subscriptions stop calling handlers, and every later call (except info, describe, lists and
+ * mq_subscription_close) returns MQ_CLOSED. Idempotent. Does not block on handlers; safe from a
+ * handler. MQ_ERR_INVALID if b is NULL. */
+MQ_API mq_status mq_broker_close(mq_broker *b);
+
+/* Closes the broker if needed, closes every subscription still open (waiting for running
+ * handlers, calling user_free; their handles become invalid), waits until no call is inside
+ * the broker, then frees it. Every message view from this broker becomes invalid. Must not be
+ * called from a handler of this broker (it would wait for itself). NULL is ignored. */
+MQ_API void mq_broker_free(mq_broker *b);
+
+/* ---- topics ------------------------------------------------------------------------------ */
+typedef struct mq_topic_config {
+    size_t size;               /* set by mq_topic_config_init */
+    int32_t partitions;        /* >= 1; default 1 */
+    int64_t capacity;          /* messages retained per partition, >= 1; default 1024 */
+    int64_t max_bytes;         /* key + payload bytes retained per partition; 0 = no budget
+                                * (default) */
+    int64_t ack_timeout_ms;    /* lease length, >= 1; default 30000 */
+} mq_topic_config;
+
+/* Fills defaults and sets cfg->size = size (pass sizeof *cfg). */
+MQ_API void mq_topic_config_init(mq_topic_config *cfg, size_t size);
+
+/* Creates a topic. cfg may be NULL for defaults.
+ * MQ_ERR_INVALID: b or name NULL, illegal name, partitions < 1 or > 65536, capacity < 1 or
+ * > 2^40, max_bytes < 0, ack_timeout_ms < 1, cfg->size too small. MQ_ERR_EXISTS: the name is
+ * taken. MQ_CLOSED. MQ_ERR_NO_MEMORY. Never blocks on other topics' traffic. */
+MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_config *cfg);
+
+/* Writes the topic names, each followed by '\n', in creation order, NUL-terminated, into buf
+ * (snprintf-style: at most cap bytes, truncated if needed). *needed (may be NULL) receives the
+ * bytes the whole list needs including the NUL. buf may be NULL when cap is 0.
+ * MQ_ERR_INVALID (b NULL, buf NULL with cap > 0). Works after close. */
+MQ_API mq_status mq_topic_list(mq_broker *b, char *buf, size_t cap, size_t *needed);
+
+/* The same for the groups of a topic, in subscription order. MQ_ERR_NO_TOPIC. */
+MQ_API mq_status mq_group_list(mq_broker *b, const char *topic, char *buf, size_t cap,
+                               size_t *needed);
+
+/* ---- groups ------------------------------------------------------------------------------ */
+typedef enum mq_start {
+    MQ_START_LATEST = 0,   /* a new group sees what is published after it subscribes */
+    MQ_START_EARLIEST = 1  /* a new group starts at the oldest retained message */
+} mq_start;
+
+typedef struct mq_group_options {
+    size_t size;           /* set by mq_group_options_init */
+    int32_t start;         /* an mq_start; default MQ_START_LATEST */
+} mq_group_options;
+
+MQ_API void mq_group_options_init(mq_group_options *opts, size_t size);
+
+/* Subscribes a consumer group to a topic: creates its cursor on every partition, at the end of
+ * the log (or at the oldest retained message with MQ_START_EARLIEST). opts may be NULL.
+ * MQ_ERR_INVALID (NULL, illegal name, bad options), MQ_ERR_NO_TOPIC, MQ_ERR_EXISTS (the group is
+ * already subscribed), MQ_CLOSED, MQ_ERR_NO_MEMORY. */
+MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char *group,
+                                    const mq_group_options *opts);
+
+/* Removes a group from a topic: its cursors go and whatever only it was holding back is trimmed
+ * at once (publishers blocked on it wake). Polls waiting for the group return MQ_ERR_NO_GROUP;
+ * its push subscriptions stop calling their handlers (close them as usual). Message views the
+ * group was handed may become invalid.
+ * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_CLOSED. */
+MQ_API mq_status mq_group_unsubscribe(mq_broker *b, const char *topic, const char *group);
+
+/* ---- publishing -------------------------------------------------------------------------- */
+
+/* Appends one message. key NULL (with key_len 0) means "no key": round-robin over partitions;
+ * a non-NULL key (even of length 0) picks partition (murmur2(key) & 0x7fffffff) % partitions,
+ * exactly Kafka's default partitioner. Key and payload bytes are copied before return.
+ * Blocks while the partition's backlog is at capacity (or the byte budget would be exceeded),
+ * for at most wait_ms. On MQ_OK, *partition_out and *offset_out (each may be NULL) receive where
+ * it went.
+ * MQ_FULL: still full when the wait ended; nothing appended. MQ_CLOSED, MQ_CANCELLED (cancel may
+ * be NULL). MQ_ERR_INVALID: b or topic NULL, key/payload NULL with nonzero length, bad wait.
+ * MQ_ERR_NO_TOPIC. MQ_ERR_TOO_LARGE: key_len + payload_len exceeds max_message_bytes or the
+ * topic's byte budget. MQ_ERR_NO_MEMORY. */
+MQ_API mq_status mq_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
+                            const void *payload, size_t payload_len, int64_t wait_ms,
+                            mq_cancel *cancel, int32_t *partition_out, int64_t *offset_out);
+
+typedef struct mq_record {
+    const void *key;       /* NULL = no key */
+    size_t key_len;
+    const void *payload;
+    size_t payload_len;
+} mq_record;
+
+typedef struct mq_publish_result {
+    int32_t partition;     /* where the record went (or would have gone) */
+    int64_t offset;        /* its offset, or -1 if it was not published */
+} mq_publish_result;
+
+/* Appends count records, taking each partition's lock once for all of its records (waiting for
+ * space as needed, within one overall wait_ms). Records of one partition are appended in input
+ * order. All records are validated before anything is appended (any invalid record: the whole
+ * batch fails with nothing appended). results (may be NULL) has count entries; *published (may
+ * be NULL) receives how many were appended.
+ * On MQ_FULL, MQ_CLOSED or MQ_CANCELLED the batch stopped part-way: for each partition the
+ * published records are a prefix of that partition's records, and the others have offset -1.
+ * Other statuses as for mq_publish. */
+MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_record *records,
+                                  size_t count, int64_t wait_ms, mq_cancel *cancel,
+                                  mq_publish_result *results, size_t *published);
+
+/* ---- pull consumption -------------------------------------------------------------------- */
+
+/* A message view. Its pointers point into the log: no copy is made. They stay valid until the
+ * group acks past the message (or it is unsubscribed, or the broker is freed). */
+typedef struct mq_message {
+    int32_t partition;
+    uint32_t delivery_count;   /* how many polls have handed this offset to this group,
+                                * this one included (1 on first delivery) */
+    int64_t offset;
+    const void *key;           /* NULL when the message was published without a key */
+    size_t key_len;
+    const void *payload;       /* never NULL (a zero-length payload points at an empty buffer) */
+    size_t payload_len;
+    int64_t timestamp_ns;      /* broker clock when it was published */
+} mq_message;
+
+/* Hands out up to max messages of one partition to a group, from its `next` offset on, moves
+ * `next` past them and starts a new lease (ack timeout) covering everything in flight. If the
+ * group's lease ran out, first rewinds `next` to `committed` (redelivery). With nothing to hand
+ * out, waits up to wait_ms; a waiting poll wakes on a publish to its partition, a nack, its lease
+ * running out, close and its cancel token. *count_out receives the number written to msgs.
+ * MQ_TIMEOUT: nothing within the wait (count 0). MQ_CLOSED, MQ_CANCELLED.
+ * MQ_ERR_INVALID (NULL pointers, max 0, bad wait), MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP,
+ * MQ_ERR_PARTITION. */
+MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                         mq_message *msgs, size_t max, int64_t wait_ms, mq_cancel *cancel,
+                         size_t *count_out);
+
+/* Acknowledges, cumulatively, every offset up to and including `offset` for the group. What
+ * every group has acknowledged is trimmed at once, waking blocked publishers.
+ * MQ_ERR_NOT_IN_FLIGHT: offset < committed (already acked) or >= next (never handed out); the
+ * message names the in-flight range; nothing changes.
+ * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION, MQ_CLOSED. */
+MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                        int64_t offset);
+
+/* Rewinds the group's `next` to `committed`: the in-flight messages are handed out again by the
+ * next poll (which is woken). A nack with nothing in flight is MQ_OK and changes nothing.
+ * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION, MQ_CLOSED. */
+MQ_API mq_status mq_nack(mq_broker *b, const char *topic, const char *group, int32_t partition);
+
+/* ---- push consumption -------------------------------------------------------------------- */
+typedef struct mq_subscription mq_subscription;
+
+/* Called for each message in partition order. Return 0 when the work is done (the message is
+ * then acked); nonzero to nack (the message and the rest of its batch are delivered again).
+ * Runs on a library thread (one per owned partition), never with a library lock held. msg is
+ * valid during the call. It may call any mq function except mq_broker_free and
+ * mq_subscription_close of its own subscription (which returns MQ_ERR_DEADLOCK). */
+typedef int (*mq_handler)(void *user, const mq_message *msg);
+
+/* Called exactly once, after the handler can no longer run (from mq_subscription_close,
+ * mq_broker_free, or at once if mq_subscribe fails). */
+typedef void (*mq_user_free)(void *user);
+
+typedef struct mq_subscribe_options {
+    size_t size;                  /* set by mq_subscribe_options_init */
+    int32_t prefetch;             /* messages per poll, >= 1; default 10 */
+    const int32_t *partitions;    /* partitions to own; NULL = all (default) */
+    size_t partition_count;       /* entries in partitions */
+} mq_subscribe_options;
+
+MQ_API void mq_subscribe_options_init(mq_subscribe_options *opts, size_t size);
+
+/* Starts a push subscription: for each owned partition a library thread polls (prefetch
+ * messages), calls handler for each in order and acks it. Subscribes the group (at the end of
+ * the log) if it is not subscribed yet. opts may be NULL.
+ * MQ_ERR_OWNED: another live subscription of the group owns one of the partitions (nothing is
+ * claimed). MQ_ERR_INVALID (NULL, bad options, duplicate partitions), MQ_ERR_NO_TOPIC,
+ * MQ_ERR_PARTITION, MQ_CLOSED, MQ_ERR_NO_MEMORY (no thread could be started).
+ * On any failure user_free(user) has been called (if not NULL) before return. */
+MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group,
+                              const mq_subscribe_options *opts, mq_handler handler, void *user,
+                              mq_user_free user_free, mq_subscription **out);
+
+/* Stops the subscription's loops, waits until no handler of it is running, releases its
+ * partitions, calls user_free, and frees the handle. Messages a handler had not finished stay in
+ * flight and are delivered again (after a nack by the next owner or when the lease runs out).
+ * MQ_ERR_DEADLOCK: called from the subscription's own handler; nothing happens.
+ * MQ_ERR_INVALID: sub NULL. */
+MQ_API mq_status mq_subscription_close(mq_subscription *sub);
+
+/* ---- partitioning helpers ---------------------------------------------------------------- */
+
+/* Kafka's default partition for a key: (murmur2(key) & 0x7fffffff) % partitions.
+ * MQ_ERR_INVALID: out NULL, key NULL with key_len > 0, partitions < 1. */
+MQ_API mq_status mq_partition_for_key(const void *key, size_t key_len, int32_t partitions,
+                                      int32_t *out);
+
+/* Kafka's murmur2 of a key (signed, as Kafka's Utils.murmur2 returns it). key may be NULL only
+ * when key_len is 0. */
+MQ_API int32_t mq_murmur2(const void *key, size_t key_len);
+
+/* Round-robin assignment: the partitions of `partitions` that member `member` of `members`
+ * owns (partition p goes to member p % members), written in increasing order to out (at most
+ * cap). *count_out receives how many the member owns (may exceed cap).
+ * MQ_ERR_INVALID: partitions < 1, members < 1, member not in 0..members-1, out NULL with
+ * cap > 0, count_out NULL. */
+MQ_API mq_status mq_assign_round_robin(int32_t partitions, int32_t members, int32_t member,
+                                       int32_t *out, size_t cap, size_t *count_out);
+
+/* ---- introspection (works after close) --------------------------------------------------- */
+typedef struct mq_topic_info {
+    int32_t partitions;
+    int64_t capacity;
+    int64_t max_bytes;
+    int64_t ack_timeout_ms;
+} mq_topic_info;
+
+/* Fills *out (out_size = sizeof *out) with the topic's config. MQ_ERR_INVALID, MQ_ERR_NO_TOPIC. */
+MQ_API mq_status mq_topic_info_get(mq_broker *b, const char *topic, mq_topic_info *out,
+                                   size_t out_size);
+
+typedef struct mq_partition_info {
+    int64_t start;            /* oldest retained offset */
+    int64_t end;              /* next offset to be published */
+    int64_t backlog;          /* end - slowest committed (0 with no groups) */
+    int64_t capacity;
+    int64_t retained_bytes;   /* key + payload bytes retained */
+    int64_t max_bytes;        /* byte budget, 0 = none */
+    int64_t producer_waits;   /* publishes that had to wait for space */
+    int64_t max_backlog;      /* largest backlog seen */
+} mq_partition_info;
+
+/* Fills *out (out_size = sizeof *out). MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_PARTITION. */
+MQ_API mq_status mq_partition_info_get(mq_broker *b, const char *topic, int32_t partition,
+                                       mq_partition_info *out, size_t out_size);
+
+typedef struct mq_group_info {
+    int64_t committed;        /* every offset below it is acked */
+    int64_t next;             /* next offset to hand out */
+    int64_t lag;              /* end - committed */
+    int64_t in_flight;        /* next - committed */
+} mq_group_info;
+
+/* Fills *out (out_size = sizeof *out). MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP,
+ * MQ_ERR_PARTITION. */
+MQ_API mq_status mq_group_info_get(mq_broker *b, const char *topic, const char *group,
+                                   int32_t partition, mq_group_info *out, size_t out_size);
+
+/* Describes a partition the way SPEC.md's reference trace prints it, e.g.
+ * "log 1..3, backlog 3/3; billing 1/4; email 3/3" or
+ * "log empty, next offset 3, backlog 0/10; ledger 3/3" (groups as committed/next, in
+ * subscription order). Written snprintf-style into buf; *needed (may be NULL) receives the
+ * bytes needed including the NUL. MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_PARTITION. */
+MQ_API mq_status mq_describe(mq_broker *b, const char *topic, int32_t partition, char *buf,
+                             size_t cap, size_t *needed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MQ_H */

@@ -1,0 +1,56 @@
+// Byte storage for one partition's keys and payloads.
+//
+// Messages are trimmed oldest-first, so bytes are bump-allocated in chunks and a chunk is
+// recycled once every message in it is trimmed. Chunks never move, which is what keeps message
+// views valid until they are acked; recycling keeps steady-state publishing allocation-free.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace mq {
+
+class Arena {
+public:
+    Arena() = default;
+    Arena(const Arena &) = delete;
+    Arena &operator=(const Arena &) = delete;
+
+    // Makes room for n > 0 bytes of the message at `offset` and returns where to write them.
+    // `retained` (the partition's retained bytes) sizes new chunks: about a quarter of it, so a
+    // busy partition needs few chunks and an idle one holds little. May throw std::bad_alloc,
+    // in which case nothing changed.
+    char *allocate(size_t n, int64_t offset, size_t retained);
+
+    // Releases every chunk whose messages all have offsets below `start`.
+    void trim(int64_t start) noexcept;
+
+    size_t chunk_bytes() const noexcept { return chunk_bytes_; }
+
+private:
+    struct Chunk {
+        std::unique_ptr<char[]> buf;
+        size_t cap = 0;
+        size_t used = 0;
+        int64_t last_offset = -1;  // the highest offset with bytes in this chunk
+    };
+
+    Chunk &live_at(size_t i) noexcept { return live_[(head_ + i) & (live_.size() - 1)]; }
+    void push_live(Chunk &&c);  // may throw; nothing changes then
+    void retire(Chunk &&c) noexcept;
+
+    std::vector<Chunk> live_;   // a ring (power-of-two size) of chunks in offset order
+    size_t head_ = 0;
+    size_t count_ = 0;
+    std::vector<Chunk> spare_;  // emptied chunks kept for reuse
+    size_t spare_bytes_ = 0;
+    size_t chunk_bytes_ = 0;    // bytes held in live and spare chunks
+
+    static constexpr size_t kMinChunk = size_t{4} << 10;
+    static constexpr size_t kMaxChunk = size_t{1} << 20;
+    static constexpr size_t kMaxSpareBytes = size_t{8} << 20;
+};
+
+}  // namespace mq

@@ -1,0 +1,647 @@
+// The C boundary: argument checks, translation to the core, and the guarantee that no C++
+// exception leaves the library (std::bad_alloc becomes MQ_ERR_NO_MEMORY with nothing changed).
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "broker.h"
+#include "cancel.h"
+#include "error.h"
+#include "murmur2.h"
+#include "names.h"
+#include "subscription.h"
+
+using mq::fail;
+
+namespace {
+
+template <class F>
+mq_status guarded(F &&f) noexcept {
+    try {
+        return f();
+    } catch (const std::bad_alloc &) {
+        return fail(MQ_ERR_NO_MEMORY, "out of memory; nothing was changed");
+    } catch (const std::system_error &e) {
+        return fail(MQ_ERR_NO_MEMORY, "the system refused a resource (%s); nothing was changed",
+                    e.what());
+    } catch (const std::exception &e) {
+        return fail(MQ_ERR_INTERNAL, "internal error: %s", e.what());
+    } catch (...) {
+        return fail(MQ_ERR_INTERNAL, "internal error: unknown exception");
+    }
+}
+
+// A call on a live broker: counted by the gate, refused once the broker is closed.
+template <class F>
+mq_status on_broker(mq_broker *b, F &&f) noexcept {
+    if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
+    mq::GateScope scope(b->gate);
+    if (b->closed()) return fail(MQ_CLOSED, "the broker is closed");
+    return guarded([&] { return f(); });
+}
+
+// Introspection keeps working after close.
+template <class F>
+mq_status on_broker_any(mq_broker *b, F &&f) noexcept {
+    if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
+    mq::GateScope scope(b->gate);
+    return guarded([&] { return f(); });
+}
+
+mq_status check_wait(int64_t wait_ms) {
+    if (wait_ms < MQ_WAIT_FOREVER) {
+        return fail(MQ_ERR_INVALID, "wait of %lld ms: use -1 (forever), 0 (don't block) or a positive number of ms",
+                    static_cast<long long>(wait_ms));
+    }
+    return MQ_OK;
+}
+
+mq_status check_partition(mq::Topic &t, int32_t p) {
+    if (p < 0 || p >= t.partition_count()) {
+        return fail(MQ_ERR_PARTITION, "partition %d is out of range for topic %s (0..%d)", p,
+                    t.name().c_str(), t.partition_count() - 1);
+    }
+    return MQ_OK;
+}
+
+mq_status lookup_group(mq::Topic &t, const char *group, const mq::Group **out) {
+    if (!group) return fail(MQ_ERR_INVALID, "group name is NULL");
+    const mq::Group *g = t.find_group(group);
+    if (!g) {
+        if (mq_status st = mq::check_name(group, "group"); st != MQ_OK) return st;
+        return fail(MQ_ERR_NO_GROUP, "group %s is not subscribed to topic %s", group,
+                    t.name().c_str());
+    }
+    *out = g;
+    return MQ_OK;
+}
+
+mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &r, size_t i) {
+    if (!r.key && r.key_len) {
+        return fail(MQ_ERR_INVALID, "record %zu: key is NULL but key_len is %zu", i, r.key_len);
+    }
+    if (!r.payload && r.payload_len) {
+        return fail(MQ_ERR_INVALID, "record %zu: payload is NULL but payload_len is %zu", i,
+                    r.payload_len);
+    }
+    const size_t key_len = r.key ? r.key_len : 0;
+    if (key_len > b->max_message_bytes || r.payload_len > b->max_message_bytes - key_len) {
+        return fail(MQ_ERR_TOO_LARGE,
+                    "record %zu: key + payload is larger than the broker's max_message_bytes (%zu)",
+                    i, b->max_message_bytes);
+    }
+    const auto bytes = static_cast<int64_t>(key_len + r.payload_len);
+    if (t.settings().max_bytes && bytes > t.settings().max_bytes) {
+        return fail(MQ_ERR_TOO_LARGE,
+                    "record %zu: key + payload (%lld bytes) is larger than topic %s's byte budget "
+                    "per partition (%lld)",
+                    i, static_cast<long long>(bytes), t.name().c_str(),
+                    static_cast<long long>(t.settings().max_bytes));
+    }
+    return MQ_OK;
+}
+
+int32_t route(mq::Topic &t, const mq_record &r) {
+    if (!r.key) return t.next_round_robin();
+    return mq::partition_for_key(r.key, r.key_len, t.partition_count());
+}
+
+// snprintf-style output of a string.
+void write_out(const std::string &s, char *buf, size_t cap, size_t *needed) {
+    if (needed) *needed = s.size() + 1;
+    if (cap == 0) return;
+    const size_t n = std::min(cap - 1, s.size());
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+}
+
+template <class Config>
+bool size_ok(const Config *cfg) {
+    return cfg->size >= sizeof(size_t);
+}
+
+// Reads `field` only if the caller's struct (cfg->size bytes) is large enough to hold it.
+#define MQ_HAS_FIELD(cfg, field) ((cfg)->size >= offsetof(std::remove_pointer_t<decltype(cfg)>, field) + sizeof((cfg)->field))
+
+}  // namespace
+
+extern "C" {
+
+// ---- version, statuses, errors ------------------------------------------------------------
+
+MQ_API int mq_version_number(void) { return MQ_VERSION_NUMBER; }
+MQ_API const char *mq_version_string(void) { return MQ_VERSION_STRING; }
+
+MQ_API const char *mq_status_name(int status) {
+    switch (status) {
+        case MQ_OK: return "MQ_OK";
+        case MQ_TIMEOUT: return "MQ_TIMEOUT";
+        case MQ_FULL: return "MQ_FULL";
+        case MQ_CLOSED: return "MQ_CLOSED";
+        case MQ_CANCELLED: return "MQ_CANCELLED";
+        case MQ_ERR_INVALID: return "MQ_ERR_INVALID";
+        case MQ_ERR_NO_TOPIC: return "MQ_ERR_NO_TOPIC";
+        case MQ_ERR_NO_GROUP: return "MQ_ERR_NO_GROUP";
+        case MQ_ERR_EXISTS: return "MQ_ERR_EXISTS";
+        case MQ_ERR_PARTITION: return "MQ_ERR_PARTITION";
+        case MQ_ERR_TOO_LARGE: return "MQ_ERR_TOO_LARGE";
+        case MQ_ERR_NOT_IN_FLIGHT: return "MQ_ERR_NOT_IN_FLIGHT";
+        case MQ_ERR_OWNED: return "MQ_ERR_OWNED";
+        case MQ_ERR_DEADLOCK: return "MQ_ERR_DEADLOCK";
+        case MQ_ERR_NO_MEMORY: return "MQ_ERR_NO_MEMORY";
+        case MQ_ERR_INTERNAL: return "MQ_ERR_INTERNAL";
+        default: return "MQ_UNKNOWN_STATUS";
+    }
+}
+
+MQ_API const char *mq_last_error(void) { return mq::last_error(); }
+
+// ---- cancel tokens ---------------------------------------------------------------------------
+
+MQ_API mq_status mq_cancel_new(mq_cancel **out) {
+    if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+    return guarded([&] {
+        *out = new mq_cancel();
+        return MQ_OK;
+    });
+}
+
+MQ_API void mq_cancel_trigger(mq_cancel *c) {
+    if (c) c->trigger();
+}
+
+MQ_API void mq_cancel_reset(mq_cancel *c) {
+    if (c) c->triggered.store(false);
+}
+
+MQ_API int mq_cancel_is_triggered(const mq_cancel *c) { return c && c->is_triggered() ? 1 : 0; }
+
+MQ_API void mq_cancel_free(mq_cancel *c) { delete c; }
+
+// ---- broker ----------------------------------------------------------------------------------
+
+MQ_API void mq_broker_options_init(mq_broker_options *o, size_t size) {
+    if (!o || size < sizeof(size_t)) return;
+    mq_broker_options d{};
+    d.size = std::min(size, sizeof d);
+    d.clock = nullptr;
+    d.clock_user = nullptr;
+    d.max_message_bytes = 1u << 20;
+    std::memcpy(o, &d, d.size);
+    o->size = size;
+}
+
+MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out) {
+    if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+    mq_broker_options o;
+    mq_broker_options_init(&o, sizeof o);
+    if (opts) {
+        if (!size_ok(opts)) {
+            return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with mq_broker_options_init", opts->size);
+        }
+        if (MQ_HAS_FIELD(opts, clock)) o.clock = opts->clock;
+        if (MQ_HAS_FIELD(opts, clock_user)) o.clock_user = opts->clock_user;
+        if (MQ_HAS_FIELD(opts, max_message_bytes)) o.max_message_bytes = opts->max_message_bytes;
+    }
+    if (o.max_message_bytes == 0 || o.max_message_bytes > (size_t{1} << 31)) {
+        return fail(MQ_ERR_INVALID, "max_message_bytes is %zu; it must be 1 to 2^31", o.max_message_bytes);
+    }
+    return guarded([&] {
+        *out = new mq_broker(o);
+        return MQ_OK;
+    });
+}
+
+MQ_API mq_status mq_broker_close(mq_broker *b) {
+    if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
+    return guarded([&] {
+        b->close();
+        return MQ_OK;
+    });
+}
+
+MQ_API void mq_broker_free(mq_broker *b) {
+    if (!b) return;
+    b->close();
+    for (mq_subscription *s : b->take_subscriptions()) {
+        s->stop();
+        delete s;
+    }
+    b->gate.drain();
+    delete b;
+}
+
+// ---- topics ----------------------------------------------------------------------------------
+
+MQ_API void mq_topic_config_init(mq_topic_config *c, size_t size) {
+    if (!c || size < sizeof(size_t)) return;
+    mq_topic_config d{};
+    d.size = std::min(size, sizeof d);
+    d.partitions = 1;
+    d.capacity = 1024;
+    d.max_bytes = 0;
+    d.ack_timeout_ms = 30000;
+    std::memcpy(c, &d, d.size);
+    c->size = size;
+}
+
+MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_config *cfg) {
+    return on_broker(b, [&] {
+        if (mq_status st = mq::check_name(name, "topic"); st != MQ_OK) return st;
+        mq_topic_config c;
+        mq_topic_config_init(&c, sizeof c);
+        if (cfg) {
+            if (!size_ok(cfg)) {
+                return fail(MQ_ERR_INVALID, "config size is %zu; initialise it with mq_topic_config_init", cfg->size);
+            }
+            if (MQ_HAS_FIELD(cfg, partitions)) c.partitions = cfg->partitions;
+            if (MQ_HAS_FIELD(cfg, capacity)) c.capacity = cfg->capacity;
+            if (MQ_HAS_FIELD(cfg, max_bytes)) c.max_bytes = cfg->max_bytes;
+            if (MQ_HAS_FIELD(cfg, ack_timeout_ms)) c.ack_timeout_ms = cfg->ack_timeout_ms;
+        }
+        if (c.partitions < 1 || c.partitions > 65536) {
+            return fail(MQ_ERR_INVALID, "partitions is %d; it must be 1 to 65536", c.partitions);
+        }
+        if (c.capacity < 1 || c.capacity > (int64_t{1} << 40)) {
+            return fail(MQ_ERR_INVALID, "capacity is %lld; it must be 1 to 2^40 messages",
+                        static_cast<long long>(c.capacity));
+        }
+        if (c.max_bytes < 0) {
+            return fail(MQ_ERR_INVALID, "max_bytes is %lld; use 0 for no byte budget",
+                        static_cast<long long>(c.max_bytes));
+        }
+        if (c.ack_timeout_ms < 1 || c.ack_timeout_ms > (int64_t{1} << 40)) {
+            return fail(MQ_ERR_INVALID, "ack_timeout_ms is %lld; it must be at least 1",
+                        static_cast<long long>(c.ack_timeout_ms));
+        }
+        return b->create_topic(name, c);
+    });
+}
+
+MQ_API mq_status mq_topic_list(mq_broker *b, char *buf, size_t cap, size_t *needed) {
+    return on_broker_any(b, [&] {
+        if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
+        std::string s;
+        for (const std::string &n : b->topic_names()) (s += n) += '\n';
+        write_out(s, buf, cap, needed);
+        return MQ_OK;
+    });
+}
+
+MQ_API mq_status mq_group_list(mq_broker *b, const char *topic, char *buf, size_t cap,
+                               size_t *needed) {
+    return on_broker_any(b, [&] {
+        if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        std::string s;
+        for (const std::string &n : t->group_names()) (s += n) += '\n';
+        write_out(s, buf, cap, needed);
+        return MQ_OK;
+    });
+}
+
+MQ_API mq_status mq_topic_info_get(mq_broker *b, const char *topic, mq_topic_info *out,
+                                   size_t out_size) {
+    return on_broker_any(b, [&] {
+        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        mq_topic_info info{};
+        info.partitions = t->partition_count();
+        info.capacity = t->settings().capacity;
+        info.max_bytes = t->settings().max_bytes;
+        info.ack_timeout_ms = t->settings().ack_timeout_ns / 1000000;
+        std::memcpy(out, &info, std::min(out_size, sizeof info));
+        return MQ_OK;
+    });
+}
+
+// ---- groups ----------------------------------------------------------------------------------
+
+MQ_API void mq_group_options_init(mq_group_options *o, size_t size) {
+    if (!o || size < sizeof(size_t)) return;
+    mq_group_options d{};
+    d.size = std::min(size, sizeof d);
+    d.start = MQ_START_LATEST;
+    std::memcpy(o, &d, d.size);
+    o->size = size;
+}
+
+MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char *group,
+                                    const mq_group_options *opts) {
+    return on_broker(b, [&] {
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        if (mq_status st = mq::check_name(group, "group"); st != MQ_OK) return st;
+        mq_group_options o;
+        mq_group_options_init(&o, sizeof o);
+        if (opts) {
+            if (!size_ok(opts)) {
+                return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with mq_group_options_init", opts->size);
+            }
+            if (MQ_HAS_FIELD(opts, start)) o.start = opts->start;
+        }
+        if (o.start != MQ_START_LATEST && o.start != MQ_START_EARLIEST) {
+            return fail(MQ_ERR_INVALID, "start is %d; use MQ_START_LATEST or MQ_START_EARLIEST", o.start);
+        }
+        const mq::Group *g;
+        return t->subscribe(group, static_cast<mq_start>(o.start), b->new_id(), &g);
+    });
+}
+
+MQ_API mq_status mq_group_unsubscribe(mq_broker *b, const char *topic, const char *group) {
+    return on_broker(b, [&] {
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        if (mq_status st = mq::check_name(group, "group"); st != MQ_OK) return st;
+        return t->unsubscribe(group);
+    });
+}
+
+// ---- publishing ------------------------------------------------------------------------------
+
+MQ_API mq_status mq_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
+                            const void *payload, size_t payload_len, int64_t wait_ms,
+                            mq_cancel *cancel, int32_t *partition_out, int64_t *offset_out) {
+    return on_broker(b, [&] {
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+        const mq_record r{key, key_len, payload, payload_len};
+        if (mq_status st = check_record(b, *t, r, 0); st != MQ_OK) return st;
+        const int32_t p = route(*t, r);
+        int64_t offset = -1;
+        mq_status st = t->partition(p).publish(r, mq::Wait::from_ms(wait_ms), cancel, &offset);
+        if (st != MQ_OK) return st;
+        if (partition_out) *partition_out = p;
+        if (offset_out) *offset_out = offset;
+        return MQ_OK;
+    });
+}
+
+MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_record *records,
+                                  size_t count, int64_t wait_ms, mq_cancel *cancel,
+                                  mq_publish_result *results, size_t *published) {
+    if (published) *published = 0;
+    return on_broker(b, [&] {
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+        if (!records && count) return fail(MQ_ERR_INVALID, "records is NULL but count is %zu", count);
+        if (count > UINT32_MAX) return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);
+        for (size_t i = 0; i < count; i++) {
+            if (mq_status st = check_record(b, *t, records[i], i); st != MQ_OK) return st;
+        }
+        // Order the records by partition (stably) so each partition's lock is taken once.
+        // The scratch space is per thread and reused, so steady-state batches do not allocate.
+        thread_local std::vector<int32_t> part;
+        thread_local std::vector<uint32_t> order;
+        thread_local std::vector<uint32_t> first;
+        part.resize(count);
+        order.resize(count);
+        first.assign(static_cast<size_t>(t->partition_count()) + 1, 0);
+        for (size_t i = 0; i < count; i++) {
+            part[i] = route(*t, records[i]);
+            first[static_cast<size_t>(part[i]) + 1]++;
+            if (results) results[i] = mq_publish_result{part[i], -1};
+        }
+        for (size_t p = 1; p < first.size(); p++) first[p] += first[p - 1];
+        {
+            std::vector<uint32_t> &fill = order;
+            thread_local std::vector<uint32_t> at;
+            at.assign(first.begin(), first.end() - 1);
+            for (size_t i = 0; i < count; i++) fill[at[static_cast<size_t>(part[i])]++] = static_cast<uint32_t>(i);
+        }
+        const mq::Wait wait = mq::Wait::from_ms(wait_ms);
+        size_t done = 0;
+        mq_status st = MQ_OK;
+        for (int32_t p = 0; p < t->partition_count() && st == MQ_OK; p++) {
+            const size_t lo = first[static_cast<size_t>(p)], hi = first[static_cast<size_t>(p) + 1];
+            if (lo == hi) continue;
+            st = t->partition(p).publish_many(records, order.data() + lo, hi - lo, wait, cancel,
+                                              results, &done);
+        }
+        if (published) *published = done;
+        return st;
+    });
+}
+
+// ---- pull consumption ------------------------------------------------------------------------
+
+MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                         mq_message *msgs, size_t max, int64_t wait_ms, mq_cancel *cancel,
+                         size_t *count_out) {
+    if (count_out) *count_out = 0;
+    return on_broker(b, [&] {
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        const mq::Group *g;
+        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
+        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
+        if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+        if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
+        if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+        return t->partition(partition).poll(g, msgs, max, mq::Wait::from_ms(wait_ms), cancel,
+                                            count_out);
+    });
+}
+
+MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                        int64_t offset) {
+    return on_broker(b, [&] {
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        const mq::Group *g;
+        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
+        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        return t->partition(partition).ack(g, offset);
+    });
+}
+
+MQ_API mq_status mq_nack(mq_broker *b, const char *topic, const char *group, int32_t partition) {
+    return on_broker(b, [&] {
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        const mq::Group *g;
+        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
+        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        return t->partition(partition).nack(g);
+    });
+}
+
+// ---- push consumption ------------------------------------------------------------------------
+
+MQ_API void mq_subscribe_options_init(mq_subscribe_options *o, size_t size) {
+    if (!o || size < sizeof(size_t)) return;
+    mq_subscribe_options d{};
+    d.size = std::min(size, sizeof d);
+    d.prefetch = 10;
+    d.partitions = nullptr;
+    d.partition_count = 0;
+    std::memcpy(o, &d, d.size);
+    o->size = size;
+}
+
+MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group,
+                              const mq_subscribe_options *opts, mq_handler handler, void *user,
+                              mq_user_free user_free, mq_subscription **out) {
+    bool freed = false;  // user_free must run exactly once, whichever way this ends
+    const mq_status st = on_broker(b, [&]() -> mq_status {
+        if (!handler) return fail(MQ_ERR_INVALID, "handler is NULL");
+        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+        mq::Topic *t;
+        if (mq_status s = b->topic(topic, &t); s != MQ_OK) return s;
+        if (mq_status s = mq::check_name(group, "group"); s != MQ_OK) return s;
+        mq_subscribe_options o;
+        mq_subscribe_options_init(&o, sizeof o);
+        if (opts) {
+            if (!size_ok(opts)) {
+                return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with mq_subscribe_options_init", opts->size);
+            }
+            if (MQ_HAS_FIELD(opts, prefetch)) o.prefetch = opts->prefetch;
+            if (MQ_HAS_FIELD(opts, partitions)) o.partitions = opts->partitions;
+            if (MQ_HAS_FIELD(opts, partition_count)) o.partition_count = opts->partition_count;
+        }
+        if (o.prefetch < 1) return fail(MQ_ERR_INVALID, "prefetch is %d; it must be at least 1", o.prefetch);
+        if (!o.partitions && o.partition_count) {
+            return fail(MQ_ERR_INVALID, "partitions is NULL but partition_count is %zu", o.partition_count);
+        }
+        std::vector<int32_t> parts;
+        if (o.partitions) {
+            parts.assign(o.partitions, o.partitions + o.partition_count);
+            for (int32_t p : parts) {
+                if (mq_status s = check_partition(*t, p); s != MQ_OK) return s;
+            }
+            std::vector<int32_t> sorted = parts;
+            std::sort(sorted.begin(), sorted.end());
+            if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+                return fail(MQ_ERR_INVALID, "partitions lists a partition twice");
+            }
+            if (parts.empty()) return fail(MQ_ERR_INVALID, "partitions is empty; pass NULL for all");
+        } else {
+            for (int32_t p = 0; p < t->partition_count(); p++) parts.push_back(p);
+        }
+        const mq::Group *g = t->find_or_subscribe(group, b->new_id());
+        if (!g) return fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while subscribing", group);
+        auto sub = std::make_unique<mq_subscription>(b, t, g, b->new_id(), o.prefetch,
+                                                     std::move(parts), handler, user, user_free);
+        if (mq_status s = sub->claim(); s != MQ_OK) return s;
+        try {
+            b->add_subscription(sub.get());
+        } catch (...) {
+            sub->unclaim();
+            throw;
+        }
+        try {
+            sub->start();  // on failure it stops what it started and calls user_free
+        } catch (...) {
+            b->remove_subscription(sub.get());
+            freed = true;
+            throw;
+        }
+        *out = sub.release();
+        freed = true;  // now the subscription's to free
+        return MQ_OK;
+    });
+    if (st != MQ_OK && !freed && user_free) user_free(user);
+    return st;
+}
+
+MQ_API mq_status mq_subscription_close(mq_subscription *sub) {
+    if (!sub) return fail(MQ_ERR_INVALID, "subscription handle is NULL");
+    if (sub->is_current_thread()) {
+        return fail(MQ_ERR_DEADLOCK,
+                    "mq_subscription_close was called from this subscription's own handler; "
+                    "return from the handler first, or close it from another thread");
+    }
+    sub->broker->remove_subscription(sub);
+    sub->stop();
+    delete sub;
+    return MQ_OK;
+}
+
+// ---- partitioning helpers --------------------------------------------------------------------
+
+MQ_API int32_t mq_murmur2(const void *key, size_t key_len) {
+    if (!key) return mq::murmur2("", 0);
+    return mq::murmur2(key, key_len);
+}
+
+MQ_API mq_status mq_partition_for_key(const void *key, size_t key_len, int32_t partitions,
+                                      int32_t *out) {
+    if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+    if (!key && key_len) return fail(MQ_ERR_INVALID, "key is NULL but key_len is %zu", key_len);
+    if (partitions < 1) return fail(MQ_ERR_INVALID, "partitions is %d; it must be at least 1", partitions);
+    *out = mq::partition_for_key(key ? key : "", key_len, partitions);
+    return MQ_OK;
+}
+
+MQ_API mq_status mq_assign_round_robin(int32_t partitions, int32_t members, int32_t member,
+                                       int32_t *out, size_t cap, size_t *count_out) {
+    if (partitions < 1) return fail(MQ_ERR_INVALID, "partitions is %d; it must be at least 1", partitions);
+    if (members < 1) return fail(MQ_ERR_INVALID, "members is %d; it must be at least 1", members);
+    if (member < 0 || member >= members) {
+        return fail(MQ_ERR_INVALID, "member is %d; it must be 0..%d", member, members - 1);
+    }
+    if (!out && cap) return fail(MQ_ERR_INVALID, "out is NULL but cap is %zu", cap);
+    if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+    size_t n = 0;
+    for (int32_t p = member; p < partitions; p += members) {
+        if (n < cap) out[n] = p;
+        n++;
+    }
+    *count_out = n;
+    return MQ_OK;
+}
+
+// ---- introspection ---------------------------------------------------------------------------
+
+MQ_API mq_status mq_partition_info_get(mq_broker *b, const char *topic, int32_t partition,
+                                       mq_partition_info *out, size_t out_size) {
+    return on_broker_any(b, [&] {
+        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        mq_partition_info info{};
+        t->partition(partition).info(info);
+        std::memcpy(out, &info, std::min(out_size, sizeof info));
+        return MQ_OK;
+    });
+}
+
+MQ_API mq_status mq_group_info_get(mq_broker *b, const char *topic, const char *group,
+                                   int32_t partition, mq_group_info *out, size_t out_size) {
+    return on_broker_any(b, [&] {
+        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        const mq::Group *g;
+        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
+        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        mq_group_info info{};
+        if (mq_status st = t->partition(partition).group_info(g, info); st != MQ_OK) return st;
+        std::memcpy(out, &info, std::min(out_size, sizeof info));
+        return MQ_OK;
+    });
+}
+
+MQ_API mq_status mq_describe(mq_broker *b, const char *topic, int32_t partition, char *buf,
+                             size_t cap, size_t *needed) {
+    return on_broker_any(b, [&] {
+        if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        std::string s;
+        t->partition(partition).describe(s);
+        write_out(s, buf, cap, needed);
+        return MQ_OK;
+    });
+}
+
+}  // extern "C"

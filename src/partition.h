@@ -1,0 +1,115 @@
+// A partition: the log, every group's cursor on it, and every rule that touches them (publish,
+// back-pressure, poll, lease, ack, nack, trim, ownership). One lock guards all of it; the Broker
+// and Topic only route calls here.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arena.h"
+#include "clock.h"
+#include "cursor.h"
+#include "mq.h"
+#include "waitable.h"
+
+namespace mq {
+
+class CancelScope;
+
+// A wait turned into a deadline once, at the start of the call.
+struct Wait {
+    enum Kind { kNone, kUntil, kForever } kind;
+    std::chrono::steady_clock::time_point at{};
+
+    static Wait from_ms(int64_t ms) noexcept {
+        if (ms == 0) return {kNone};
+        if (ms < 0) return {kForever};
+        return {kUntil, std::chrono::steady_clock::now() + std::chrono::milliseconds(ms)};
+    }
+    bool over() const noexcept {
+        return kind == kNone || (kind == kUntil && std::chrono::steady_clock::now() >= at);
+    }
+};
+
+struct TopicSettings {
+    const std::string *topic;  // for messages
+    int64_t capacity;
+    int64_t max_bytes;         // 0 = no byte budget
+    int64_t ack_timeout_ns;
+};
+
+class Partition {
+public:
+    Partition(int32_t index, const TopicSettings &settings, const Clock &clock,
+              const std::atomic<bool> &closed);
+    Partition(const Partition &) = delete;
+    Partition &operator=(const Partition &) = delete;
+
+    // Rule 2 and 3: append one record, waiting for room. The record has passed size checks.
+    mq_status publish(const mq_record &r, Wait wait, mq_cancel *cancel, int64_t *offset);
+    // Batch publish of records[idx[0..n)] under one lock acquisition; results[idx[i]] filled.
+    mq_status publish_many(const mq_record *records, const uint32_t *idx, size_t n, Wait wait,
+                           mq_cancel *cancel, mq_publish_result *results, size_t *published);
+
+    mq_status poll(const Group *g, mq_message *out, size_t max, Wait wait, mq_cancel *cancel,
+                   size_t *count);
+    mq_status ack(const Group *g, int64_t offset);
+    mq_status nack(const Group *g);
+
+    void add_group(const Group *g, mq_start start);  // may throw bad_alloc: nothing changes
+    void remove_group(const Group *g);
+
+    // Ownership of this partition within a group, for push subscriptions.
+    bool owned_by_other(const Group *g, uint64_t owner);
+    void set_owner(const Group *g, uint64_t owner);    // owner 0 releases
+    void release_owner(const Group *g, uint64_t owner);
+
+    void info(mq_partition_info &out);
+    mq_status group_info(const Group *g, mq_group_info &out);
+    void describe(std::string &out);  // may throw bad_alloc
+
+    Waitable &waitable() noexcept { return w_; }
+
+private:
+    struct Slot {
+        const char *data;      // key bytes, then payload bytes
+        uint32_t key_len;      // kNoKey: published without a key
+        uint32_t payload_len;
+        int64_t timestamp_ns;
+    };
+    static constexpr uint32_t kNoKey = UINT32_MAX;
+
+    Cursor *find(const Group *g) noexcept;
+    bool has_room(size_t bytes) const noexcept;
+    mq_status wait_for_room(std::unique_lock<std::mutex> &lk, size_t bytes, Wait wait,
+                            const CancelScope &cancel, bool &waited);
+    int64_t append(const mq_record &r, size_t bytes);  // may throw bad_alloc: nothing changes
+    void grow_slots();
+    void trim() noexcept;
+    mq_status closed_status() const noexcept;
+    void fill(mq_message &m, int64_t offset, uint32_t count) const noexcept;
+
+    Waitable w_;
+    const int32_t index_;
+    const TopicSettings &settings_;
+    const Clock &clock_;
+    const std::atomic<bool> &closed_;
+
+    // The log: offsets [start_, end_), slot of offset o at slots_[o & (slots_.size() - 1)].
+    int64_t start_ = 0;
+    int64_t end_ = 0;
+    std::vector<Slot> slots_;
+    Arena arena_;
+    int64_t bytes_ = 0;
+
+    std::vector<Cursor> cursors_;  // in subscription order
+
+    int pollers_waiting_ = 0;
+    int publishers_waiting_ = 0;
+    int64_t producer_waits_ = 0;
+    int64_t max_backlog_ = 0;
+};
+
+}  // namespace mq

@@ -1,0 +1,89 @@
+#include "topic.h"
+
+#include "error.h"
+
+namespace mq {
+
+Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock,
+             const std::atomic<bool> &closed)
+    : name_(std::move(name)),
+      settings_{&name_, cfg.capacity, cfg.max_bytes, cfg.ack_timeout_ms * 1000000} {
+    partitions_.reserve(static_cast<size_t>(cfg.partitions));
+    for (int32_t p = 0; p < cfg.partitions; p++) {
+        partitions_.push_back(std::make_unique<Partition>(p, settings_, clock, closed));
+    }
+    publish_groups({});
+}
+
+const Group *Topic::find_group(std::string_view name) const noexcept {
+    const GroupList *list = groups_.load(std::memory_order_acquire);
+    for (const Group *g : *list) {
+        if (g->name == name) return g;
+    }
+    return nullptr;
+}
+
+const Group *Topic::find_locked(std::string_view name) const noexcept { return find_group(name); }
+
+void Topic::publish_groups(GroupList list) {
+    group_lists_.reserve(group_lists_.size() + 1);  // so the push_back below cannot throw
+    auto owned = std::make_unique<const GroupList>(std::move(list));
+    groups_.store(owned.get(), std::memory_order_release);
+    group_lists_.push_back(std::move(owned));
+}
+
+mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id, const Group **out) {
+    std::lock_guard lk(groups_mu_);
+    if (find_locked(name)) {
+        return fail(MQ_ERR_EXISTS, "group %.*s is already subscribed to topic %s",
+                    static_cast<int>(name.size()), name.data(), name_.c_str());
+    }
+    // Everything that can fail is done before the first partition learns of the group.
+    all_groups_.reserve(all_groups_.size() + 1);
+    auto group = std::make_unique<Group>(Group{std::string(name), id});
+    GroupList next = *groups_.load(std::memory_order_relaxed);
+    next.push_back(group.get());
+    size_t added = 0;
+    try {
+        for (; added < partitions_.size(); added++) partitions_[added]->add_group(group.get(), start);
+        publish_groups(std::move(next));
+    } catch (...) {
+        for (size_t p = 0; p < added; p++) partitions_[p]->remove_group(group.get());
+        throw;
+    }
+    *out = group.get();
+    all_groups_.push_back(std::move(group));
+    return MQ_OK;
+}
+
+const Group *Topic::find_or_subscribe(std::string_view name, uint64_t id) {
+    if (const Group *g = find_group(name)) return g;
+    const Group *g = nullptr;
+    if (subscribe(name, MQ_START_LATEST, id, &g) == MQ_OK) return g;
+    return find_group(name);  // subscribed meanwhile by another thread
+}
+
+mq_status Topic::unsubscribe(std::string_view name) {
+    std::lock_guard lk(groups_mu_);
+    const Group *g = find_locked(name);
+    if (!g) {
+        return fail(MQ_ERR_NO_GROUP, "group %.*s is not subscribed to topic %s",
+                    static_cast<int>(name.size()), name.data(), name_.c_str());
+    }
+    GroupList next;
+    next.reserve(groups_.load(std::memory_order_relaxed)->size());
+    for (const Group *other : *groups_.load(std::memory_order_relaxed)) {
+        if (other != g) next.push_back(other);
+    }
+    publish_groups(std::move(next));  // new calls no longer find the group...
+    for (auto &p : partitions_) p->remove_group(g);  // ...and calls in flight find no cursor
+    return MQ_OK;
+}
+
+std::vector<std::string> Topic::group_names() const {
+    std::vector<std::string> names;
+    for (const Group *g : *groups_.load(std::memory_order_acquire)) names.push_back(g->name);
+    return names;
+}
+
+}  // namespace mq

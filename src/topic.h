@@ -1,0 +1,67 @@
+// A topic: its partitions, its groups, and the round-robin counter for keyless messages.
+//
+// Groups are looked up on every poll and ack, so the group list is an immutable snapshot read
+// without a lock; subscribe and unsubscribe (rare) publish a new snapshot under groups_mu and
+// keep the old ones until the topic goes, since a concurrent reader may still hold one.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cursor.h"
+#include "partition.h"
+
+namespace mq {
+
+class Topic {
+public:
+    Topic(std::string name, const mq_topic_config &cfg, const Clock &clock,
+          const std::atomic<bool> &closed);
+    Topic(const Topic &) = delete;
+    Topic &operator=(const Topic &) = delete;
+
+    const std::string &name() const noexcept { return name_; }
+    int32_t partition_count() const noexcept { return static_cast<int32_t>(partitions_.size()); }
+    Partition &partition(int32_t p) noexcept { return *partitions_[static_cast<size_t>(p)]; }
+    const TopicSettings &settings() const noexcept { return settings_; }
+    int32_t next_round_robin() noexcept {
+        return static_cast<int32_t>(round_robin_.fetch_add(1, std::memory_order_relaxed) %
+                                    partitions_.size());
+    }
+
+    const Group *find_group(std::string_view name) const noexcept;
+
+    // Creates the group's cursors on every partition. MQ_ERR_EXISTS if it is subscribed.
+    // May throw bad_alloc, in which case nothing changed.
+    mq_status subscribe(std::string_view name, mq_start start, uint64_t id, const Group **out);
+    mq_status unsubscribe(std::string_view name);
+    // The group if subscribed, else subscribes it at the end of the log (push subscriptions).
+    const Group *find_or_subscribe(std::string_view name, uint64_t id);
+
+    std::vector<std::string> group_names() const;
+
+    // Held by push subscriptions while they check and claim partition ownership.
+    std::mutex &groups_mutex() noexcept { return groups_mu_; }
+
+private:
+    using GroupList = std::vector<const Group *>;
+
+    const Group *find_locked(std::string_view name) const noexcept;
+    void publish_groups(GroupList list);  // with groups_mu_ held
+
+    const std::string name_;
+    TopicSettings settings_;
+    std::vector<std::unique_ptr<Partition>> partitions_;
+    std::atomic<uint64_t> round_robin_{0};
+
+    mutable std::mutex groups_mu_;
+    std::atomic<const GroupList *> groups_{nullptr};
+    std::vector<std::unique_ptr<const GroupList>> group_lists_;  // current and retired
+    std::vector<std::unique_ptr<Group>> all_groups_;             // current and retired
+};
+
+}  // namespace mq

@@ -1,0 +1,120 @@
+// Unit tests of core pieces whose rules are easier to pin down directly than through the C API.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "arena.h"
+#include "cursor.h"
+#include "murmur2.h"
+
+namespace {
+
+using Counts = std::map<int64_t, uint32_t>;
+
+Counts deliver(mq::DeliveryCounts &dc, int64_t from, int64_t to) {
+    Counts seen;
+    dc.reserve();
+    dc.deliver(from, to, [&](int64_t o, uint32_t n) { seen[o] = n; });
+    return seen;
+}
+
+TEST(DeliveryCounts, FirstDeliveryCountsOne) {
+    mq::DeliveryCounts dc;
+    dc.reset(0);
+    EXPECT_EQ(deliver(dc, 0, 3), (Counts{{0, 1}, {1, 1}, {2, 1}}));
+    EXPECT_EQ(deliver(dc, 3, 5), (Counts{{3, 1}, {4, 1}}));
+}
+
+TEST(DeliveryCounts, RedeliveryOfAPrefixCountsOnlyWhatIsHandedOutAgain) {
+    mq::DeliveryCounts dc;
+    dc.reset(10);
+    deliver(dc, 10, 15);                                  // 10..14 once
+    EXPECT_EQ(deliver(dc, 10, 12), (Counts{{10, 2}, {11, 2}}));  // rewind, poll 2
+    EXPECT_EQ(deliver(dc, 12, 17), (Counts{{12, 2}, {13, 2}, {14, 2}, {15, 1}, {16, 1}}));
+    EXPECT_EQ(deliver(dc, 10, 11), (Counts{{10, 3}}));           // rewind again, poll 1
+}
+
+TEST(DeliveryCounts, AckForgetsAndLaterOffsetsKeepTheirCounts) {
+    mq::DeliveryCounts dc;
+    dc.reset(0);
+    deliver(dc, 0, 4);
+    deliver(dc, 0, 4);  // all twice
+    dc.ack(2);          // 0 and 1 acked
+    EXPECT_EQ(deliver(dc, 2, 6), (Counts{{2, 3}, {3, 3}, {4, 1}, {5, 1}}));
+}
+
+// Against a plain per-offset map, under random deliveries, rewinds and acks as poll does them.
+TEST(DeliveryCounts, MatchesAPerOffsetModel) {
+    std::mt19937 rng(12345);
+    mq::DeliveryCounts dc;
+    dc.reset(0);
+    std::map<int64_t, uint32_t> model;
+    int64_t committed = 0, next = 0;
+    for (int step = 0; step < 20000; step++) {
+        switch (rng() % 4) {
+            case 0:
+            case 1: {  // poll up to 5
+                const int64_t to = next + 1 + static_cast<int64_t>(rng() % 5);
+                Counts got = deliver(dc, next, to);
+                for (int64_t o = next; o < to; o++) {
+                    ASSERT_EQ(got[o], ++model[o]) << "offset " << o << " step " << step;
+                }
+                next = to;
+                break;
+            }
+            case 2:  // nack or lease expiry
+                next = committed;
+                break;
+            case 3:  // ack something in flight
+                if (next > committed) {
+                    committed += 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(next - committed));
+                    dc.ack(committed);
+                    model.erase(model.begin(), model.lower_bound(committed));
+                }
+                break;
+        }
+    }
+}
+
+TEST(Arena, BytesStayPutUntilTrimmedAndChunksAreReused) {
+    mq::Arena a;
+    std::vector<char *> ptrs;
+    for (int64_t o = 0; o < 1000; o++) {
+        char *p = a.allocate(100, o, static_cast<size_t>(o) * 100);
+        std::memset(p, static_cast<int>(o & 0x7f), 100);
+        ptrs.push_back(p);
+    }
+    for (int64_t o = 0; o < 1000; o++) {
+        ASSERT_EQ(ptrs[static_cast<size_t>(o)][99], static_cast<char>(o & 0x7f)) << o;
+    }
+    const size_t held = a.chunk_bytes();
+    a.trim(1000);
+    for (int round = 0; round < 10; round++) {
+        for (int64_t o = 0; o < 1000; o++) a.allocate(100, 1000 * (round + 1) + o, static_cast<size_t>(o) * 100);
+        a.trim(1000 * (round + 2));
+    }
+    EXPECT_EQ(a.chunk_bytes(), held);  // recycled, not grown
+}
+
+TEST(Arena, MessageLargerThanAChunkGetsItsOwn) {
+    mq::Arena a;
+    char *small = a.allocate(10, 0, 0);
+    char *big = a.allocate(3 << 20, 1, 10);
+    std::memset(big, 1, 3 << 20);
+    std::memset(small, 2, 10);
+    EXPECT_EQ(big[(3 << 20) - 1], 1);
+    EXPECT_EQ(small[9], 2);
+}
+
+TEST(Murmur2, KafkaVectors) {
+    EXPECT_EQ(mq::murmur2("21", 2), -973932308);
+    EXPECT_EQ(mq::murmur2("foobar", 6), -790332482);
+    EXPECT_EQ(mq::murmur2("a-little-bit-long-string", 24), -985981536);
+    EXPECT_EQ(mq::murmur2("a-little-bit-longer-string", 26), -1486304829);
+    EXPECT_EQ(mq::murmur2("lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", 48), -58897971);
+}
+
+}  // namespace
