@@ -75,7 +75,8 @@ typedef enum mq_status {
     MQ_ERR_OWNED = 17,        /* a partition is owned by another live subscription of the group */
     MQ_ERR_DEADLOCK = 18,     /* a subscription was closed from inside its own handler */
     MQ_ERR_NO_MEMORY = 19,    /* allocation failed; nothing changed */
-    MQ_ERR_INTERNAL = 20      /* a bug in mq; the message says where */
+    MQ_ERR_INTERNAL = 20,     /* a bug in mq; the message says where */
+    MQ_ERR_OUT_OF_RANGE = 21  /* seek to an offset outside the retained log */
 } mq_status;
 
 /* A constant name for a status, e.g. "MQ_FULL"; "MQ_UNKNOWN_STATUS" for other values. */
@@ -127,7 +128,7 @@ typedef struct mq_broker_options {
 MQ_API void mq_broker_options_init(mq_broker_options *opts, size_t size);
 
 /* Creates a broker. opts may be NULL for defaults.
- * MQ_ERR_INVALID: out NULL, opts->size too small, max_message_bytes 0 or above 2^31.
+ * MQ_ERR_INVALID: out NULL, opts->size too small, max_message_bytes 0 or above 2^30 (1 GiB).
  * MQ_ERR_NO_MEMORY. */
 MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out);
 
@@ -144,6 +145,18 @@ MQ_API mq_status mq_broker_close(mq_broker *b);
 MQ_API void mq_broker_free(mq_broker *b);
 
 /* ---- topics ------------------------------------------------------------------------------ */
+
+/* What a topic does when a partition is full (backlog at capacity or bytes at the budget). */
+typedef enum mq_retention {
+    /* The slowest group holds messages; publishers wait (SPEC.md's back-pressure). */
+    MQ_RETAIN_UNTIL_ACKED = 0,
+    /* Publishers never wait: the oldest messages are dropped to keep the newest `capacity`
+     * messages (and max_bytes). A group that falls behind the log's start skips forward; the
+     * loss is reported in the `lost` field of the next message it is handed and counted in
+     * mq_group_info.lost. */
+    MQ_RETAIN_BOUNDED = 1
+} mq_retention;
+
 typedef struct mq_topic_config {
     size_t size;               /* set by mq_topic_config_init */
     int32_t partitions;        /* >= 1; default 1 */
@@ -151,14 +164,22 @@ typedef struct mq_topic_config {
     int64_t max_bytes;         /* key + payload bytes retained per partition; 0 = no budget
                                 * (default) */
     int64_t ack_timeout_ms;    /* lease length, >= 1; default 30000 */
+    int32_t retention;         /* an mq_retention; default MQ_RETAIN_UNTIL_ACKED */
+    int64_t max_age_ms;        /* trim messages older than this whatever the groups' cursors;
+                                * 0 = no limit (default) */
 } mq_topic_config;
 
 /* Fills defaults and sets cfg->size = size (pass sizeof *cfg). */
 MQ_API void mq_topic_config_init(mq_topic_config *cfg, size_t size);
 
 /* Creates a topic. cfg may be NULL for defaults.
+ * With max_age_ms, a message older than that (by the broker clock) is trimmed whatever the
+ * groups' cursors; groups that had not acked it skip forward and count it as lost, as with
+ * MQ_RETAIN_BOUNDED. Ages are enforced whenever the partition is touched (publish, poll, ack,
+ * info), and a publisher waiting for room wakes when the oldest message expires.
  * MQ_ERR_INVALID: b or name NULL, illegal name, partitions < 1 or > 65536, capacity < 1 or
- * > 2^40, max_bytes < 0, ack_timeout_ms < 1, cfg->size too small. MQ_ERR_EXISTS: the name is
+ * > 2^40, max_bytes < 0, ack_timeout_ms < 1, max_age_ms < 0, unknown retention, cfg->size too
+ * small. MQ_ERR_EXISTS: the name is
  * taken. MQ_CLOSED. MQ_ERR_NO_MEMORY. Never blocks on other topics' traffic. */
 MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_config *cfg);
 
@@ -181,14 +202,25 @@ typedef enum mq_start {
 typedef struct mq_group_options {
     size_t size;           /* set by mq_group_options_init */
     int32_t start;         /* an mq_start; default MQ_START_LATEST */
+    /* Poison messages: when a message has been handed to this group max_deliveries times
+     * without an ack, the next poll does not hand it out again; it appends it to
+     * dead_letter_topic (key and payload as published, with an mq_dead_letter record saying
+     * where it came from) and treats it as acked for this group, so the partition moves on.
+     * 0 = no limit (default; then dead_letter_topic must be NULL). The dead-letter topic must
+     * exist and differ from this topic. When it is full, the poll waits for room within its own
+     * wait; if the wait ends first the poll returns MQ_TIMEOUT and the message stays at the head
+     * of the group (neither delivered nor acked) until a later poll can dead-letter it. */
+    uint32_t max_deliveries;
+    const char *dead_letter_topic;  /* copied; NULL = none (default) */
 } mq_group_options;
 
 MQ_API void mq_group_options_init(mq_group_options *opts, size_t size);
 
 /* Subscribes a consumer group to a topic: creates its cursor on every partition, at the end of
  * the log (or at the oldest retained message with MQ_START_EARLIEST). opts may be NULL.
- * MQ_ERR_INVALID (NULL, illegal name, bad options), MQ_ERR_NO_TOPIC, MQ_ERR_EXISTS (the group is
- * already subscribed), MQ_CLOSED, MQ_ERR_NO_MEMORY. */
+ * MQ_ERR_INVALID (NULL, illegal name, bad options, max_deliveries without a dead-letter topic or
+ * the reverse, dead-letter topic equal to topic), MQ_ERR_NO_TOPIC (topic or dead-letter topic),
+ * MQ_ERR_EXISTS (the group is already subscribed), MQ_CLOSED, MQ_ERR_NO_MEMORY. */
 MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char *group,
                                     const mq_group_options *opts);
 
@@ -241,18 +273,38 @@ MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_reco
 
 /* ---- pull consumption -------------------------------------------------------------------- */
 
+/* Where a dead-lettered message came from (see mq_group_options.max_deliveries). Its strings
+ * live as long as the broker. */
+typedef struct mq_dead_letter {
+    const char *topic;         /* the topic it was published to */
+    const char *group;         /* the group that gave up on it */
+    int32_t partition;
+    uint32_t delivery_count;   /* times that group had been handed it */
+    int64_t offset;            /* its offset in that partition */
+} mq_dead_letter;
+
 /* A message view. Its pointers point into the log: no copy is made. They stay valid until the
- * group acks past the message (or it is unsubscribed, or the broker is freed). */
+ * group acks past the message (or it is unsubscribed, or the broker is freed); if the message
+ * is dropped from under the group (MQ_RETAIN_BOUNDED, max_age_ms), until the group's next poll
+ * or ack on that partition. */
 typedef struct mq_message {
     int32_t partition;
-    uint32_t delivery_count;   /* how many polls have handed this offset to this group,
-                                * this one included (1 on first delivery) */
+    /* How many polls have handed this offset to this group, this one included: 1 on first
+     * delivery. A rewind (nack, lease expiry) alone does not count; the poll that hands the
+     * message out again does. */
+    uint32_t delivery_count;
     int64_t offset;
     const void *key;           /* NULL when the message was published without a key */
     size_t key_len;
     const void *payload;       /* never NULL (a zero-length payload points at an empty buffer) */
     size_t payload_len;
     int64_t timestamp_ns;      /* broker clock when it was published */
+    /* Messages of this partition the group lost (dropped before it acked them, by
+     * MQ_RETAIN_BOUNDED or max_age_ms) since the message it was handed before this one.
+     * 0 when nothing was lost: the loss is never silent. */
+    int64_t lost;
+    /* NULL, unless this message was dead-lettered into this topic: then where it came from. */
+    const mq_dead_letter *dead_letter;
 } mq_message;
 
 /* Hands out up to max messages of one partition to a group, from its `next` offset on, moves
@@ -280,11 +332,37 @@ MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int3
  * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION, MQ_CLOSED. */
 MQ_API mq_status mq_nack(mq_broker *b, const char *topic, const char *group, int32_t partition);
 
+/* A nack whose messages come back no sooner than delay_ms (by the broker clock): the group's
+ * polls of that partition hand out nothing until then (order within the partition is kept, so
+ * the group waits rather than skipping ahead). delay_ms 0 is mq_nack. With nothing in flight it
+ * is MQ_OK and changes nothing. Statuses as mq_nack; MQ_ERR_INVALID for delay_ms < 0. */
+MQ_API mq_status mq_nack_delayed(mq_broker *b, const char *topic, const char *group,
+                                 int32_t partition, int64_t delay_ms);
+
+/* Restarts the lease of the group's in-flight messages on a partition ("still working on it"):
+ * they are not redelivered before another ack timeout has passed.
+ * MQ_ERR_NOT_IN_FLIGHT: nothing is in flight. Other statuses as mq_ack. */
+MQ_API mq_status mq_lease_extend(mq_broker *b, const char *topic, const char *group,
+                                 int32_t partition);
+
+#define MQ_OFFSET_END (-1)       /* mq_seek: skip everything retained */
+#define MQ_OFFSET_EARLIEST (-2)  /* mq_seek: replay everything retained */
+
+/* Moves the group's cursor on a partition to `offset` (committed = next = offset): an offset in
+ * the retained range start..end (replay or skip), MQ_OFFSET_EARLIEST or MQ_OFFSET_END. What was
+ * in flight is forgotten, a delayed nack is cancelled, delivery counts start over, and what the
+ * group no longer holds back is trimmed.
+ * MQ_ERR_OUT_OF_RANGE: offset outside start..end (the message names the range); nothing changes.
+ * Other statuses as mq_ack. */
+MQ_API mq_status mq_seek(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                         int64_t offset);
+
 /* ---- push consumption -------------------------------------------------------------------- */
 typedef struct mq_subscription mq_subscription;
 
 /* Called for each message in partition order. Return 0 when the work is done (the message is
- * then acked); nonzero to nack (the message and the rest of its batch are delivered again).
+ * then acked); nonzero to nack (the message and the rest of its batch are delivered again, at
+ * once or after the delay set with mq_handler_nack_delay).
  * Runs on a library thread (one per owned partition), never with a library lock held. msg is
  * valid during the call. It may call any mq function except mq_broker_free and
  * mq_subscription_close of its own subscription (which returns MQ_ERR_DEADLOCK). */
@@ -313,6 +391,16 @@ MQ_API void mq_subscribe_options_init(mq_subscribe_options *opts, size_t size);
 MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group,
                               const mq_subscribe_options *opts, mq_handler handler, void *user,
                               mq_user_free user_free, mq_subscription **out);
+
+/* From inside a handler: restarts the lease of the messages this handler's loop holds (see
+ * mq_lease_extend), for work that outlives the ack timeout.
+ * MQ_ERR_INVALID: not called from a push handler. MQ_CLOSED. */
+MQ_API mq_status mq_handler_extend_lease(void);
+
+/* From inside a handler: if the handler then returns nonzero, its nack is delayed by delay_ms
+ * (see mq_nack_delayed). Applies to the current handler call only.
+ * MQ_ERR_INVALID: not called from a push handler, or delay_ms < 0. */
+MQ_API mq_status mq_handler_nack_delay(int64_t delay_ms);
 
 /* Stops the subscription's loops, waits until no handler of it is running, releases its
  * partitions, calls user_free, and frees the handle. Messages a handler had not finished stay in
@@ -361,6 +449,10 @@ typedef struct mq_partition_info {
     int64_t max_bytes;        /* byte budget, 0 = none */
     int64_t producer_waits;   /* publishes that had to wait for space */
     int64_t max_backlog;      /* largest backlog seen */
+    int64_t dropped;          /* messages trimmed before every group acked them (bounded
+                               * retention, max age) */
+    int64_t oldest_timestamp_ns; /* timestamp of the message at start; -1 when the log is empty */
+    int64_t oldest_age_ns;    /* broker clock now minus oldest_timestamp_ns; -1 when empty */
 } mq_partition_info;
 
 /* Fills *out (out_size = sizeof *out). MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_PARTITION. */
@@ -372,6 +464,11 @@ typedef struct mq_group_info {
     int64_t next;             /* next offset to hand out */
     int64_t lag;              /* end - committed */
     int64_t in_flight;        /* next - committed */
+    int64_t lost;             /* messages dropped before this group acked them */
+    int64_t dead_lettered;    /* messages this group sent to its dead-letter topic */
+    int64_t next_age_ns;      /* age of the message at next (by the broker clock); -1 if none */
+    int64_t paused_until_ns;  /* broker clock time a delayed nack holds the group until; 0 if
+                               * not paused */
 } mq_group_info;
 
 /* Fills *out (out_size = sizeof *out). MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP,

@@ -152,6 +152,7 @@ MQ_API const char *mq_status_name(int status) {
         case MQ_ERR_DEADLOCK: return "MQ_ERR_DEADLOCK";
         case MQ_ERR_NO_MEMORY: return "MQ_ERR_NO_MEMORY";
         case MQ_ERR_INTERNAL: return "MQ_ERR_INTERNAL";
+        case MQ_ERR_OUT_OF_RANGE: return "MQ_ERR_OUT_OF_RANGE";
         default: return "MQ_UNKNOWN_STATUS";
     }
 }
@@ -205,8 +206,8 @@ MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out) {
         if (MQ_HAS_FIELD(opts, clock_user)) o.clock_user = opts->clock_user;
         if (MQ_HAS_FIELD(opts, max_message_bytes)) o.max_message_bytes = opts->max_message_bytes;
     }
-    if (o.max_message_bytes == 0 || o.max_message_bytes > (size_t{1} << 31)) {
-        return fail(MQ_ERR_INVALID, "max_message_bytes is %zu; it must be 1 to 2^31", o.max_message_bytes);
+    if (o.max_message_bytes == 0 || o.max_message_bytes > (size_t{1} << 30)) {
+        return fail(MQ_ERR_INVALID, "max_message_bytes is %zu; it must be 1 to 2^30", o.max_message_bytes);
     }
     return guarded([&] {
         *out = new mq_broker(o);
@@ -243,6 +244,8 @@ MQ_API void mq_topic_config_init(mq_topic_config *c, size_t size) {
     d.capacity = 1024;
     d.max_bytes = 0;
     d.ack_timeout_ms = 30000;
+    d.retention = MQ_RETAIN_UNTIL_ACKED;
+    d.max_age_ms = 0;
     std::memcpy(c, &d, d.size);
     c->size = size;
 }
@@ -260,6 +263,15 @@ MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_
             if (MQ_HAS_FIELD(cfg, capacity)) c.capacity = cfg->capacity;
             if (MQ_HAS_FIELD(cfg, max_bytes)) c.max_bytes = cfg->max_bytes;
             if (MQ_HAS_FIELD(cfg, ack_timeout_ms)) c.ack_timeout_ms = cfg->ack_timeout_ms;
+            if (MQ_HAS_FIELD(cfg, retention)) c.retention = cfg->retention;
+            if (MQ_HAS_FIELD(cfg, max_age_ms)) c.max_age_ms = cfg->max_age_ms;
+        }
+        if (c.retention != MQ_RETAIN_UNTIL_ACKED && c.retention != MQ_RETAIN_BOUNDED) {
+            return fail(MQ_ERR_INVALID, "retention is %d; use MQ_RETAIN_UNTIL_ACKED or MQ_RETAIN_BOUNDED", c.retention);
+        }
+        if (c.max_age_ms < 0 || c.max_age_ms > (int64_t{1} << 40)) {
+            return fail(MQ_ERR_INVALID, "max_age_ms is %lld; use 0 for no limit or a positive age",
+                        static_cast<long long>(c.max_age_ms));
         }
         if (c.partitions < 1 || c.partitions > 65536) {
             return fail(MQ_ERR_INVALID, "partitions is %d; it must be 1 to 65536", c.partitions);
@@ -326,6 +338,8 @@ MQ_API void mq_group_options_init(mq_group_options *o, size_t size) {
     mq_group_options d{};
     d.size = std::min(size, sizeof d);
     d.start = MQ_START_LATEST;
+    d.max_deliveries = 0;
+    d.dead_letter_topic = nullptr;
     std::memcpy(o, &d, d.size);
     o->size = size;
 }
@@ -343,12 +357,27 @@ MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char 
                 return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with mq_group_options_init", opts->size);
             }
             if (MQ_HAS_FIELD(opts, start)) o.start = opts->start;
+            if (MQ_HAS_FIELD(opts, max_deliveries)) o.max_deliveries = opts->max_deliveries;
+            if (MQ_HAS_FIELD(opts, dead_letter_topic)) o.dead_letter_topic = opts->dead_letter_topic;
         }
         if (o.start != MQ_START_LATEST && o.start != MQ_START_EARLIEST) {
             return fail(MQ_ERR_INVALID, "start is %d; use MQ_START_LATEST or MQ_START_EARLIEST", o.start);
         }
+        mq::Group proto;
+        if (o.max_deliveries || o.dead_letter_topic) {
+            if (!o.max_deliveries || !o.dead_letter_topic) {
+                return fail(MQ_ERR_INVALID, "max_deliveries and dead_letter_topic go together: set both or neither");
+            }
+            if (mq_status st = b->topic(o.dead_letter_topic, &proto.dead_letter); st != MQ_OK) {
+                return st;
+            }
+            if (proto.dead_letter == t) {
+                return fail(MQ_ERR_INVALID, "topic %s cannot be its own dead-letter topic", topic);
+            }
+            proto.max_deliveries = o.max_deliveries;
+        }
         const mq::Group *g;
-        return t->subscribe(group, static_cast<mq_start>(o.start), b->new_id(), &g);
+        return t->subscribe(group, static_cast<mq_start>(o.start), b->new_id(), proto, &g);
     });
 }
 
@@ -469,8 +498,55 @@ MQ_API mq_status mq_nack(mq_broker *b, const char *topic, const char *group, int
         const mq::Group *g;
         if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
         if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
-        return t->partition(partition).nack(g);
+        return t->partition(partition).nack(g, 0);
     });
+}
+
+MQ_API mq_status mq_nack_delayed(mq_broker *b, const char *topic, const char *group,
+                                 int32_t partition, int64_t delay_ms) {
+    return on_broker(b, [&] {
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        const mq::Group *g;
+        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
+        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        if (delay_ms < 0 || delay_ms > (int64_t{1} << 40)) {
+            return fail(MQ_ERR_INVALID, "delay_ms is %lld; it must be 0 or more", static_cast<long long>(delay_ms));
+        }
+        return t->partition(partition).nack(g, delay_ms * 1000000);
+    });
+}
+
+MQ_API mq_status mq_lease_extend(mq_broker *b, const char *topic, const char *group,
+                                 int32_t partition) {
+    return on_broker(b, [&] {
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        const mq::Group *g;
+        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
+        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        return t->partition(partition).extend_lease(g);
+    });
+}
+
+MQ_API mq_status mq_seek(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                         int64_t offset) {
+    return on_broker(b, [&] {
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        const mq::Group *g;
+        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
+        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        return t->partition(partition).seek(g, offset);
+    });
+}
+
+MQ_API mq_status mq_handler_extend_lease(void) {
+    return guarded([] { return mq_subscription::extend_current_lease(); });
+}
+
+MQ_API mq_status mq_handler_nack_delay(int64_t delay_ms) {
+    return guarded([&] { return mq_subscription::delay_current_nack(delay_ms); });
 }
 
 // ---- push consumption ------------------------------------------------------------------------

@@ -28,15 +28,18 @@ namespace mq {
 // Registers a call's token on a waitable for the scope of the call (no-op without a token).
 class CancelScope {
 public:
+    // Scopes nest (a poll that dead-letters publishes with the same token): the inner one
+    // restores the outer one's waitable when it ends.
     CancelScope(mq_cancel *token, Waitable &w) : token_(token) {
         if (!token_) return;
         std::lock_guard g(token_->mu);
+        outer_ = token_->where;
         token_->where = &w;
     }
     ~CancelScope() {
         if (!token_) return;
         std::lock_guard g(token_->mu);
-        token_->where = nullptr;
+        token_->where = outer_;
     }
     CancelScope(const CancelScope &) = delete;
     CancelScope &operator=(const CancelScope &) = delete;
@@ -45,6 +48,7 @@ public:
 
 private:
     mq_cancel *token_;
+    Waitable *outer_ = nullptr;
 };
 
 }  // namespace mq

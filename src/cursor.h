@@ -7,9 +7,13 @@
 
 namespace mq {
 
+class Topic;
+
 struct Group {
     std::string name;
-    uint64_t id;  // unique for the broker's life: a re-subscribed name is a new group
+    uint64_t id;                    // unique for the broker's life: a re-subscribed name is new
+    uint32_t max_deliveries = 0;    // 0 = no limit
+    Topic *dead_letter = nullptr;   // where messages go after max_deliveries
 };
 
 // Delivery counts of the offsets a group has been handed and not acked. Offsets are handed out
@@ -63,6 +67,9 @@ public:
         base_ = committed;
     }
 
+    // Deliveries so far of offset `committed` (the head): 0 if it was never handed out.
+    uint32_t head_count() const noexcept { return runs_.empty() ? 0 : runs_.front().count; }
+
     // Forgets everything (seek, or a group that starts over at `at`).
     void reset(int64_t at) noexcept {
         runs_.clear();
@@ -83,8 +90,18 @@ struct Cursor {
     int64_t committed;
     int64_t next;
     int64_t lease_deadline = 0;  // broker clock; meaningful while next > committed
+    int64_t not_before = 0;      // broker clock; a delayed nack holds the group until then
     uint64_t owner = 0;          // the push subscription owning this partition, 0 = none
+    int64_t view_floor;          // lowest offset whose view the group may still hold
+    int64_t lost_unreported = 0; // dropped before acked, not yet told to the group
+    int64_t lost = 0;
+    int64_t dead_lettered = 0;
+    bool dead_lettering = false; // a poll is moving the head to the dead-letter topic
     DeliveryCounts counts;
+
+    Cursor(const Group *g, int64_t at) : group(g), committed(at), next(at), view_floor(at) {
+        counts.reset(at);
+    }
 };
 
 }  // namespace mq

@@ -1,3 +1,5 @@
+// The log of a partition: append, back-pressure, retention (until acked, bounded, max age)
+// and trimming.
 #include "partition.h"
 
 #include <algorithm>
@@ -32,6 +34,11 @@ mq_status Partition::closed_status() const noexcept {
     return fail(MQ_CLOSED, "the broker is closed");
 }
 
+mq_status Partition::no_group(const Group *g) const noexcept {
+    return fail(MQ_ERR_NO_GROUP, "group %s is no longer subscribed to topic %s", g->name.c_str(),
+                settings_.topic->c_str());
+}
+
 Cursor *Partition::find(const Group *g) noexcept {
     for (Cursor &c : cursors_) {
         if (c.group == g) return &c;
@@ -39,10 +46,15 @@ Cursor *Partition::find(const Group *g) noexcept {
     return nullptr;
 }
 
-// ---- publishing and back-pressure --------------------------------------------------------
+std::chrono::steady_clock::time_point Partition::real_time_of(int64_t clock_ns,
+                                                              int64_t now) const noexcept {
+    return std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::max<int64_t>(clock_ns - now, 0));
+}
+
+// ---- back-pressure -------------------------------------------------------------------------
 
 bool Partition::has_room(size_t bytes) const noexcept {
-    if (cursors_.empty()) return true;  // nothing is kept, so nothing can be full
+    if (cursors_.empty() || settings_.bounded) return true;  // nothing kept, or oldest dropped
     if (end_ - start_ >= settings_.capacity) return false;
     return settings_.max_bytes == 0 ||
            bytes_ + static_cast<int64_t>(bytes) <= settings_.max_bytes;
@@ -52,6 +64,8 @@ mq_status Partition::wait_for_room(std::unique_lock<std::mutex> &lk, size_t byte
                                    const CancelScope &cancel, bool &waited) {
     for (;;) {
         if (closed_.load(std::memory_order_acquire)) return closed_status();
+        int64_t now = 0;
+        if (settings_.max_age_ns) expire(now = clock_.now());
         if (has_room(bytes)) return MQ_OK;
         if (wait.over()) {
             return fail(MQ_FULL, "partition %d of topic %s is full (backlog %lld/%lld%s)", index_,
@@ -64,41 +78,61 @@ mq_status Partition::wait_for_room(std::unique_lock<std::mutex> &lk, size_t byte
             waited = true;
             producer_waits_++;
         }
+        // The oldest message ageing out makes room too, so wait no longer than that.
+        bool timed = wait.kind == Wait::kUntil;
+        auto wake = wait.at;
+        if (settings_.max_age_ns && start_ < end_) {
+            auto expiry = real_time_of(slot(start_).timestamp_ns + settings_.max_age_ns, now);
+            if (!timed || expiry < wake) wake = expiry;
+            timed = true;
+        }
         publishers_waiting_++;
-        if (wait.kind == Wait::kForever) {
-            w_.not_full.wait(lk);
+        if (timed) {
+            w_.not_full.wait_until(lk, wake);
         } else {
-            w_.not_full.wait_until(lk, wait.at);
+            w_.not_full.wait(lk);
         }
         publishers_waiting_--;
     }
 }
 
+// ---- append --------------------------------------------------------------------------------
+
 void Partition::grow_slots() {
     std::vector<Slot> bigger(slots_.size() * 2);
     const size_t mask = bigger.size() - 1;
-    const size_t old_mask = slots_.size() - 1;
-    for (int64_t o = start_; o < end_; o++) {
-        bigger[static_cast<size_t>(o) & mask] = slots_[static_cast<size_t>(o) & old_mask];
-    }
+    for (int64_t o = start_; o < end_; o++) bigger[static_cast<size_t>(o) & mask] = slot(o);
     slots_.swap(bigger);
 }
 
-int64_t Partition::append(const mq_record &r, size_t bytes) {
+int64_t Partition::append(const mq_record &r, size_t bytes, const mq_dead_letter *origin) {
     const int64_t offset = end_;
     if (cursors_.empty()) {  // Rule 8: with no groups a message is trimmed as it is appended
         end_++;
         start_ = end_;
         return offset;
     }
+    if (settings_.bounded) make_room(bytes);
     if (static_cast<size_t>(end_ - start_) == slots_.size()) grow_slots();
-    char *data = bytes ? arena_.allocate(bytes, offset, static_cast<size_t>(bytes_)) : const_cast<char *>(kEmpty);
+    // A dead letter carries its origin record in front of the key, aligned for its pointers.
+    const size_t head = origin ? sizeof(mq_dead_letter) + alignof(mq_dead_letter) : 0;
+    char *data = const_cast<char *>(kEmpty);
+    if (bytes + head) {
+        data = arena_.allocate(bytes + head, offset, static_cast<size_t>(bytes_));
+    }
+    if (origin) {
+        const auto addr = reinterpret_cast<uintptr_t>(data);
+        data += (alignof(mq_dead_letter) - addr % alignof(mq_dead_letter)) % alignof(mq_dead_letter);
+        std::memcpy(data, origin, sizeof *origin);
+    }
+    char *key_at = data + (origin ? sizeof(mq_dead_letter) : 0);
     const size_t key_len = r.key ? r.key_len : 0;
-    if (key_len) std::memcpy(data, r.key, key_len);
-    if (r.payload_len) std::memcpy(data + key_len, r.payload, r.payload_len);
-    slots_[static_cast<size_t>(offset) & (slots_.size() - 1)] =
-        Slot{data, r.key ? static_cast<uint32_t>(key_len) : kNoKey,
-             static_cast<uint32_t>(r.payload_len), clock_.now()};
+    if (key_len) std::memcpy(key_at, r.key, key_len);
+    if (r.payload_len) std::memcpy(key_at + key_len, r.payload, r.payload_len);
+    uint32_t key_field = static_cast<uint32_t>(key_len);
+    if (!r.key) key_field |= kNoKey;
+    if (origin) key_field |= kDeadLetter;
+    slot(offset) = Slot{data, key_field, static_cast<uint32_t>(r.payload_len), clock_.now()};
     bytes_ += static_cast<int64_t>(bytes);
     end_++;
     max_backlog_ = std::max(max_backlog_, end_ - start_);
@@ -106,13 +140,14 @@ int64_t Partition::append(const mq_record &r, size_t bytes) {
     return offset;
 }
 
-mq_status Partition::publish(const mq_record &r, Wait wait, mq_cancel *cancel, int64_t *offset) {
+mq_status Partition::publish(const mq_record &r, Wait wait, mq_cancel *cancel, int64_t *offset,
+                             const mq_dead_letter *origin) {
     CancelScope scope(cancel, w_);
     std::unique_lock lk(w_.mu);
     bool waited = false;
     const size_t bytes = record_bytes(r);
     if (mq_status st = wait_for_room(lk, bytes, wait, scope, waited); st != MQ_OK) return st;
-    *offset = append(r, bytes);
+    *offset = append(r, bytes, origin);
     return MQ_OK;
 }
 
@@ -126,219 +161,68 @@ mq_status Partition::publish_many(const mq_record *records, const uint32_t *idx,
         const mq_record &r = records[idx[i]];
         const size_t bytes = record_bytes(r);
         if (mq_status st = wait_for_room(lk, bytes, wait, scope, waited); st != MQ_OK) return st;
-        const int64_t offset = append(r, bytes);
+        const int64_t offset = append(r, bytes, nullptr);
         if (results) results[idx[i]].offset = offset;
         ++*published;
     }
     return MQ_OK;
 }
 
-// ---- consuming -----------------------------------------------------------------------------
+// ---- retention and trim --------------------------------------------------------------------
 
-void Partition::fill(mq_message &m, int64_t offset, uint32_t count) const noexcept {
-    const Slot &s = slots_[static_cast<size_t>(offset) & (slots_.size() - 1)];
-    const size_t key_len = s.key_len == kNoKey ? 0 : s.key_len;
-    m.partition = index_;
-    m.delivery_count = count;
-    m.offset = offset;
-    m.key = s.key_len == kNoKey ? nullptr : s.data;
-    m.key_len = key_len;
-    m.payload = s.data + key_len;
-    m.payload_len = s.payload_len;
-    m.timestamp_ns = s.timestamp_ns;
+void Partition::make_room(size_t bytes) noexcept {
+    int64_t s = start_;
+    int64_t held = bytes_;
+    auto over = [&] {
+        if (s == end_) return false;
+        if (end_ - s >= settings_.capacity) return true;
+        return settings_.max_bytes && held + static_cast<int64_t>(bytes) > settings_.max_bytes;
+    };
+    while (over()) held -= static_cast<int64_t>(slot_bytes(slot(s++)));
+    if (s > start_) drop_head(s);
 }
 
-mq_status Partition::poll(const Group *g, mq_message *out, size_t max, Wait wait,
-                          mq_cancel *cancel, size_t *count) {
-    CancelScope scope(cancel, w_);
-    std::unique_lock lk(w_.mu);
-    for (;;) {
-        if (closed_.load(std::memory_order_acquire)) return closed_status();
-        Cursor *c = find(g);  // found anew after every wait: the group may have gone meanwhile
-        if (!c) {
-            return fail(MQ_ERR_NO_GROUP, "group %s is no longer subscribed to topic %s",
-                        g->name.c_str(), settings_.topic->c_str());
-        }
-        const int64_t now = clock_.now();
-        // Rule 7: a lease that ran out rewinds the group so its in-flight messages come again.
-        if (c->next > c->committed && now >= c->lease_deadline) c->next = c->committed;
-        if (c->next < end_) {
-            const int64_t from = c->next;
-            const int64_t to = from + std::min<int64_t>(static_cast<int64_t>(max), end_ - from);
-            c->counts.reserve();
-            size_t i = 0;
-            c->counts.deliver(from, to, [&](int64_t o, uint32_t n) { fill(out[i++], o, n); });
-            c->next = to;
-            c->lease_deadline = now + settings_.ack_timeout_ns;
-            *count = i;
-            return MQ_OK;
-        }
-        if (wait.over()) {
-            return fail(MQ_TIMEOUT, "nothing to hand out on partition %d of topic %s for group %s",
-                        index_, settings_.topic->c_str(), g->name.c_str());
-        }
-        if (scope.triggered()) return fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
-        // Wake for the lease too: an already-waiting poll must notice it running out.
-        bool has_wake = false;
-        auto wake = std::chrono::steady_clock::time_point::max();
-        if (c->next > c->committed) {
-            has_wake = true;
-            wake = std::chrono::steady_clock::now() +
-                   std::chrono::nanoseconds(std::max<int64_t>(c->lease_deadline - now, 0));
-        }
-        if (wait.kind == Wait::kUntil && wait.at < wake) {
-            wake = wait.at;
-            has_wake = true;
-        }
-        pollers_waiting_++;
-        if (has_wake) {
-            w_.not_empty.wait_until(lk, wake);
-        } else {
-            w_.not_empty.wait(lk);
-        }
-        pollers_waiting_--;
+void Partition::expire(int64_t now) noexcept {
+    int64_t s = start_;
+    while (s < end_ && now - slot(s).timestamp_ns >= settings_.max_age_ns) s++;
+    if (s > start_) drop_head(s);
+}
+
+// Moves start_ past messages that not every group acked; the groups behind skip forward and
+// learn how many they lost. Their views of the dropped messages stay valid (view_floor) until
+// their next poll or ack.
+void Partition::drop_head(int64_t new_start) noexcept {
+    for (int64_t o = start_; o < new_start; o++) bytes_ -= static_cast<int64_t>(slot_bytes(slot(o)));
+    dropped_ += new_start - start_;
+    for (Cursor &c : cursors_) {
+        if (c.committed >= new_start) continue;
+        const int64_t lost = new_start - c.committed;
+        c.lost += lost;
+        c.lost_unreported += lost;
+        c.committed = new_start;
+        c.next = std::max(c.next, new_start);
+        c.counts.ack(new_start);
     }
+    start_ = new_start;
+    release_bytes();
+    if (publishers_waiting_) w_.not_full.notify_all();
 }
 
 void Partition::trim() noexcept {
     int64_t slowest = end_;
     for (const Cursor &c : cursors_) slowest = std::min(slowest, c.committed);
-    if (slowest <= start_) return;
-    const size_t mask = slots_.size() - 1;
-    for (int64_t o = start_; o < slowest; o++) {
-        const Slot &s = slots_[static_cast<size_t>(o) & mask];
-        bytes_ -= (s.key_len == kNoKey ? 0 : s.key_len) + s.payload_len;
+    if (slowest > start_) {
+        for (int64_t o = start_; o < slowest; o++) bytes_ -= static_cast<int64_t>(slot_bytes(slot(o)));
+        start_ = slowest;
+        if (publishers_waiting_) w_.not_full.notify_all();
     }
-    start_ = slowest;
-    arena_.trim(start_);
-    if (publishers_waiting_) w_.not_full.notify_all();
+    release_bytes();
 }
 
-mq_status Partition::ack(const Group *g, int64_t offset) {
-    std::lock_guard lk(w_.mu);
-    if (closed_.load(std::memory_order_acquire)) return closed_status();
-    Cursor *c = find(g);
-    if (!c) {
-        return fail(MQ_ERR_NO_GROUP, "group %s is no longer subscribed to topic %s",
-                    g->name.c_str(), settings_.topic->c_str());
-    }
-    // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
-    if (offset < c->committed || offset >= c->next) {
-        if (c->next == c->committed) {
-            return fail(MQ_ERR_NOT_IN_FLIGHT, "offset %lld is not in flight for %s (nothing is)",
-                        static_cast<long long>(offset), g->name.c_str());
-        }
-        return fail(MQ_ERR_NOT_IN_FLIGHT, "offset %lld is not in flight for %s (in flight: %lld..%lld)",
-                    static_cast<long long>(offset), g->name.c_str(),
-                    static_cast<long long>(c->committed), static_cast<long long>(c->next - 1));
-    }
-    c->committed = offset + 1;
-    c->counts.ack(c->committed);
-    trim();
-    return MQ_OK;
-}
-
-mq_status Partition::nack(const Group *g) {
-    std::lock_guard lk(w_.mu);
-    if (closed_.load(std::memory_order_acquire)) return closed_status();
-    Cursor *c = find(g);
-    if (!c) {
-        return fail(MQ_ERR_NO_GROUP, "group %s is no longer subscribed to topic %s",
-                    g->name.c_str(), settings_.topic->c_str());
-    }
-    if (c->next != c->committed) {
-        c->next = c->committed;
-        if (pollers_waiting_) w_.not_empty.notify_all();
-    }
-    return MQ_OK;
-}
-
-// ---- groups and ownership ------------------------------------------------------------------
-
-void Partition::add_group(const Group *g, mq_start start) {
-    std::lock_guard lk(w_.mu);
-    const int64_t at = start == MQ_START_EARLIEST ? start_ : end_;
-    Cursor c{g, at, at, 0, 0, {}};
-    c.counts.reset(at);
-    cursors_.push_back(std::move(c));
-}
-
-void Partition::remove_group(const Group *g) {
-    std::lock_guard lk(w_.mu);
-    auto it = std::find_if(cursors_.begin(), cursors_.end(),
-                           [g](const Cursor &c) { return c.group == g; });
-    if (it == cursors_.end()) return;
-    cursors_.erase(it);
-    trim();
-    // Pollers of the removed group must wake to learn it is gone.
-    if (pollers_waiting_) w_.not_empty.notify_all();
-}
-
-bool Partition::owned_by_other(const Group *g, uint64_t owner) {
-    std::lock_guard lk(w_.mu);
-    Cursor *c = find(g);
-    return c && c->owner != 0 && c->owner != owner;
-}
-
-void Partition::set_owner(const Group *g, uint64_t owner) {
-    std::lock_guard lk(w_.mu);
-    if (Cursor *c = find(g)) c->owner = owner;
-}
-
-void Partition::release_owner(const Group *g, uint64_t owner) {
-    std::lock_guard lk(w_.mu);
-    Cursor *c = find(g);
-    if (c && c->owner == owner) c->owner = 0;
-}
-
-// ---- introspection -------------------------------------------------------------------------
-
-void Partition::info(mq_partition_info &out) {
-    std::lock_guard lk(w_.mu);
-    out.start = start_;
-    out.end = end_;
-    out.backlog = end_ - start_;
-    out.capacity = settings_.capacity;
-    out.retained_bytes = bytes_;
-    out.max_bytes = settings_.max_bytes;
-    out.producer_waits = producer_waits_;
-    out.max_backlog = max_backlog_;
-}
-
-mq_status Partition::group_info(const Group *g, mq_group_info &out) {
-    std::lock_guard lk(w_.mu);
-    Cursor *c = find(g);
-    if (!c) {
-        return fail(MQ_ERR_NO_GROUP, "group %s is no longer subscribed to topic %s",
-                    g->name.c_str(), settings_.topic->c_str());
-    }
-    out.committed = c->committed;
-    out.next = c->next;
-    out.lag = end_ - c->committed;
-    out.in_flight = c->next - c->committed;
-    return MQ_OK;
-}
-
-void Partition::describe(std::string &out) {
-    std::lock_guard lk(w_.mu);
-    char buf[128];
-    if (end_ > start_) {
-        std::snprintf(buf, sizeof buf, "log %lld..%lld, backlog %lld/%lld",
-                      static_cast<long long>(start_), static_cast<long long>(end_ - 1),
-                      static_cast<long long>(end_ - start_),
-                      static_cast<long long>(settings_.capacity));
-    } else {
-        std::snprintf(buf, sizeof buf, "log empty, next offset %lld, backlog 0/%lld",
-                      static_cast<long long>(end_), static_cast<long long>(settings_.capacity));
-    }
-    out = buf;
-    for (const Cursor &c : cursors_) {
-        std::snprintf(buf, sizeof buf, " %lld/%lld", static_cast<long long>(c.committed),
-                      static_cast<long long>(c.next));
-        out += "; ";
-        out += c.group->name;
-        out += buf;
-    }
+void Partition::release_bytes() noexcept {
+    int64_t floor = start_;
+    for (const Cursor &c : cursors_) floor = std::min(floor, c.view_floor);
+    arena_.trim(floor);
 }
 
 }  // namespace mq

@@ -1,9 +1,14 @@
 // A partition: the log, every group's cursor on it, and every rule that touches them (publish,
-// back-pressure, poll, lease, ack, nack, trim, ownership). One lock guards all of it; the Broker
-// and Topic only route calls here.
+// back-pressure, retention, poll, lease, ack, nack, dead letters, seek, trim, ownership). One
+// lock guards all of it; Broker and Topic only route calls here.
+//
+// The rules live in three files: partition.cpp (the log: append, back-pressure, retention,
+// trim), partition_consume.cpp (poll, lease, ack, nack, dead letters, seek) and
+// partition_groups.cpp (groups, ownership, introspection).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +43,8 @@ struct TopicSettings {
     int64_t capacity;
     int64_t max_bytes;         // 0 = no byte budget
     int64_t ack_timeout_ns;
+    bool bounded;              // MQ_RETAIN_BOUNDED: drop the oldest instead of waiting
+    int64_t max_age_ns;        // 0 = no limit
 };
 
 class Partition {
@@ -47,8 +54,10 @@ public:
     Partition(const Partition &) = delete;
     Partition &operator=(const Partition &) = delete;
 
-    // Rule 2 and 3: append one record, waiting for room. The record has passed size checks.
-    mq_status publish(const mq_record &r, Wait wait, mq_cancel *cancel, int64_t *offset);
+    // Rules 2 and 3: append one record, waiting for room. The record has passed size checks.
+    // `origin` is set when the record is a dead letter.
+    mq_status publish(const mq_record &r, Wait wait, mq_cancel *cancel, int64_t *offset,
+                      const mq_dead_letter *origin = nullptr);
     // Batch publish of records[idx[0..n)] under one lock acquisition; results[idx[i]] filled.
     mq_status publish_many(const mq_record *records, const uint32_t *idx, size_t n, Wait wait,
                            mq_cancel *cancel, mq_publish_result *results, size_t *published);
@@ -56,14 +65,16 @@ public:
     mq_status poll(const Group *g, mq_message *out, size_t max, Wait wait, mq_cancel *cancel,
                    size_t *count);
     mq_status ack(const Group *g, int64_t offset);
-    mq_status nack(const Group *g);
+    mq_status nack(const Group *g, int64_t delay_ns);
+    mq_status extend_lease(const Group *g);
+    mq_status seek(const Group *g, int64_t offset);
 
     void add_group(const Group *g, mq_start start);  // may throw bad_alloc: nothing changes
     void remove_group(const Group *g);
 
     // Ownership of this partition within a group, for push subscriptions.
     bool owned_by_other(const Group *g, uint64_t owner);
-    void set_owner(const Group *g, uint64_t owner);    // owner 0 releases
+    void set_owner(const Group *g, uint64_t owner);
     void release_owner(const Group *g, uint64_t owner);
 
     void info(mq_partition_info &out);
@@ -71,25 +82,46 @@ public:
     void describe(std::string &out);  // may throw bad_alloc
 
     Waitable &waitable() noexcept { return w_; }
+    int32_t index() const noexcept { return index_; }
 
 private:
     struct Slot {
-        const char *data;      // key bytes, then payload bytes
-        uint32_t key_len;      // kNoKey: published without a key
+        const char *data;      // [mq_dead_letter], key bytes, payload bytes
+        uint32_t key_len;      // low 30 bits: length; kNoKey, kDeadLetter flags
         uint32_t payload_len;
         int64_t timestamp_ns;
     };
-    static constexpr uint32_t kNoKey = UINT32_MAX;
+    static constexpr uint32_t kNoKey = 1u << 31;
+    static constexpr uint32_t kDeadLetter = 1u << 30;
+    static constexpr uint32_t kLenMask = kDeadLetter - 1;
+    static size_t slot_bytes(const Slot &s) noexcept {
+        return (s.key_len & kLenMask) + s.payload_len;
+    }
 
+    Slot &slot(int64_t offset) noexcept {
+        return slots_[static_cast<size_t>(offset) & (slots_.size() - 1)];
+    }
     Cursor *find(const Group *g) noexcept;
+    mq_status no_group(const Group *g) const noexcept;
+    mq_status closed_status() const noexcept;
+
+    // The log (partition.cpp).
     bool has_room(size_t bytes) const noexcept;
     mq_status wait_for_room(std::unique_lock<std::mutex> &lk, size_t bytes, Wait wait,
                             const CancelScope &cancel, bool &waited);
-    int64_t append(const mq_record &r, size_t bytes);  // may throw bad_alloc: nothing changes
-    void grow_slots();
+    int64_t append(const mq_record &r, size_t bytes, const mq_dead_letter *origin);
+    void make_room(size_t bytes) noexcept;  // bounded retention: drop the oldest
+    void expire(int64_t now) noexcept;      // max age
+    void drop_head(int64_t new_start) noexcept;
     void trim() noexcept;
-    mq_status closed_status() const noexcept;
+    void release_bytes() noexcept;
+    void grow_slots();
+    std::chrono::steady_clock::time_point real_time_of(int64_t clock_ns, int64_t now) const noexcept;
+
+    // Consuming (partition_consume.cpp).
     void fill(mq_message &m, int64_t offset, uint32_t count) const noexcept;
+    mq_status dead_letter_head(std::unique_lock<std::mutex> &lk, Cursor *c, Wait wait,
+                               mq_cancel *cancel);
 
     Waitable w_;
     const int32_t index_;
@@ -102,7 +134,7 @@ private:
     int64_t end_ = 0;
     std::vector<Slot> slots_;
     Arena arena_;
-    int64_t bytes_ = 0;
+    int64_t bytes_ = 0;      // key + payload bytes of [start_, end_)
 
     std::vector<Cursor> cursors_;  // in subscription order
 
@@ -110,6 +142,7 @@ private:
     int publishers_waiting_ = 0;
     int64_t producer_waits_ = 0;
     int64_t max_backlog_ = 0;
+    int64_t dropped_ = 0;
 };
 
 }  // namespace mq

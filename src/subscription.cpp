@@ -4,7 +4,33 @@
 #include "error.h"
 
 namespace {
-thread_local const mq_subscription *tl_running = nullptr;  // whose handler this thread runs
+// What the calling thread is doing, when it is one of a subscription's loops.
+struct LoopContext {
+    const mq_subscription *sub = nullptr;
+    mq::Partition *partition = nullptr;
+    const mq::Group *group = nullptr;
+    int64_t nack_delay_ns = 0;  // set by mq_handler_nack_delay during one handler call
+};
+thread_local LoopContext tl_loop;
+
+mq_status not_in_handler() {
+    return mq::fail(MQ_ERR_INVALID, "this function must be called from inside a push handler");
+}
+}  // namespace
+
+mq_status mq_subscription::extend_current_lease() {
+    if (!tl_loop.sub) return not_in_handler();
+    return tl_loop.partition->extend_lease(tl_loop.group);
+}
+
+mq_status mq_subscription::delay_current_nack(int64_t delay_ms) {
+    if (!tl_loop.sub) return not_in_handler();
+    if (delay_ms < 0) {
+        return mq::fail(MQ_ERR_INVALID, "delay_ms is %lld; it must be 0 or more",
+                        static_cast<long long>(delay_ms));
+    }
+    tl_loop.nack_delay_ns = delay_ms * 1000000;
+    return MQ_OK;
 }
 
 mq_subscription::mq_subscription(mq_broker *b, mq::Topic *topic, const mq::Group *group,
@@ -13,7 +39,7 @@ mq_subscription::mq_subscription(mq_broker *b, mq::Topic *topic, const mq::Group
     : broker(b), topic_(topic), group_(group), id_(id), prefetch_(prefetch),
       partitions_(std::move(partitions)), handler_(handler), user_(user), user_free_(user_free) {}
 
-bool mq_subscription::is_current_thread() const noexcept { return tl_running == this; }
+bool mq_subscription::is_current_thread() const noexcept { return tl_loop.sub == this; }
 
 mq_status mq_subscription::claim() {
     // Checking and claiming under the topic's group lock makes the pair atomic against
@@ -51,7 +77,7 @@ void mq_subscription::start() {
 void mq_subscription::loop(size_t i) {
     mq::Partition &part = topic_->partition(partitions_[i]);
     std::vector<mq_message> batch(static_cast<size_t>(prefetch_));
-    tl_running = this;
+    tl_loop = LoopContext{this, &part, group_, 0};
     while (!stopping_.load(std::memory_order_acquire)) {
         size_t n = 0;
         if (part.poll(group_, batch.data(), batch.size(), mq::Wait{mq::Wait::kForever},
@@ -60,14 +86,15 @@ void mq_subscription::loop(size_t i) {
         }
         for (size_t k = 0; k < n; k++) {
             if (stopping_.load(std::memory_order_acquire)) break;
+            tl_loop.nack_delay_ns = 0;
             if (handler_(user_, &batch[k]) != 0) {
-                part.nack(group_);  // the rest of the batch is not attempted (rule 10)
-                break;
+                part.nack(group_, tl_loop.nack_delay_ns);  // the rest of the batch is not
+                break;                                      // attempted (rule 10)
             }
             if (part.ack(group_, batch[k].offset) != MQ_OK) break;
         }
     }
-    tl_running = nullptr;
+    tl_loop = LoopContext{};
 }
 
 void mq_subscription::stop() {
@@ -78,7 +105,7 @@ void mq_subscription::stop() {
     }
     // Whatever a loop was handed and did not finish goes back to the group at once rather
     // than waiting out the lease (a no-op when nothing is in flight or the broker is closed).
-    for (size_t i = 0; i < threads_.size(); i++) topic_->partition(partitions_[i]).nack(group_);
+    for (size_t i = 0; i < threads_.size(); i++) topic_->partition(partitions_[i]).nack(group_, 0);
     unclaim();
     if (user_free_) user_free_(user_);
 }

@@ -27,6 +27,10 @@ struct mq_subscription {
     // True when the calling thread is running one of this subscription's handlers.
     bool is_current_thread() const noexcept;
 
+    // For mq_handler_*: act on the loop the calling thread runs. MQ_ERR_INVALID off a loop.
+    static mq_status extend_current_lease();
+    static mq_status delay_current_nack(int64_t delay_ms);
+
     mq_broker *const broker;
 
 private:

@@ -1,13 +1,19 @@
 #include "topic.h"
 
 #include "error.h"
+#include "murmur2.h"
 
 namespace mq {
 
 Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock,
              const std::atomic<bool> &closed)
     : name_(std::move(name)),
-      settings_{&name_, cfg.capacity, cfg.max_bytes, cfg.ack_timeout_ms * 1000000} {
+      settings_{&name_,
+                cfg.capacity,
+                cfg.max_bytes,
+                cfg.ack_timeout_ms * 1000000,
+                cfg.retention == MQ_RETAIN_BOUNDED,
+                cfg.max_age_ms * 1000000} {
     partitions_.reserve(static_cast<size_t>(cfg.partitions));
     for (int32_t p = 0; p < cfg.partitions; p++) {
         partitions_.push_back(std::make_unique<Partition>(p, settings_, clock, closed));
@@ -32,7 +38,8 @@ void Topic::publish_groups(GroupList list) {
     group_lists_.push_back(std::move(owned));
 }
 
-mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id, const Group **out) {
+mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id,
+                           const Group &proto, const Group **out) {
     std::lock_guard lk(groups_mu_);
     if (find_locked(name)) {
         return fail(MQ_ERR_EXISTS, "group %.*s is already subscribed to topic %s",
@@ -40,7 +47,9 @@ mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id, c
     }
     // Everything that can fail is done before the first partition learns of the group.
     all_groups_.reserve(all_groups_.size() + 1);
-    auto group = std::make_unique<Group>(Group{std::string(name), id});
+    auto group = std::make_unique<Group>(proto);
+    group->name = std::string(name);
+    group->id = id;
     GroupList next = *groups_.load(std::memory_order_relaxed);
     next.push_back(group.get());
     size_t added = 0;
@@ -59,7 +68,7 @@ mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id, c
 const Group *Topic::find_or_subscribe(std::string_view name, uint64_t id) {
     if (const Group *g = find_group(name)) return g;
     const Group *g = nullptr;
-    if (subscribe(name, MQ_START_LATEST, id, &g) == MQ_OK) return g;
+    if (subscribe(name, MQ_START_LATEST, id, Group{}, &g) == MQ_OK) return g;
     return find_group(name);  // subscribed meanwhile by another thread
 }
 
@@ -78,6 +87,19 @@ mq_status Topic::unsubscribe(std::string_view name) {
     publish_groups(std::move(next));  // new calls no longer find the group...
     for (auto &p : partitions_) p->remove_group(g);  // ...and calls in flight find no cursor
     return MQ_OK;
+}
+
+mq_status Topic::publish_dead_letter(const mq_record &r, const mq_dead_letter &origin, Wait wait,
+                                     mq_cancel *cancel) {
+    const auto bytes = static_cast<int64_t>((r.key ? r.key_len : 0) + r.payload_len);
+    if (settings_.max_bytes && bytes > settings_.max_bytes) {
+        return fail(MQ_ERR_TOO_LARGE, "dead letter of %lld bytes exceeds topic %s's byte budget",
+                    static_cast<long long>(bytes), name_.c_str());
+    }
+    const int32_t p = r.key ? partition_for_key(r.key, r.key_len, partition_count())
+                            : next_round_robin();
+    int64_t offset;
+    return partition(p).publish(r, wait, cancel, &offset, &origin);
 }
 
 std::vector<std::string> Topic::group_names() const {

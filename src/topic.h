@@ -36,13 +36,19 @@ public:
     const Group *find_group(std::string_view name) const noexcept;
 
     // Creates the group's cursors on every partition. MQ_ERR_EXISTS if it is subscribed.
-    // May throw bad_alloc, in which case nothing changed.
-    mq_status subscribe(std::string_view name, mq_start start, uint64_t id, const Group **out);
+    // `proto` carries the group's settings (its name and id are set here). May throw
+    // bad_alloc, in which case nothing changed.
+    mq_status subscribe(std::string_view name, mq_start start, uint64_t id, const Group &proto,
+                        const Group **out);
     mq_status unsubscribe(std::string_view name);
     // The group if subscribed, else subscribes it at the end of the log (push subscriptions).
     const Group *find_or_subscribe(std::string_view name, uint64_t id);
 
     std::vector<std::string> group_names() const;
+
+    // Appends a dead letter (routed like any record) with the poll's wait and cancel token.
+    mq_status publish_dead_letter(const mq_record &r, const mq_dead_letter &origin, Wait wait,
+                                  mq_cancel *cancel);
 
     // Held by push subscriptions while they check and claim partition ownership.
     std::mutex &groups_mutex() noexcept { return groups_mu_; }

@@ -1,0 +1,230 @@
+// Consuming a partition: poll, leases, ack, nack (immediate and delayed), dead letters, seek.
+#include <algorithm>
+#include <string>
+
+#include "cancel.h"
+#include "error.h"
+#include "partition.h"
+#include "topic.h"
+
+namespace mq {
+
+void Partition::fill(mq_message &m, int64_t offset, uint32_t count) const noexcept {
+    const Slot &s = slots_[static_cast<size_t>(offset) & (slots_.size() - 1)];
+    const char *key = s.data;
+    m.dead_letter = nullptr;
+    if (s.key_len & kDeadLetter) {
+        m.dead_letter = reinterpret_cast<const mq_dead_letter *>(s.data);
+        key += sizeof(mq_dead_letter);
+    }
+    const size_t key_len = s.key_len & kLenMask;
+    m.partition = index_;
+    m.delivery_count = count;
+    m.offset = offset;
+    m.key = (s.key_len & kNoKey) ? nullptr : key;
+    m.key_len = key_len;
+    m.payload = key + key_len;
+    m.payload_len = s.payload_len;
+    m.timestamp_ns = s.timestamp_ns;
+    m.lost = 0;
+}
+
+mq_status Partition::poll(const Group *g, mq_message *out, size_t max, Wait wait,
+                          mq_cancel *cancel, size_t *count) {
+    CancelScope scope(cancel, w_);
+    std::unique_lock lk(w_.mu);
+    for (;;) {
+        if (closed_.load(std::memory_order_acquire)) return closed_status();
+        const int64_t now = clock_.now();
+        if (settings_.max_age_ns) expire(now);
+        Cursor *c = find(g);  // found anew after every wait: the group may have gone meanwhile
+        if (!c) return no_group(g);
+        if (c->view_floor < c->committed) {  // a new poll releases views of dropped messages
+            c->view_floor = c->committed;
+            release_bytes();
+        }
+        // Rule 7: a lease that ran out rewinds the group so its in-flight messages come again.
+        if (c->next > c->committed && now >= c->lease_deadline) c->next = c->committed;
+        const bool paused = c->not_before > now;  // a delayed nack holds the group
+        if (!paused && !c->dead_lettering && c->next < end_) {
+            if (g->max_deliveries && c->next == c->committed &&
+                c->counts.head_count() >= g->max_deliveries) {
+                if (mq_status st = dead_letter_head(lk, c, wait, cancel); st != MQ_OK) return st;
+                continue;  // the cursor moved on; look again
+            }
+            const int64_t from = c->next;
+            const int64_t to = from + std::min<int64_t>(static_cast<int64_t>(max), end_ - from);
+            c->counts.reserve();
+            size_t i = 0;
+            c->counts.deliver(from, to, [&](int64_t o, uint32_t n) { fill(out[i++], o, n); });
+            out[0].lost = c->lost_unreported;  // the loss is never silent
+            c->lost_unreported = 0;
+            c->next = to;
+            c->not_before = 0;
+            c->lease_deadline = now + settings_.ack_timeout_ns;
+            *count = i;
+            return MQ_OK;
+        }
+        if (wait.over()) {
+            return fail(MQ_TIMEOUT, "nothing to hand out on partition %d of topic %s for group %s%s",
+                        index_, settings_.topic->c_str(), g->name.c_str(),
+                        paused ? " (paused by a delayed nack)" : "");
+        }
+        if (scope.triggered()) return fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
+        // Also wake when the lease runs out or the delayed nack ends: an already-waiting poll
+        // must notice both.
+        bool timed = wait.kind == Wait::kUntil;
+        auto wake = wait.at;
+        auto consider = [&](int64_t clock_ns) {
+            auto t = real_time_of(clock_ns, now);
+            if (!timed || t < wake) wake = t;
+            timed = true;
+        };
+        if (c->next > c->committed) consider(c->lease_deadline);
+        if (paused) consider(c->not_before);
+        pollers_waiting_++;
+        if (timed) {
+            w_.not_empty.wait_until(lk, wake);
+        } else {
+            w_.not_empty.wait(lk);
+        }
+        pollers_waiting_--;
+    }
+}
+
+// Moves the message at the group's head to its dead-letter topic and acks it for the group.
+// The dead-letter publish runs without this partition's lock (it may wait for room, and the
+// dead-letter topic's partitions have locks of their own); meanwhile `dead_lettering` keeps the
+// group's other polls of this partition away from the head.
+mq_status Partition::dead_letter_head(std::unique_lock<std::mutex> &lk, Cursor *c, Wait wait,
+                                      mq_cancel *cancel) {
+    const Group *g = c->group;
+    const int64_t off = c->committed;
+    const Slot &s = slot(off);
+    thread_local std::string copy;  // the message may be dropped while the lock is released
+    const size_t key_len = s.key_len & kLenMask;
+    const char *key = s.data + ((s.key_len & kDeadLetter) ? sizeof(mq_dead_letter) : 0);
+    copy.assign(key, key_len + s.payload_len);
+    const mq_record rec{(s.key_len & kNoKey) ? nullptr : copy.data(), key_len,
+                        copy.data() + key_len, s.payload_len};
+    const mq_dead_letter origin{settings_.topic->c_str(), g->name.c_str(), index_,
+                                c->counts.head_count(), off};
+    c->dead_lettering = true;
+    lk.unlock();
+    mq_status st;
+    try {
+        st = g->dead_letter->publish_dead_letter(rec, origin, wait, cancel);
+    } catch (...) {
+        lk.lock();
+        if (Cursor *again = find(g)) again->dead_lettering = false;
+        if (pollers_waiting_) w_.not_empty.notify_all();
+        throw;
+    }
+    lk.lock();
+    Cursor *again = find(g);
+    if (!again) return no_group(g);
+    again->dead_lettering = false;
+    if (pollers_waiting_) w_.not_empty.notify_all();
+    const bool too_large = st == MQ_ERR_TOO_LARGE;
+    if ((st == MQ_OK || too_large) && again->committed == off) {
+        // Treated as acked for this group, so the partition moves on. A message the dead-letter
+        // topic can never take is lost instead, and said so like any other loss.
+        again->committed = off + 1;
+        again->next = std::max(again->next, again->committed);
+        again->counts.ack(again->committed);
+        again->view_floor = std::min(again->view_floor, off);
+        if (too_large) {
+            again->lost++;
+            again->lost_unreported++;
+        } else {
+            again->dead_lettered++;
+        }
+        trim();
+    }
+    if (st == MQ_OK || too_large) return MQ_OK;
+    if (st == MQ_FULL) {
+        return fail(MQ_TIMEOUT,
+                    "dead-letter topic %s stayed full; offset %lld of partition %d waits at the "
+                    "head of group %s",
+                    g->dead_letter->name().c_str(), static_cast<long long>(off), index_,
+                    g->name.c_str());
+    }
+    return st;
+}
+
+mq_status Partition::ack(const Group *g, int64_t offset) {
+    std::lock_guard lk(w_.mu);
+    if (closed_.load(std::memory_order_acquire)) return closed_status();
+    if (settings_.max_age_ns) expire(clock_.now());
+    Cursor *c = find(g);
+    if (!c) return no_group(g);
+    // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
+    if (offset < c->committed || offset >= c->next) {
+        if (c->next == c->committed) {
+            return fail(MQ_ERR_NOT_IN_FLIGHT, "offset %lld is not in flight for %s (nothing is)",
+                        static_cast<long long>(offset), g->name.c_str());
+        }
+        return fail(MQ_ERR_NOT_IN_FLIGHT, "offset %lld is not in flight for %s (in flight: %lld..%lld)",
+                    static_cast<long long>(offset), g->name.c_str(),
+                    static_cast<long long>(c->committed), static_cast<long long>(c->next - 1));
+    }
+    c->committed = offset + 1;
+    c->view_floor = c->committed;
+    c->counts.ack(c->committed);
+    trim();
+    return MQ_OK;
+}
+
+mq_status Partition::nack(const Group *g, int64_t delay_ns) {
+    std::lock_guard lk(w_.mu);
+    if (closed_.load(std::memory_order_acquire)) return closed_status();
+    Cursor *c = find(g);
+    if (!c) return no_group(g);
+    if (c->next != c->committed) {
+        c->next = c->committed;
+        if (delay_ns > 0) c->not_before = clock_.now() + delay_ns;
+        if (pollers_waiting_) w_.not_empty.notify_all();
+    }
+    return MQ_OK;
+}
+
+mq_status Partition::extend_lease(const Group *g) {
+    std::lock_guard lk(w_.mu);
+    if (closed_.load(std::memory_order_acquire)) return closed_status();
+    Cursor *c = find(g);
+    if (!c) return no_group(g);
+    if (c->next == c->committed) {
+        return fail(MQ_ERR_NOT_IN_FLIGHT,
+                    "nothing is in flight for group %s on partition %d of topic %s; nothing to extend",
+                    g->name.c_str(), index_, settings_.topic->c_str());
+    }
+    c->lease_deadline = clock_.now() + settings_.ack_timeout_ns;
+    return MQ_OK;
+}
+
+mq_status Partition::seek(const Group *g, int64_t offset) {
+    std::lock_guard lk(w_.mu);
+    if (closed_.load(std::memory_order_acquire)) return closed_status();
+    if (settings_.max_age_ns) expire(clock_.now());
+    Cursor *c = find(g);
+    if (!c) return no_group(g);
+    if (offset == MQ_OFFSET_END) offset = end_;
+    if (offset == MQ_OFFSET_EARLIEST) offset = start_;
+    if (offset < start_ || offset > end_) {
+        return fail(MQ_ERR_OUT_OF_RANGE,
+                    "offset %lld is outside partition %d of topic %s: retained %lld..%lld "
+                    "(seek to %lld for the end)",
+                    static_cast<long long>(offset), index_, settings_.topic->c_str(),
+                    static_cast<long long>(start_), static_cast<long long>(end_ - 1),
+                    static_cast<long long>(end_));
+    }
+    c->view_floor = std::min(c->view_floor, c->committed);
+    c->committed = c->next = offset;
+    c->not_before = 0;
+    c->counts.reset(offset);
+    trim();
+    if (pollers_waiting_) w_.not_empty.notify_all();
+    return MQ_OK;
+}
+
+}  // namespace mq
