@@ -65,6 +65,9 @@ typedef enum mq_status {
     MQ_FULL = 2,              /* publish: the partition was still full when the wait ended */
     MQ_CLOSED = 3,            /* the broker is closed (or was closed during the wait) */
     MQ_CANCELLED = 4,         /* the call's mq_cancel token was triggered while it waited */
+    MQ_REBALANCED = 5,        /* member call: the group's generation changed since the member
+                               * last fetched its assignment; nothing was done; call
+                               * mq_member_assignment and carry on */
     MQ_ERR_INVALID = 10,      /* NULL pointer, bad value, illegal name, bad config */
     MQ_ERR_NO_TOPIC = 11,     /* no topic of that name */
     MQ_ERR_NO_GROUP = 12,     /* no such group on that topic */
@@ -76,7 +79,9 @@ typedef enum mq_status {
     MQ_ERR_DEADLOCK = 18,     /* a subscription was closed from inside its own handler */
     MQ_ERR_NO_MEMORY = 19,    /* allocation failed; nothing changed */
     MQ_ERR_INTERNAL = 20,     /* a bug in mq; the message says where */
-    MQ_ERR_OUT_OF_RANGE = 21  /* seek to an offset outside the retained log */
+    MQ_ERR_OUT_OF_RANGE = 21, /* seek to an offset outside the retained log */
+    MQ_ERR_FENCED = 22        /* the caller does not own that partition in the group's current
+                               * generation (or the member was removed); nothing was done */
 } mq_status;
 
 /* A constant name for a status, e.g. "MQ_FULL"; "MQ_UNKNOWN_STATUS" for other values. */
@@ -384,8 +389,13 @@ MQ_API void mq_subscribe_options_init(mq_subscribe_options *opts, size_t size);
 /* Starts a push subscription: for each owned partition a library thread polls (prefetch
  * messages), calls handler for each in order and acks it. Subscribes the group (at the end of
  * the log) if it is not subscribed yet. opts may be NULL.
- * MQ_ERR_OWNED: another live subscription of the group owns one of the partitions (nothing is
- * claimed). MQ_ERR_INVALID (NULL, bad options, duplicate partitions), MQ_ERR_NO_TOPIC,
+ * With opts->partitions NULL (the default) the subscription is a member of the group (see
+ * mq_member_join): it owns what the group assigns it, and its loops start and stop as
+ * partitions move when other members or subscriptions join and leave. With a partition list it
+ * claims exactly those partitions (rule 11).
+ * MQ_ERR_OWNED: another live subscription of the group owns one of the listed partitions, or
+ * the group has members (with a list) / claimed partitions (without one); nothing is
+ * claimed. MQ_ERR_INVALID (NULL, bad options, duplicate partitions), MQ_ERR_NO_TOPIC,
  * MQ_ERR_PARTITION, MQ_CLOSED, MQ_ERR_NO_MEMORY (no thread could be started).
  * On any failure user_free(user) has been called (if not NULL) before return. */
 MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group,
@@ -408,6 +418,88 @@ MQ_API mq_status mq_handler_nack_delay(int64_t delay_ms);
  * MQ_ERR_DEADLOCK: called from the subscription's own handler; nothing happens.
  * MQ_ERR_INVALID: sub NULL. */
 MQ_API mq_status mq_subscription_close(mq_subscription *sub);
+
+/* ---- live groups: members ---------------------------------------------------------------- */
+
+/* A group member is a handle that joins a group on a topic and leaves it when closed. The broker
+ * divides the topic's partitions among the group's current members and numbers each division
+ * with a generation. When members join, leave or time out, the generation increases and
+ * partitions move: a partition taken from a member has its in-flight messages rewound to the
+ * group's committed offset for the new owner (at-least-once: the committed offset lives in the
+ * partition, not in the member). A member learns of a change on its next call (MQ_REBALANCED)
+ * or through its on_rebalance callback, then fetches its assignment.
+ * Fencing: a member's poll, ack or nack on a partition it does not own in the current generation
+ * is MQ_ERR_FENCED, so a slow old owner can never ack or take messages of the new one.
+ * Plain mq_poll/mq_ack by explicit partition keep working for users who manage assignment
+ * themselves (they are not fenced). Members and push subscriptions with an explicit partition
+ * list cannot share a group (MQ_ERR_OWNED). */
+typedef struct mq_member mq_member;
+
+/* An assignment strategy: for each partition p in 0..partitions-1, write to owner_out[p] the
+ * index (0..member_count-1) of the member that owns it. Members are listed in join order.
+ * Called with the group's membership lock held, from whichever thread caused the rebalance: it
+ * must be fast, pure and must not call into mq. An out-of-range index leaves that partition
+ * unowned until the next rebalance. */
+typedef void (*mq_assignor)(void *user, int32_t partitions, const char *const *member_ids,
+                            int32_t member_count, int32_t *owner_out);
+
+/* Called after a rebalance that concerns the member, on the thread that caused it (a join, a
+ * close, or the call that noticed a timed-out member), with no library lock held. It may call
+ * mq_member_assignment; it must not close its own member (MQ_ERR_DEADLOCK). */
+typedef void (*mq_rebalance_fn)(void *user, mq_member *member, int64_t generation);
+
+typedef struct mq_member_options {
+    size_t size;                   /* set by mq_member_options_init */
+    const char *member_id;         /* copied; NULL = generated "<group>-<n>"; a legal name */
+    int64_t session_timeout_ms;    /* a member that makes no call for this long is removed as
+                                    * if it had left (noticed by the group's next join or member
+                                    * call); >= 1; default 10000. A member blocked in
+                                    * mq_member_poll is calling. */
+    mq_assignor assignor;          /* NULL = round-robin (partition p to member p % count); the
+                                    * group uses the strategy of its first member */
+    void *assignor_user;
+    mq_rebalance_fn on_rebalance;  /* optional */
+    void *on_rebalance_user;
+} mq_member_options;
+
+MQ_API void mq_member_options_init(mq_member_options *opts, size_t size);
+
+/* Joins a group (subscribing it at the end of the log if needed) and rebalances.
+ * MQ_ERR_EXISTS: member_id is taken in the group. MQ_ERR_OWNED: a push subscription with an
+ * explicit partition list owns partitions of the group. MQ_ERR_INVALID, MQ_ERR_NO_TOPIC,
+ * MQ_CLOSED, MQ_ERR_NO_MEMORY. */
+MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *group,
+                                const mq_member_options *opts, mq_member **out);
+
+/* Leaves the group (the others rebalance; what this member had in flight goes to the new
+ * owners) and frees the handle. Waits for a running on_rebalance call of this member.
+ * MQ_ERR_DEADLOCK: called from this member's own on_rebalance; nothing happens.
+ * MQ_ERR_INVALID: member NULL. */
+MQ_API mq_status mq_member_close(mq_member *member);
+
+/* The member's id (valid until mq_member_close), or "" for NULL. */
+MQ_API const char *mq_member_id(const mq_member *member);
+
+/* The member's current assignment: *generation (may be NULL) and its partitions in increasing
+ * order (at most cap written to partitions; *count receives how many it owns). Fetching marks
+ * the generation as seen, so the member's next calls stop returning MQ_REBALANCED.
+ * MQ_ERR_FENCED: the member was removed (session timeout); close it and join again.
+ * MQ_ERR_INVALID (member or count NULL, partitions NULL with cap > 0), MQ_CLOSED. */
+MQ_API mq_status mq_member_assignment(mq_member *member, int64_t *generation,
+                                      int32_t *partitions, size_t cap, size_t *count);
+
+/* Polls the member's partitions (each call starts at the next one, for fairness) and returns
+ * messages of one partition, as mq_poll does (msg->partition tells which). Waits up to wait_ms
+ * for any of them. MQ_REBALANCED: the generation changed (before or during the wait); nothing
+ * was handed out. MQ_ERR_FENCED: the member was removed. Otherwise statuses as mq_poll. */
+MQ_API mq_status mq_member_poll(mq_member *member, mq_message *msgs, size_t max,
+                                int64_t wait_ms, mq_cancel *cancel, size_t *count_out);
+
+/* As mq_ack / mq_nack_delayed (delay_ms 0 = at once) / mq_lease_extend, for a partition the
+ * member owns. MQ_REBALANCED, MQ_ERR_FENCED as above; MQ_ERR_PARTITION; statuses as those. */
+MQ_API mq_status mq_member_ack(mq_member *member, int32_t partition, int64_t offset);
+MQ_API mq_status mq_member_nack(mq_member *member, int32_t partition, int64_t delay_ms);
+MQ_API mq_status mq_member_extend_lease(mq_member *member, int32_t partition);
 
 /* ---- partitioning helpers ---------------------------------------------------------------- */
 

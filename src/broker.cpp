@@ -49,6 +49,7 @@ void mq_broker::close() {
     std::lock_guard lk(admin_mu_);
     for (auto &t : topics_) {
         for (int32_t p = 0; p < t->partition_count(); p++) t->partition(p).waitable().wake_all();
+        t->wake_members();
     }
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "broker.h"
+#include "c_api_util.h"
 #include "cancel.h"
 #include "error.h"
 #include "murmur2.h"
@@ -15,56 +16,14 @@
 
 using mq::fail;
 
+using mq::check_partition;
+using mq::check_wait;
+using mq::guarded;
+using mq::on_broker;
+using mq::on_broker_any;
+using mq::size_ok;
+
 namespace {
-
-template <class F>
-mq_status guarded(F &&f) noexcept {
-    try {
-        return f();
-    } catch (const std::bad_alloc &) {
-        return fail(MQ_ERR_NO_MEMORY, "out of memory; nothing was changed");
-    } catch (const std::system_error &e) {
-        return fail(MQ_ERR_NO_MEMORY, "the system refused a resource (%s); nothing was changed",
-                    e.what());
-    } catch (const std::exception &e) {
-        return fail(MQ_ERR_INTERNAL, "internal error: %s", e.what());
-    } catch (...) {
-        return fail(MQ_ERR_INTERNAL, "internal error: unknown exception");
-    }
-}
-
-// A call on a live broker: counted by the gate, refused once the broker is closed.
-template <class F>
-mq_status on_broker(mq_broker *b, F &&f) noexcept {
-    if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
-    mq::GateScope scope(b->gate);
-    if (b->closed()) return fail(MQ_CLOSED, "the broker is closed");
-    return guarded([&] { return f(); });
-}
-
-// Introspection keeps working after close.
-template <class F>
-mq_status on_broker_any(mq_broker *b, F &&f) noexcept {
-    if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
-    mq::GateScope scope(b->gate);
-    return guarded([&] { return f(); });
-}
-
-mq_status check_wait(int64_t wait_ms) {
-    if (wait_ms < MQ_WAIT_FOREVER) {
-        return fail(MQ_ERR_INVALID, "wait of %lld ms: use -1 (forever), 0 (don't block) or a positive number of ms",
-                    static_cast<long long>(wait_ms));
-    }
-    return MQ_OK;
-}
-
-mq_status check_partition(mq::Topic &t, int32_t p) {
-    if (p < 0 || p >= t.partition_count()) {
-        return fail(MQ_ERR_PARTITION, "partition %d is out of range for topic %s (0..%d)", p,
-                    t.name().c_str(), t.partition_count() - 1);
-    }
-    return MQ_OK;
-}
 
 mq_status lookup_group(mq::Topic &t, const char *group, const mq::Group **out) {
     if (!group) return fail(MQ_ERR_INVALID, "group name is NULL");
@@ -117,14 +76,6 @@ void write_out(const std::string &s, char *buf, size_t cap, size_t *needed) {
     buf[n] = '\0';
 }
 
-template <class Config>
-bool size_ok(const Config *cfg) {
-    return cfg->size >= sizeof(size_t);
-}
-
-// Reads `field` only if the caller's struct (cfg->size bytes) is large enough to hold it.
-#define MQ_HAS_FIELD(cfg, field) ((cfg)->size >= offsetof(std::remove_pointer_t<decltype(cfg)>, field) + sizeof((cfg)->field))
-
 }  // namespace
 
 extern "C" {
@@ -141,6 +92,7 @@ MQ_API const char *mq_status_name(int status) {
         case MQ_FULL: return "MQ_FULL";
         case MQ_CLOSED: return "MQ_CLOSED";
         case MQ_CANCELLED: return "MQ_CANCELLED";
+        case MQ_REBALANCED: return "MQ_REBALANCED";
         case MQ_ERR_INVALID: return "MQ_ERR_INVALID";
         case MQ_ERR_NO_TOPIC: return "MQ_ERR_NO_TOPIC";
         case MQ_ERR_NO_GROUP: return "MQ_ERR_NO_GROUP";
@@ -153,6 +105,7 @@ MQ_API const char *mq_status_name(int status) {
         case MQ_ERR_NO_MEMORY: return "MQ_ERR_NO_MEMORY";
         case MQ_ERR_INTERNAL: return "MQ_ERR_INTERNAL";
         case MQ_ERR_OUT_OF_RANGE: return "MQ_ERR_OUT_OF_RANGE";
+        case MQ_ERR_FENCED: return "MQ_ERR_FENCED";
         default: return "MQ_UNKNOWN_STATUS";
     }
 }
@@ -363,7 +316,7 @@ MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char 
         if (o.start != MQ_START_LATEST && o.start != MQ_START_EARLIEST) {
             return fail(MQ_ERR_INVALID, "start is %d; use MQ_START_LATEST or MQ_START_EARLIEST", o.start);
         }
-        mq::Group proto;
+        mq::GroupConfig proto;
         if (o.max_deliveries || o.dead_letter_topic) {
             if (!o.max_deliveries || !o.dead_letter_topic) {
                 return fail(MQ_ERR_INVALID, "max_deliveries and dead_letter_topic go together: set both or neither");
@@ -474,7 +427,7 @@ MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int
         if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
         if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-        return t->partition(partition).poll(g, msgs, max, mq::Wait::from_ms(wait_ms), cancel,
+        return t->partition(partition).poll(g, 0, msgs, max, mq::Wait::from_ms(wait_ms), cancel,
                                             count_out);
     });
 }
@@ -487,7 +440,7 @@ MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int3
         const mq::Group *g;
         if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
         if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
-        return t->partition(partition).ack(g, offset);
+        return t->partition(partition).ack(g, 0, offset);
     });
 }
 
@@ -498,7 +451,7 @@ MQ_API mq_status mq_nack(mq_broker *b, const char *topic, const char *group, int
         const mq::Group *g;
         if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
         if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
-        return t->partition(partition).nack(g, 0);
+        return t->partition(partition).nack(g, 0, 0);
     });
 }
 
@@ -513,7 +466,7 @@ MQ_API mq_status mq_nack_delayed(mq_broker *b, const char *topic, const char *gr
         if (delay_ms < 0 || delay_ms > (int64_t{1} << 40)) {
             return fail(MQ_ERR_INVALID, "delay_ms is %lld; it must be 0 or more", static_cast<long long>(delay_ms));
         }
-        return t->partition(partition).nack(g, delay_ms * 1000000);
+        return t->partition(partition).nack(g, 0, delay_ms * 1000000);
     });
 }
 
@@ -525,7 +478,7 @@ MQ_API mq_status mq_lease_extend(mq_broker *b, const char *topic, const char *gr
         const mq::Group *g;
         if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
         if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
-        return t->partition(partition).extend_lease(g);
+        return t->partition(partition).extend_lease(g, 0);
     });
 }
 
@@ -586,8 +539,9 @@ MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group
         if (!o.partitions && o.partition_count) {
             return fail(MQ_ERR_INVALID, "partitions is NULL but partition_count is %zu", o.partition_count);
         }
-        std::vector<int32_t> parts;
+        std::vector<int32_t> parts;  // empty: a member of the group
         if (o.partitions) {
+            if (o.partition_count == 0) return fail(MQ_ERR_INVALID, "partitions is empty; pass NULL to be a group member");
             parts.assign(o.partitions, o.partitions + o.partition_count);
             for (int32_t p : parts) {
                 if (mq_status s = check_partition(*t, p); s != MQ_OK) return s;
@@ -597,19 +551,19 @@ MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group
             if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
                 return fail(MQ_ERR_INVALID, "partitions lists a partition twice");
             }
-            if (parts.empty()) return fail(MQ_ERR_INVALID, "partitions is empty; pass NULL for all");
-        } else {
-            for (int32_t p = 0; p < t->partition_count(); p++) parts.push_back(p);
         }
         const mq::Group *g = t->find_or_subscribe(group, b->new_id());
         if (!g) return fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while subscribing", group);
         auto sub = std::make_unique<mq_subscription>(b, t, g, b->new_id(), o.prefetch,
                                                      std::move(parts), handler, user, user_free);
-        if (mq_status s = sub->claim(); s != MQ_OK) return s;
+        {
+            std::lock_guard lk(t->groups_mutex());
+            if (mq_status s = sub->attach(); s != MQ_OK) return s;
+        }
         try {
             b->add_subscription(sub.get());
         } catch (...) {
-            sub->unclaim();
+            sub->detach();
             throw;
         }
         try {

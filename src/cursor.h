@@ -2,18 +2,29 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace mq {
 
 class Topic;
+class Membership;
 
-struct Group {
-    std::string name;
-    uint64_t id;                    // unique for the broker's life: a re-subscribed name is new
+struct GroupConfig {
     uint32_t max_deliveries = 0;    // 0 = no limit
     Topic *dead_letter = nullptr;   // where messages go after max_deliveries
+};
+
+struct Group : GroupConfig {
+    Group(std::string n, uint64_t i, const GroupConfig &cfg);
+    ~Group();
+    Group(const Group &) = delete;
+    Group &operator=(const Group &) = delete;
+
+    std::string name;
+    uint64_t id;                    // unique for the broker's life: a re-subscribed name is new
+    std::unique_ptr<Membership> membership;  // live members (set by the topic)
 };
 
 // Delivery counts of the offsets a group has been handed and not acked. Offsets are handed out
@@ -98,6 +109,9 @@ struct Cursor {
     int64_t dead_lettered = 0;
     bool dead_lettering = false; // a poll is moving the head to the dead-letter topic
     DeliveryCounts counts;
+    // Owners the partition was taken from while they held views, with the lowest offset they
+    // may hold: kept until that owner calls again (see Partition::reassign).
+    std::vector<std::pair<uint64_t, int64_t>> fenced_floors;
 
     Cursor(const Group *g, int64_t at) : group(g), committed(at), next(at), view_floor(at) {
         counts.reset(at);

@@ -46,6 +46,27 @@ Cursor *Partition::find(const Group *g) noexcept {
     return nullptr;
 }
 
+Cursor *Partition::find_owned(const Group *g, uint64_t owner, mq_status *st) noexcept {
+    Cursor *c = find(g);
+    if (!c) {
+        *st = no_group(g);
+        return nullptr;
+    }
+    if (owner && c->owner != owner) {
+        *st = fail(MQ_ERR_FENCED,
+                   "partition %d of topic %s is not assigned to this consumer of group %s any "
+                   "more (the group rebalanced); fetch the new assignment",
+                   index_, settings_.topic->c_str(), g->name.c_str());
+        return nullptr;
+    }
+    return c;
+}
+
+void Partition::wake_consumers() noexcept {
+    if (pollers_waiting_) w_.not_empty.notify_all();
+    if (!w_.watchers.empty()) w_.signal_watchers();
+}
+
 std::chrono::steady_clock::time_point Partition::real_time_of(int64_t clock_ns,
                                                               int64_t now) const noexcept {
     return std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::max<int64_t>(clock_ns - now, 0));
@@ -136,7 +157,7 @@ int64_t Partition::append(const mq_record &r, size_t bytes, const mq_dead_letter
     bytes_ += static_cast<int64_t>(bytes);
     end_++;
     max_backlog_ = std::max(max_backlog_, end_ - start_);
-    if (pollers_waiting_) w_.not_empty.notify_all();
+    wake_consumers();
     return offset;
 }
 
@@ -221,7 +242,10 @@ void Partition::trim() noexcept {
 
 void Partition::release_bytes() noexcept {
     int64_t floor = start_;
-    for (const Cursor &c : cursors_) floor = std::min(floor, c.view_floor);
+    for (const Cursor &c : cursors_) {
+        floor = std::min(floor, c.view_floor);
+        for (const auto &f : c.fenced_floors) floor = std::min(floor, f.second);
+    }
     arena_.trim(floor);
 }
 

@@ -62,20 +62,35 @@ public:
     mq_status publish_many(const mq_record *records, const uint32_t *idx, size_t n, Wait wait,
                            mq_cancel *cancel, mq_publish_result *results, size_t *published);
 
-    mq_status poll(const Group *g, mq_message *out, size_t max, Wait wait, mq_cancel *cancel,
-                   size_t *count);
-    mq_status ack(const Group *g, int64_t offset);
-    mq_status nack(const Group *g, int64_t delay_ns);
-    mq_status extend_lease(const Group *g);
+    // `owner` 0: any caller (the plain API). Otherwise the caller is that subscription or group
+    // member and must own the partition within the group, or the call is MQ_ERR_FENCED.
+    mq_status poll(const Group *g, uint64_t owner, mq_message *out, size_t max, Wait wait,
+                   mq_cancel *cancel, size_t *count);
+    mq_status ack(const Group *g, uint64_t owner, int64_t offset);
+    mq_status nack(const Group *g, uint64_t owner, int64_t delay_ns);
+    mq_status extend_lease(const Group *g, uint64_t owner);
     mq_status seek(const Group *g, int64_t offset);
+
+    // The broker-clock time at which the group's state here changes by itself (its lease runs
+    // out, its delayed nack ends), or INT64_MAX.
+    int64_t next_change(const Group *g);
+    void watch(Notifier *n);
+    void unwatch(Notifier *n);
 
     void add_group(const Group *g, mq_start start);  // may throw bad_alloc: nothing changes
     void remove_group(const Group *g);
 
     // Ownership of this partition within a group, for push subscriptions.
     bool owned_by_other(const Group *g, uint64_t owner);
+    uint64_t owner(const Group *g);
     void set_owner(const Group *g, uint64_t owner);
     void release_owner(const Group *g, uint64_t owner);
+    // A rebalance moved the partition: a new owner resumes from committed, so what the old
+    // owner had in flight is rewound for it; waiting polls of the old owner wake and are fenced.
+    // Returns true when the old owner may still hold views here: they stay valid until it calls
+    // release_fenced (its next call, or its close).
+    bool reassign(const Group *g, uint64_t owner);
+    void release_fenced(const Group *g, uint64_t owner);
 
     void info(mq_partition_info &out);
     mq_status group_info(const Group *g, mq_group_info &out);
@@ -102,7 +117,10 @@ private:
         return slots_[static_cast<size_t>(offset) & (slots_.size() - 1)];
     }
     Cursor *find(const Group *g) noexcept;
+    // The group's cursor, checked for ownership; nullptr with the failure status in *st.
+    Cursor *find_owned(const Group *g, uint64_t owner, mq_status *st) noexcept;
     mq_status no_group(const Group *g) const noexcept;
+    void wake_consumers() noexcept;
     mq_status closed_status() const noexcept;
 
     // The log (partition.cpp).

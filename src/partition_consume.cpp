@@ -29,7 +29,7 @@ void Partition::fill(mq_message &m, int64_t offset, uint32_t count) const noexce
     m.lost = 0;
 }
 
-mq_status Partition::poll(const Group *g, mq_message *out, size_t max, Wait wait,
+mq_status Partition::poll(const Group *g, uint64_t owner, mq_message *out, size_t max, Wait wait,
                           mq_cancel *cancel, size_t *count) {
     CancelScope scope(cancel, w_);
     std::unique_lock lk(w_.mu);
@@ -37,8 +37,9 @@ mq_status Partition::poll(const Group *g, mq_message *out, size_t max, Wait wait
         if (closed_.load(std::memory_order_acquire)) return closed_status();
         const int64_t now = clock_.now();
         if (settings_.max_age_ns) expire(now);
-        Cursor *c = find(g);  // found anew after every wait: the group may have gone meanwhile
-        if (!c) return no_group(g);
+        mq_status st;  // found anew after every wait: the group may have gone or moved meanwhile
+        Cursor *c = find_owned(g, owner, &st);
+        if (!c) return st;
         if (c->view_floor < c->committed) {  // a new poll releases views of dropped messages
             c->view_floor = c->committed;
             release_bytes();
@@ -49,7 +50,7 @@ mq_status Partition::poll(const Group *g, mq_message *out, size_t max, Wait wait
         if (!paused && !c->dead_lettering && c->next < end_) {
             if (g->max_deliveries && c->next == c->committed &&
                 c->counts.head_count() >= g->max_deliveries) {
-                if (mq_status st = dead_letter_head(lk, c, wait, cancel); st != MQ_OK) return st;
+                if (mq_status dl = dead_letter_head(lk, c, wait, cancel); dl != MQ_OK) return dl;
                 continue;  // the cursor moved on; look again
             }
             const int64_t from = c->next;
@@ -117,14 +118,14 @@ mq_status Partition::dead_letter_head(std::unique_lock<std::mutex> &lk, Cursor *
     } catch (...) {
         lk.lock();
         if (Cursor *again = find(g)) again->dead_lettering = false;
-        if (pollers_waiting_) w_.not_empty.notify_all();
+        wake_consumers();
         throw;
     }
     lk.lock();
     Cursor *again = find(g);
     if (!again) return no_group(g);
     again->dead_lettering = false;
-    if (pollers_waiting_) w_.not_empty.notify_all();
+    wake_consumers();
     const bool too_large = st == MQ_ERR_TOO_LARGE;
     if ((st == MQ_OK || too_large) && again->committed == off) {
         // Treated as acked for this group, so the partition moves on. A message the dead-letter
@@ -152,12 +153,13 @@ mq_status Partition::dead_letter_head(std::unique_lock<std::mutex> &lk, Cursor *
     return st;
 }
 
-mq_status Partition::ack(const Group *g, int64_t offset) {
+mq_status Partition::ack(const Group *g, uint64_t owner, int64_t offset) {
     std::lock_guard lk(w_.mu);
     if (closed_.load(std::memory_order_acquire)) return closed_status();
     if (settings_.max_age_ns) expire(clock_.now());
-    Cursor *c = find(g);
-    if (!c) return no_group(g);
+    mq_status st;
+    Cursor *c = find_owned(g, owner, &st);
+    if (!c) return st;
     // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
     if (offset < c->committed || offset >= c->next) {
         if (c->next == c->committed) {
@@ -175,24 +177,26 @@ mq_status Partition::ack(const Group *g, int64_t offset) {
     return MQ_OK;
 }
 
-mq_status Partition::nack(const Group *g, int64_t delay_ns) {
+mq_status Partition::nack(const Group *g, uint64_t owner, int64_t delay_ns) {
     std::lock_guard lk(w_.mu);
     if (closed_.load(std::memory_order_acquire)) return closed_status();
-    Cursor *c = find(g);
-    if (!c) return no_group(g);
+    mq_status st;
+    Cursor *c = find_owned(g, owner, &st);
+    if (!c) return st;
     if (c->next != c->committed) {
         c->next = c->committed;
         if (delay_ns > 0) c->not_before = clock_.now() + delay_ns;
-        if (pollers_waiting_) w_.not_empty.notify_all();
+        wake_consumers();
     }
     return MQ_OK;
 }
 
-mq_status Partition::extend_lease(const Group *g) {
+mq_status Partition::extend_lease(const Group *g, uint64_t owner) {
     std::lock_guard lk(w_.mu);
     if (closed_.load(std::memory_order_acquire)) return closed_status();
-    Cursor *c = find(g);
-    if (!c) return no_group(g);
+    mq_status st;
+    Cursor *c = find_owned(g, owner, &st);
+    if (!c) return st;
     if (c->next == c->committed) {
         return fail(MQ_ERR_NOT_IN_FLIGHT,
                     "nothing is in flight for group %s on partition %d of topic %s; nothing to extend",
@@ -223,8 +227,29 @@ mq_status Partition::seek(const Group *g, int64_t offset) {
     c->not_before = 0;
     c->counts.reset(offset);
     trim();
-    if (pollers_waiting_) w_.not_empty.notify_all();
+    wake_consumers();
     return MQ_OK;
+}
+
+int64_t Partition::next_change(const Group *g) {
+    std::lock_guard lk(w_.mu);
+    Cursor *c = find(g);
+    int64_t at = INT64_MAX;
+    if (!c) return at;
+    if (c->next > c->committed) at = c->lease_deadline;
+    if (c->not_before) at = std::min(at, c->not_before);
+    return at;
+}
+
+void Partition::watch(Notifier *n) {
+    std::lock_guard lk(w_.mu);
+    w_.watchers.push_back(n);
+}
+
+void Partition::unwatch(Notifier *n) {
+    std::lock_guard lk(w_.mu);
+    auto it = std::find(w_.watchers.begin(), w_.watchers.end(), n);
+    if (it != w_.watchers.end()) w_.watchers.erase(it);
 }
 
 }  // namespace mq

@@ -20,13 +20,41 @@ void Partition::remove_group(const Group *g) {
     if (it == cursors_.end()) return;
     cursors_.erase(it);
     trim();  // Rule 12: what only this group held back goes now, and its publishers wake
-    if (pollers_waiting_) w_.not_empty.notify_all();  // its pollers learn it is gone
+    wake_consumers();  // its pollers learn it is gone
 }
 
 bool Partition::owned_by_other(const Group *g, uint64_t owner) {
     std::lock_guard lk(w_.mu);
     Cursor *c = find(g);
     return c && c->owner != 0 && c->owner != owner;
+}
+
+uint64_t Partition::owner(const Group *g) {
+    std::lock_guard lk(w_.mu);
+    Cursor *c = find(g);
+    return c ? c->owner : 0;
+}
+
+bool Partition::reassign(const Group *g, uint64_t owner) {
+    std::lock_guard lk(w_.mu);
+    Cursor *c = find(g);
+    if (!c || c->owner == owner) return false;
+    const bool held = c->owner != 0 && c->next > c->committed;
+    if (held) c->fenced_floors.emplace_back(c->owner, c->committed);
+    c->owner = owner;
+    c->next = c->committed;
+    wake_consumers();
+    return held;
+}
+
+void Partition::release_fenced(const Group *g, uint64_t owner) {
+    std::lock_guard lk(w_.mu);
+    Cursor *c = find(g);
+    if (!c) return;
+    auto &f = c->fenced_floors;
+    f.erase(std::remove_if(f.begin(), f.end(), [owner](const auto &e) { return e.first == owner; }),
+            f.end());
+    release_bytes();
 }
 
 void Partition::set_owner(const Group *g, uint64_t owner) {

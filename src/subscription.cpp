@@ -1,5 +1,7 @@
 #include "subscription.h"
 
+#include <algorithm>
+
 #include "broker.h"
 #include "error.h"
 
@@ -9,6 +11,7 @@ struct LoopContext {
     const mq_subscription *sub = nullptr;
     mq::Partition *partition = nullptr;
     const mq::Group *group = nullptr;
+    uint64_t owner = 0;
     int64_t nack_delay_ns = 0;  // set by mq_handler_nack_delay during one handler call
 };
 thread_local LoopContext tl_loop;
@@ -20,12 +23,12 @@ mq_status not_in_handler() {
 
 mq_status mq_subscription::extend_current_lease() {
     if (!tl_loop.sub) return not_in_handler();
-    return tl_loop.partition->extend_lease(tl_loop.group);
+    return tl_loop.partition->extend_lease(tl_loop.group, tl_loop.owner);
 }
 
 mq_status mq_subscription::delay_current_nack(int64_t delay_ms) {
     if (!tl_loop.sub) return not_in_handler();
-    if (delay_ms < 0) {
+    if (delay_ms < 0 || delay_ms > (int64_t{1} << 40)) {
         return mq::fail(MQ_ERR_INVALID, "delay_ms is %lld; it must be 0 or more",
                         static_cast<long long>(delay_ms));
     }
@@ -37,15 +40,37 @@ mq_subscription::mq_subscription(mq_broker *b, mq::Topic *topic, const mq::Group
                                  uint64_t id, int32_t prefetch, std::vector<int32_t> partitions,
                                  mq_handler handler, void *user, mq_user_free user_free)
     : broker(b), topic_(topic), group_(group), id_(id), prefetch_(prefetch),
-      partitions_(std::move(partitions)), handler_(handler), user_(user), user_free_(user_free) {}
+      static_partitions_(std::move(partitions)), handler_(handler), user_(user),
+      user_free_(user_free) {}
+
+mq_subscription::~mq_subscription() = default;
 
 bool mq_subscription::is_current_thread() const noexcept { return tl_loop.sub == this; }
 
-mq_status mq_subscription::claim() {
-    // Checking and claiming under the topic's group lock makes the pair atomic against
-    // another subscription of the same group claiming at the same time (rule 11).
-    std::lock_guard lk(topic_->groups_mutex());
-    for (int32_t p : partitions_) {
+mq_status mq_subscription::attach() {
+    if (member_mode()) {
+        auto m = std::make_shared<mq::MemberState>();
+        m->id = id_;
+        m->member_id = group_->name + "-push-" + std::to_string(id_);
+        m->library_owned = true;
+        m->hook = [this] {
+            std::lock_guard lk(sup_mu_);
+            rebalance_pending_ = true;
+            sup_cv_.notify_all();
+        };
+        if (mq_status st = group_->membership->join(m, nullptr, nullptr); st != MQ_OK) return st;
+        member_ = std::move(m);
+        return MQ_OK;
+    }
+    // Rule 11: checking and claiming under the topic's group lock makes the pair atomic
+    // against another subscription (or member) of the same group doing the same.
+    if (group_->membership->has_members()) {
+        return mq::fail(MQ_ERR_OWNED,
+                        "group %s has live members on topic %s; a subscription with an explicit "
+                        "partition list cannot share it",
+                        group_->name.c_str(), topic_->name().c_str());
+    }
+    for (int32_t p : static_partitions_) {
         if (topic_->partition(p).owned_by_other(group_, id_)) {
             return mq::fail(MQ_ERR_OWNED,
                             "partition %d of topic %s is owned by another live subscription of "
@@ -53,59 +78,130 @@ mq_status mq_subscription::claim() {
                             p, topic_->name().c_str(), group_->name.c_str());
         }
     }
-    for (int32_t p : partitions_) topic_->partition(p).set_owner(group_, id_);
+    for (int32_t p : static_partitions_) topic_->partition(p).set_owner(group_, id_);
     return MQ_OK;
 }
 
-void mq_subscription::unclaim() noexcept {
+void mq_subscription::detach() noexcept {
+    if (member_) {
+        member_->begin_close();
+        group_->membership->leave(*member_);
+        return;
+    }
     std::lock_guard lk(topic_->groups_mutex());
-    for (int32_t p : partitions_) topic_->partition(p).release_owner(group_, id_);
+    for (int32_t p : static_partitions_) topic_->partition(p).release_owner(group_, id_);
 }
 
 void mq_subscription::start() {
     try {
-        wakers_.reserve(partitions_.size());
-        for (size_t i = 0; i < partitions_.size(); i++) wakers_.push_back(std::make_unique<mq_cancel>());
-        threads_.reserve(partitions_.size());
-        for (size_t i = 0; i < partitions_.size(); i++) threads_.emplace_back([this, i] { loop(i); });
+        if (member_mode()) {
+            supervisor_ = std::thread([this] { supervise(); });
+        } else {
+            for (int32_t p : static_partitions_) start_loop(p);
+        }
     } catch (...) {
         stop();
         throw;
     }
 }
 
-void mq_subscription::loop(size_t i) {
-    mq::Partition &part = topic_->partition(partitions_[i]);
+void mq_subscription::start_loop(int32_t partition) {
+    loops_.reserve(loops_.size() + 1);
+    auto loop = std::make_unique<Loop>();
+    loop->partition = partition;
+    Loop &l = *loop;
+    l.thread = std::thread([this, &l] { run_loop(l); });
+    loops_.push_back(std::move(loop));
+}
+
+void mq_subscription::stop_loops(const std::vector<int32_t> *keep) {
+    auto going = [&](const std::unique_ptr<Loop> &l) {
+        return !keep || std::find(keep->begin(), keep->end(), l->partition) == keep->end();
+    };
+    for (auto &l : loops_) {
+        if (!going(l)) continue;
+        l->stop.store(true, std::memory_order_release);
+        l->waker.trigger();
+    }
+    for (auto &l : loops_) {
+        if (going(l) && l->thread.joinable()) l->thread.join();
+    }
+    loops_.erase(std::remove_if(loops_.begin(), loops_.end(), going), loops_.end());
+}
+
+void mq_subscription::run_loop(Loop &loop) {
+    mq::Partition &part = topic_->partition(loop.partition);
     std::vector<mq_message> batch(static_cast<size_t>(prefetch_));
-    tl_loop = LoopContext{this, &part, group_, 0};
-    while (!stopping_.load(std::memory_order_acquire)) {
+    tl_loop = LoopContext{this, &part, group_, id_, 0};
+    while (!loop.stop.load(std::memory_order_acquire)) {
         size_t n = 0;
-        if (part.poll(group_, batch.data(), batch.size(), mq::Wait{mq::Wait::kForever},
-                      wakers_[i].get(), &n) != MQ_OK) {
-            break;  // closed, stopped, or the group was unsubscribed
+        if (part.poll(group_, id_, batch.data(), batch.size(), mq::Wait{mq::Wait::kForever},
+                      &loop.waker, &n) != MQ_OK) {
+            break;  // closed, stopped, fenced (the partition moved), or the group is gone
         }
         for (size_t k = 0; k < n; k++) {
-            if (stopping_.load(std::memory_order_acquire)) break;
+            if (loop.stop.load(std::memory_order_acquire)) break;
             tl_loop.nack_delay_ns = 0;
             if (handler_(user_, &batch[k]) != 0) {
-                part.nack(group_, tl_loop.nack_delay_ns);  // the rest of the batch is not
-                break;                                      // attempted (rule 10)
+                // Rule 10: the rest of the batch is not attempted; it comes again after the nack.
+                part.nack(group_, id_, tl_loop.nack_delay_ns);
+                break;
             }
-            if (part.ack(group_, batch[k].offset) != MQ_OK) break;
+            if (part.ack(group_, id_, batch[k].offset) != MQ_OK) break;
         }
     }
     tl_loop = LoopContext{};
 }
 
-void mq_subscription::stop() {
-    stopping_.store(true, std::memory_order_release);
-    for (auto &w : wakers_) w->trigger();
-    for (auto &t : threads_) {
-        if (t.joinable()) t.join();
+void mq_subscription::supervise() {
+    std::unique_lock lk(sup_mu_);
+    for (;;) {
+        sup_cv_.wait(lk, [this] { return rebalance_pending_ || stopping_; });
+        if (stopping_) break;
+        rebalance_pending_ = false;
+        lk.unlock();
+        try {
+            std::vector<int32_t> parts;
+            int64_t generation = 0;
+            if (group_->membership->fetch(*member_, &generation, parts) == MQ_OK) {
+                stop_loops(&parts);
+                // The loops of moved partitions have finished their handlers: let go of views.
+                group_->membership->release_fenced(*member_);
+                for (int32_t p : parts) {
+                    const bool running = std::any_of(loops_.begin(), loops_.end(),
+                                                     [p](const auto &l) { return l->partition == p; });
+                    if (!running) start_loop(p);
+                }
+            }
+        } catch (...) {
+            // Out of memory or threads: try again shortly rather than leave partitions idle.
+            lk.lock();
+            rebalance_pending_ = true;
+            sup_cv_.wait_for(lk, std::chrono::milliseconds(10), [this] { return stopping_; });
+            continue;
+        }
+        lk.lock();
     }
+    lk.unlock();
+    stop_loops(nullptr);
+}
+
+void mq_subscription::stop() {
+    {
+        std::lock_guard lk(sup_mu_);
+        stopping_ = true;
+        sup_cv_.notify_all();
+    }
+    if (supervisor_.joinable()) supervisor_.join();
     // Whatever a loop was handed and did not finish goes back to the group at once rather
     // than waiting out the lease (a no-op when nothing is in flight or the broker is closed).
-    for (size_t i = 0; i < threads_.size(); i++) topic_->partition(partitions_[i]).nack(group_, 0);
-    unclaim();
-    if (user_free_) user_free_(user_);
+    std::vector<int32_t> held;
+    for (const auto &l : loops_) held.push_back(l->partition);
+    stop_loops(nullptr);
+    for (int32_t p : held) topic_->partition(p).nack(group_, id_, 0);
+    detach();  // a member leaving rebalances the others; its partitions rewind for them
+    if (user_free_ && !user_freed_) {
+        user_freed_ = true;
+        user_free_(user_);
+    }
 }

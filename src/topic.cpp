@@ -1,13 +1,15 @@
 #include "topic.h"
 
 #include "error.h"
+#include "membership.h"
 #include "murmur2.h"
 
 namespace mq {
 
 Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock,
              const std::atomic<bool> &closed)
-    : name_(std::move(name)),
+    : clock_(clock),
+      name_(std::move(name)),
       settings_{&name_,
                 cfg.capacity,
                 cfg.max_bytes,
@@ -38,8 +40,10 @@ void Topic::publish_groups(GroupList list) {
     group_lists_.push_back(std::move(owned));
 }
 
+Topic::~Topic() = default;
+
 mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id,
-                           const Group &proto, const Group **out) {
+                           const GroupConfig &cfg, const Group **out) {
     std::lock_guard lk(groups_mu_);
     if (find_locked(name)) {
         return fail(MQ_ERR_EXISTS, "group %.*s is already subscribed to topic %s",
@@ -47,9 +51,8 @@ mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id,
     }
     // Everything that can fail is done before the first partition learns of the group.
     all_groups_.reserve(all_groups_.size() + 1);
-    auto group = std::make_unique<Group>(proto);
-    group->name = std::string(name);
-    group->id = id;
+    auto group = std::make_unique<Group>(std::string(name), id, cfg);
+    group->membership = std::make_unique<Membership>(*this, *group, clock_);
     GroupList next = *groups_.load(std::memory_order_relaxed);
     next.push_back(group.get());
     size_t added = 0;
@@ -68,7 +71,7 @@ mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id,
 const Group *Topic::find_or_subscribe(std::string_view name, uint64_t id) {
     if (const Group *g = find_group(name)) return g;
     const Group *g = nullptr;
-    if (subscribe(name, MQ_START_LATEST, id, Group{}, &g) == MQ_OK) return g;
+    if (subscribe(name, MQ_START_LATEST, id, GroupConfig{}, &g) == MQ_OK) return g;
     return find_group(name);  // subscribed meanwhile by another thread
 }
 
@@ -100,6 +103,10 @@ mq_status Topic::publish_dead_letter(const mq_record &r, const mq_dead_letter &o
                             : next_round_robin();
     int64_t offset;
     return partition(p).publish(r, wait, cancel, &offset, &origin);
+}
+
+void Topic::wake_members() {
+    for (const Group *g : *groups_.load(std::memory_order_acquire)) g->membership->wake_all();
 }
 
 std::vector<std::string> Topic::group_names() const {

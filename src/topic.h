@@ -21,6 +21,7 @@ class Topic {
 public:
     Topic(std::string name, const mq_topic_config &cfg, const Clock &clock,
           const std::atomic<bool> &closed);
+    ~Topic();
     Topic(const Topic &) = delete;
     Topic &operator=(const Topic &) = delete;
 
@@ -38,13 +39,14 @@ public:
     // Creates the group's cursors on every partition. MQ_ERR_EXISTS if it is subscribed.
     // `proto` carries the group's settings (its name and id are set here). May throw
     // bad_alloc, in which case nothing changed.
-    mq_status subscribe(std::string_view name, mq_start start, uint64_t id, const Group &proto,
-                        const Group **out);
+    mq_status subscribe(std::string_view name, mq_start start, uint64_t id,
+                        const GroupConfig &cfg, const Group **out);
     mq_status unsubscribe(std::string_view name);
     // The group if subscribed, else subscribes it at the end of the log (push subscriptions).
     const Group *find_or_subscribe(std::string_view name, uint64_t id);
 
     std::vector<std::string> group_names() const;
+    void wake_members();  // on close: members waiting in mq_member_poll
 
     // Appends a dead letter (routed like any record) with the poll's wait and cancel token.
     mq_status publish_dead_letter(const mq_record &r, const mq_dead_letter &origin, Wait wait,
@@ -59,6 +61,7 @@ private:
     const Group *find_locked(std::string_view name) const noexcept;
     void publish_groups(GroupList list);  // with groups_mu_ held
 
+    const Clock &clock_;
     const std::string name_;
     TopicSettings settings_;
     std::vector<std::unique_ptr<Partition>> partitions_;

@@ -2,21 +2,46 @@
 // apart from the partition's rules so that close and cancel can wake it.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <vector>
 
 namespace mq {
+
+struct Notifier;
 
 struct Waitable {
     std::mutex mu;
     std::condition_variable not_full;   // publishers wait here for space
     std::condition_variable not_empty;  // pollers wait here for messages, nacks and leases
+    // Group members waiting on several partitions at once; guarded by mu. Signalled whenever
+    // not_empty is (lock order: partition, then notifier).
+    std::vector<Notifier *> watchers;
 
+    void signal_watchers();  // with mu held
     void wake_all() {
         std::lock_guard g(mu);
         not_full.notify_all();
         not_empty.notify_all();
+        signal_watchers();
     }
 };
+
+// What a member polling several partitions sleeps on: any of them (or a rebalance, close or
+// cancel) sets `signalled` and wakes it.
+struct Notifier : Waitable {
+    bool signalled = false;  // guarded by mu
+
+    void signal() {
+        std::lock_guard g(mu);
+        signalled = true;
+        not_empty.notify_all();
+    }
+};
+
+inline void Waitable::signal_watchers() {
+    for (Notifier *n : watchers) n->signal();
+}
 
 }  // namespace mq

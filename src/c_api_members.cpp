@@ -1,0 +1,152 @@
+// The C boundary for live group members (see c_api.cpp for the conventions).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "broker.h"
+#include "c_api_util.h"
+#include "error.h"
+#include "member.h"
+#include "names.h"
+
+using mq::fail;
+using mq::guarded;
+
+namespace {
+template <class F>
+mq_status on_member_partition(mq_member *m, int32_t partition, F &&f) {
+    if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
+    mq::GateScope gate(m->broker->gate);
+    if (mq_status st = mq::check_partition(*m->topic, partition); st != MQ_OK) return st;
+    return guarded([&] { return f(); });
+}
+}  // namespace
+
+extern "C" {
+
+MQ_API void mq_member_options_init(mq_member_options *o, size_t size) {
+    if (!o || size < sizeof(size_t)) return;
+    mq_member_options d{};
+    d.size = std::min(size, sizeof d);
+    d.member_id = nullptr;
+    d.session_timeout_ms = 10000;
+    d.assignor = nullptr;
+    d.assignor_user = nullptr;
+    d.on_rebalance = nullptr;
+    d.on_rebalance_user = nullptr;
+    std::memcpy(o, &d, d.size);
+    o->size = size;
+}
+
+MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *group,
+                                const mq_member_options *opts, mq_member **out) {
+    return mq::on_broker(b, [&] {
+        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+        mq::Topic *t;
+        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        if (mq_status st = mq::check_name(group, "group"); st != MQ_OK) return st;
+        mq_member_options o;
+        mq_member_options_init(&o, sizeof o);
+        if (opts) {
+            if (!mq::size_ok(opts)) {
+                return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with mq_member_options_init", opts->size);
+            }
+            if (MQ_HAS_FIELD(opts, member_id)) o.member_id = opts->member_id;
+            if (MQ_HAS_FIELD(opts, session_timeout_ms)) o.session_timeout_ms = opts->session_timeout_ms;
+            if (MQ_HAS_FIELD(opts, assignor)) o.assignor = opts->assignor;
+            if (MQ_HAS_FIELD(opts, assignor_user)) o.assignor_user = opts->assignor_user;
+            if (MQ_HAS_FIELD(opts, on_rebalance)) o.on_rebalance = opts->on_rebalance;
+            if (MQ_HAS_FIELD(opts, on_rebalance_user)) o.on_rebalance_user = opts->on_rebalance_user;
+        }
+        if (o.member_id) {
+            if (mq_status st = mq::check_name(o.member_id, "member"); st != MQ_OK) return st;
+        }
+        if (o.session_timeout_ms < 1 || o.session_timeout_ms > (int64_t{1} << 40)) {
+            return fail(MQ_ERR_INVALID, "session_timeout_ms is %lld; it must be at least 1",
+                        static_cast<long long>(o.session_timeout_ms));
+        }
+        const mq::Group *g = t->find_or_subscribe(group, b->new_id());
+        if (!g) return fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while joining", group);
+        auto state = std::make_shared<mq::MemberState>();
+        state->id = b->new_id();
+        state->member_id = o.member_id ? std::string(o.member_id)
+                                       : std::string(group) + "-" + std::to_string(state->id);
+        state->session_timeout_ns = o.session_timeout_ms * 1000000;
+        state->on_rebalance = o.on_rebalance;
+        state->on_rebalance_user = o.on_rebalance_user;
+        auto m = std::make_unique<mq_member>(mq_member{b, t, g, state});
+        state->handle = m.get();
+        std::lock_guard lk(t->groups_mutex());  // against explicit-list claims (see membership.h)
+        if (mq_status st = g->membership->join(state, o.assignor, o.assignor_user); st != MQ_OK) {
+            return st;
+        }
+        *out = m.release();
+        return MQ_OK;
+    });
+}
+
+MQ_API mq_status mq_member_close(mq_member *m) {
+    if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
+    if (mq::in_rebalance_callback_of(m->state.get())) {
+        return fail(MQ_ERR_DEADLOCK,
+                    "mq_member_close was called from this member's own on_rebalance callback; "
+                    "close it from another thread");
+    }
+    return guarded([&] {
+        m->state->begin_close();
+        m->membership().leave(*m->state);
+        delete m;
+        return MQ_OK;
+    });
+}
+
+MQ_API const char *mq_member_id(const mq_member *m) {
+    return m ? m->state->member_id.c_str() : "";
+}
+
+MQ_API mq_status mq_member_assignment(mq_member *m, int64_t *generation, int32_t *partitions,
+                                      size_t cap, size_t *count) {
+    if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
+    if (!count) return fail(MQ_ERR_INVALID, "count is NULL");
+    if (!partitions && cap) return fail(MQ_ERR_INVALID, "partitions is NULL but cap is %zu", cap);
+    return guarded([&] {
+        std::vector<int32_t> parts;
+        int64_t gen = 0;
+        if (mq_status st = m->assignment(&gen, parts); st != MQ_OK) return st;
+        if (generation) *generation = gen;
+        *count = parts.size();
+        std::copy_n(parts.begin(), std::min(cap, parts.size()), partitions);
+        return MQ_OK;
+    });
+}
+
+MQ_API mq_status mq_member_poll(mq_member *m, mq_message *msgs, size_t max, int64_t wait_ms,
+                                mq_cancel *cancel, size_t *count_out) {
+    if (count_out) *count_out = 0;
+    if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
+    if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
+    if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+    if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
+    if (mq_status st = mq::check_wait(wait_ms); st != MQ_OK) return st;
+    mq::GateScope gate(m->broker->gate);
+    return guarded([&] { return m->poll(msgs, max, mq::Wait::from_ms(wait_ms), cancel, count_out); });
+}
+
+
+MQ_API mq_status mq_member_ack(mq_member *m, int32_t partition, int64_t offset) {
+    return on_member_partition(m, partition, [&] { return m->ack(partition, offset); });
+}
+
+MQ_API mq_status mq_member_nack(mq_member *m, int32_t partition, int64_t delay_ms) {
+    if (delay_ms < 0 || delay_ms > (int64_t{1} << 40)) {
+        return fail(MQ_ERR_INVALID, "delay_ms is %lld; it must be 0 or more", static_cast<long long>(delay_ms));
+    }
+    return on_member_partition(m, partition, [&] { return m->nack(partition, delay_ms * 1000000); });
+}
+
+MQ_API mq_status mq_member_extend_lease(mq_member *m, int32_t partition) {
+    return on_member_partition(m, partition, [&] { return m->extend_lease(partition); });
+}
+
+}  // extern "C"

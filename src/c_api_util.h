@@ -1,0 +1,72 @@
+// Shared by the C boundary files: the exception barrier, the call gate, argument checks.
+#pragma once
+
+#include <exception>
+#include <new>
+#include <system_error>
+#include <type_traits>
+
+#include "broker.h"
+#include "error.h"
+
+namespace mq {
+
+template <class F>
+inline mq_status guarded(F &&f) noexcept {
+    try {
+        return f();
+    } catch (const std::bad_alloc &) {
+        return fail(MQ_ERR_NO_MEMORY, "out of memory; nothing was changed");
+    } catch (const std::system_error &e) {
+        return fail(MQ_ERR_NO_MEMORY, "the system refused a resource (%s); nothing was changed",
+                    e.what());
+    } catch (const std::exception &e) {
+        return fail(MQ_ERR_INTERNAL, "internal error: %s", e.what());
+    } catch (...) {
+        return fail(MQ_ERR_INTERNAL, "internal error: unknown exception");
+    }
+}
+
+// A call on a live broker: counted by the gate, refused once the broker is closed.
+template <class F>
+inline mq_status on_broker(mq_broker *b, F &&f) noexcept {
+    if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
+    GateScope scope(b->gate);
+    if (b->closed()) return fail(MQ_CLOSED, "the broker is closed");
+    return guarded([&] { return f(); });
+}
+
+// Introspection keeps working after close.
+template <class F>
+inline mq_status on_broker_any(mq_broker *b, F &&f) noexcept {
+    if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
+    GateScope scope(b->gate);
+    return guarded([&] { return f(); });
+}
+
+inline mq_status check_wait(int64_t wait_ms) {
+    if (wait_ms < MQ_WAIT_FOREVER) {
+        return fail(MQ_ERR_INVALID, "wait of %lld ms: use -1 (forever), 0 (don't block) or a positive number of ms",
+                    static_cast<long long>(wait_ms));
+    }
+    return MQ_OK;
+}
+
+inline mq_status check_partition(Topic &t, int32_t p) {
+    if (p < 0 || p >= t.partition_count()) {
+        return fail(MQ_ERR_PARTITION, "partition %d is out of range for topic %s (0..%d)", p,
+                    t.name().c_str(), t.partition_count() - 1);
+    }
+    return MQ_OK;
+}
+
+template <class Config>
+inline bool size_ok(const Config *cfg) {
+    return cfg->size >= sizeof(size_t);
+}
+
+// Reads `field` only if the caller's struct (cfg->size bytes) is large enough to hold it.
+#define MQ_HAS_FIELD(cfg, field) ((cfg)->size >= offsetof(std::remove_pointer_t<decltype(cfg)>, field) + sizeof((cfg)->field))
+
+
+}  // namespace mq

@@ -1,0 +1,130 @@
+#include "member.h"
+
+#include <algorithm>
+
+#include "broker.h"
+#include "cancel.h"
+#include "error.h"
+
+// A member is alive while it calls (and while a call of it blocks), so a session timeout is
+// measured from the end of its last call.
+class mq_member::Call {
+public:
+    explicit Call(mq_member &m) : m_(m) { m_.state->in_calls.fetch_add(1); }
+    ~Call() {
+        m_.state->last_seen.store(m_.broker->clock.now());
+        m_.state->in_calls.fetch_sub(1);
+    }
+
+private:
+    mq_member &m_;
+};
+
+mq_status mq_member::check(bool check_generation) {
+    if (broker->closed()) return mq::fail(MQ_CLOSED, "the broker is closed");
+    // Views of partitions taken from this member stayed valid until now: its next call.
+    if (state->has_fenced.load()) membership().release_fenced(*state);
+    membership().reap(broker->clock.now());
+    if (state->removed.load()) {
+        return mq::fail(MQ_ERR_FENCED,
+                        "member %s was removed from group %s (no call within its session "
+                        "timeout, or its group was unsubscribed); close it and join again",
+                        state->member_id.c_str(), group->name.c_str());
+    }
+    const int64_t gen = membership().generation();
+    if (check_generation && state->seen_generation.load() != gen) {
+        return mq::fail(MQ_REBALANCED,
+                        "group %s rebalanced to generation %lld; fetch the new assignment with "
+                        "mq_member_assignment",
+                        group->name.c_str(), static_cast<long long>(gen));
+    }
+    return MQ_OK;
+}
+
+mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel,
+                          size_t *count) {
+    Call call(*this);
+    mq::Notifier &n = state->notifier;
+    mq::CancelScope scope(cancel, n);
+    thread_local std::vector<int32_t> parts;  // reused: polling does not allocate
+    for (;;) {
+        if (mq_status st = check(true); st != MQ_OK) return st;
+        {
+            std::lock_guard f(state->fetched_mu);
+            parts.assign(state->fetched.begin(), state->fetched.end());
+        }
+        {
+            std::lock_guard g(n.mu);
+            n.signalled = false;
+        }
+        // Watch before looking, so a publish between the look and the wait is not missed.
+        for (int32_t p : parts) topic->partition(p).watch(&n);
+        struct Unwatch {
+            mq_member &m;
+            mq::Notifier &n;
+            ~Unwatch() {
+                for (int32_t p : parts) m.topic->partition(p).unwatch(&n);
+            }
+        } unwatch{*this, n};
+        const size_t k = parts.size();
+        const uint32_t first = state->rotate.fetch_add(1, std::memory_order_relaxed);
+        for (size_t i = 0; i < k; i++) {
+            const int32_t p = parts[(first + i) % k];
+            const mq_status st = topic->partition(p).poll(group, state->id, out, max,
+                                                          mq::Wait{mq::Wait::kNone}, nullptr, count);
+            if (st == MQ_OK) return st;
+            if (st == MQ_TIMEOUT || st == MQ_ERR_FENCED) continue;  // fenced: a rebalance is on
+            return st;
+        }
+        if (wait.over()) {
+            *count = 0;
+            return mq::fail(MQ_TIMEOUT, "nothing to hand out to member %s of group %s",
+                            state->member_id.c_str(), group->name.c_str());
+        }
+        if (scope.triggered()) return mq::fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
+        // Sleep until a watched partition changes, or a lease / delayed nack of one runs out.
+        const int64_t now = broker->clock.now();
+        int64_t change = INT64_MAX;
+        for (int32_t p : parts) change = std::min(change, topic->partition(p).next_change(group));
+        bool timed = wait.kind == mq::Wait::kUntil;
+        auto wake = wait.at;
+        if (change != INT64_MAX) {
+            auto t = std::chrono::steady_clock::now() +
+                     std::chrono::nanoseconds(std::max<int64_t>(change - now, 0));
+            if (!timed || t < wake) wake = t;
+            timed = true;
+        }
+        std::unique_lock lk(n.mu);
+        while (!n.signalled && !scope.triggered() && !broker->closed()) {
+            if (!timed) {
+                n.not_empty.wait(lk);
+            } else if (n.not_empty.wait_until(lk, wake) == std::cv_status::timeout) {
+                break;
+            }
+        }
+    }
+}
+
+mq_status mq_member::ack(int32_t partition, int64_t offset) {
+    Call call(*this);
+    if (mq_status st = check(true); st != MQ_OK) return st;
+    return topic->partition(partition).ack(group, state->id, offset);
+}
+
+mq_status mq_member::nack(int32_t partition, int64_t delay_ns) {
+    Call call(*this);
+    if (mq_status st = check(true); st != MQ_OK) return st;
+    return topic->partition(partition).nack(group, state->id, delay_ns);
+}
+
+mq_status mq_member::extend_lease(int32_t partition) {
+    Call call(*this);
+    if (mq_status st = check(true); st != MQ_OK) return st;
+    return topic->partition(partition).extend_lease(group, state->id);
+}
+
+mq_status mq_member::assignment(int64_t *generation, std::vector<int32_t> &out) {
+    Call call(*this);
+    if (mq_status st = check(false); st != MQ_OK) return st;
+    return membership().fetch(*state, generation, out);
+}

@@ -1,0 +1,234 @@
+#include "membership.h"
+
+#include <algorithm>
+
+#include "cursor.h"
+#include "error.h"
+#include "topic.h"
+
+namespace mq {
+namespace {
+thread_local const MemberState *tl_in_callback = nullptr;
+}
+
+bool in_rebalance_callback_of(const MemberState *m) noexcept { return tl_in_callback == m; }
+
+Group::Group(std::string n, uint64_t i, const GroupConfig &cfg)
+    : GroupConfig(cfg), name(std::move(n)), id(i) {}
+Group::~Group() = default;
+
+void MemberState::begin_close() {
+    std::unique_lock lk(cb_mu);
+    closing = true;
+    cb_cv.wait(lk, [this] { return callbacks_running == 0; });
+}
+
+Membership::Membership(Topic &topic, const Group &group, const Clock &clock)
+    : topic_(topic), group_(group), clock_(clock) {}
+
+bool Membership::has_members() {
+    std::lock_guard lk(mu_);
+    return !members_.empty();
+}
+
+bool Membership::is_member_id(uint64_t owner) {
+    std::lock_guard lk(mu_);
+    return std::any_of(members_.begin(), members_.end(),
+                       [owner](const auto &m) { return m->id == owner; });
+}
+
+mq_status Membership::join(const std::shared_ptr<MemberState> &m, mq_assignor assignor,
+                           void *user) {
+    std::vector<Notice> notices;
+    {
+        std::lock_guard lk(mu_);
+        for (const auto &other : members_) {
+            if (other->member_id == m->member_id) {
+                return fail(MQ_ERR_EXISTS, "member %s is already in group %s of topic %s",
+                            m->member_id.c_str(), group_.name.c_str(), topic_.name().c_str());
+            }
+        }
+        for (int32_t p = 0; p < topic_.partition_count(); p++) {
+            const uint64_t owner = topic_.partition(p).owner(&group_);
+            if (owner && std::none_of(members_.begin(), members_.end(),
+                                      [owner](const auto &o) { return o->id == owner; })) {
+                return fail(MQ_ERR_OWNED,
+                            "partition %d of topic %s is claimed by a push subscription of group "
+                            "%s with an explicit partition list; members cannot share the group",
+                            p, topic_.name().c_str(), group_.name.c_str());
+            }
+        }
+        members_.reserve(members_.size() + 1);
+        m->assignment.reserve(static_cast<size_t>(topic_.partition_count()));
+        if (members_.empty()) {
+            assignor_ = assignor;
+            assignor_user_ = user;
+        }
+        m->last_seen.store(clock_.now());
+        members_.push_back(m);
+        rebalance_locked(notices);
+        // The joiner starts out knowing its assignment, so it can poll at once.
+        std::lock_guard f(m->fetched_mu);
+        m->fetched = m->assignment;
+        m->seen_generation.store(generation());
+    }
+    notify(notices);
+    return MQ_OK;
+}
+
+void Membership::leave(MemberState &m) {
+    std::vector<Notice> notices;
+    {
+        std::lock_guard lk(mu_);
+        auto it = std::find_if(members_.begin(), members_.end(),
+                               [&m](const auto &o) { return o.get() == &m; });
+        if (it != members_.end()) {  // else already removed (timed out)
+            m.removed.store(true);
+            departed_.push_back(*it);  // until its fenced views are released below
+            members_.erase(it);
+            rebalance_locked(notices);
+        }
+    }
+    notify(notices);
+    release_fenced(m);
+}
+
+mq_status Membership::fetch(MemberState &m, int64_t *generation, std::vector<int32_t> &out) {
+    std::lock_guard lk(mu_);
+    if (m.removed.load()) {
+        return fail(MQ_ERR_FENCED,
+                    "member %s was removed from group %s (no call within its session timeout); "
+                    "close it and join again",
+                    m.member_id.c_str(), group_.name.c_str());
+    }
+    out = m.assignment;
+    {
+        std::lock_guard f(m.fetched_mu);
+        m.fetched = m.assignment;
+    }
+    *generation = generation_.load(std::memory_order_acquire);
+    m.seen_generation.store(*generation);
+    return MQ_OK;
+}
+
+void Membership::reap(int64_t now) {
+    if (now < next_reap_ns_.load(std::memory_order_relaxed)) return;
+    std::vector<Notice> notices;
+    {
+        std::lock_guard lk(mu_);
+        int64_t next = INT64_MAX;
+        bool any = false;
+        for (auto it = members_.begin(); it != members_.end();) {
+            MemberState &m = **it;
+            if (m.library_owned) {
+                ++it;
+                continue;
+            }
+            const bool calling = m.in_calls.load() > 0;
+            const int64_t expires = calling ? now + m.session_timeout_ns
+                                            : m.last_seen.load() + m.session_timeout_ns;
+            if (!calling && now >= expires) {
+                m.removed.store(true);
+                departed_.push_back(*it);  // its views stay valid until it calls or closes
+                it = members_.erase(it);
+                any = true;
+                continue;
+            }
+            // Look again a quarter of a timeout later (or at this member's expiry, if sooner).
+            next = std::min(next, std::min(expires, now + m.session_timeout_ns / 4));
+            ++it;
+        }
+        next_reap_ns_.store(next, std::memory_order_relaxed);
+        if (any) rebalance_locked(notices);
+    }
+    notify(notices);
+}
+
+void Membership::rebalance_locked(std::vector<Notice> &notices) {
+    notices.reserve(members_.size());  // everything that can throw comes before any change
+    const int64_t gen = generation_.load() + 1;
+    const auto partitions = topic_.partition_count();
+    const auto count = static_cast<int32_t>(members_.size());
+    std::vector<int32_t> owner(static_cast<size_t>(partitions), -1);
+    if (count > 0) {
+        if (assignor_) {
+            std::vector<const char *> ids;
+            for (const auto &m : members_) ids.push_back(m->member_id.c_str());
+            assignor_(assignor_user_, partitions, ids.data(), count, owner.data());
+        } else {
+            for (int32_t p = 0; p < partitions; p++) owner[static_cast<size_t>(p)] = p % count;
+        }
+    }
+    for (const auto &m : members_) m->assignment.clear();
+    for (int32_t p = 0; p < partitions; p++) {
+        const int32_t who = owner[static_cast<size_t>(p)];
+        const bool valid = who >= 0 && who < count;
+        Partition &part = topic_.partition(p);
+        const uint64_t before = part.owner(&group_);
+        if (part.reassign(&group_, valid ? members_[static_cast<size_t>(who)]->id : 0)) {
+            if (MemberState *old = find_any(before)) {
+                old->fenced.push_back(p);
+                old->has_fenced.store(true);
+            }
+        }
+        if (valid) members_[static_cast<size_t>(who)]->assignment.push_back(p);
+    }
+    generation_.store(gen, std::memory_order_release);
+    int64_t next = INT64_MAX;
+    for (const auto &m : members_) {
+        m->notifier.signal();  // a member waiting in poll learns of the new generation
+        if (m->on_rebalance || m->hook) notices.push_back({m, gen});
+        if (!m->library_owned) next = std::min(next, m->last_seen.load() + m->session_timeout_ns);
+    }
+    next_reap_ns_.store(next, std::memory_order_relaxed);
+}
+
+void Membership::notify(std::vector<Notice> &notices) {
+    for (Notice &n : notices) {
+        MemberState &m = *n.member;
+        {
+            std::lock_guard lk(m.cb_mu);
+            if (m.closing) continue;
+            m.callbacks_running++;
+        }
+        const MemberState *outer = tl_in_callback;
+        tl_in_callback = &m;
+        if (m.hook) m.hook();
+        if (m.on_rebalance) m.on_rebalance(m.on_rebalance_user, m.handle, n.generation);
+        tl_in_callback = outer;
+        std::lock_guard lk(m.cb_mu);
+        m.callbacks_running--;
+        m.cb_cv.notify_all();
+    }
+}
+
+MemberState *Membership::find_any(uint64_t id) noexcept {
+    for (const auto &m : members_) {
+        if (m->id == id) return m.get();
+    }
+    for (const auto &m : departed_) {
+        if (m->id == id) return m.get();
+    }
+    return nullptr;
+}
+
+void Membership::release_fenced(MemberState &m) {
+    std::vector<int32_t> parts;
+    {
+        std::lock_guard lk(mu_);
+        m.has_fenced.store(false);
+        parts.swap(m.fenced);
+        // A departed member that has let go of everything is forgotten.
+        departed_.erase(std::remove_if(departed_.begin(), departed_.end(),
+                                       [&m](const auto &d) { return d.get() == &m; }),
+                        departed_.end());
+    }
+    for (int32_t p : parts) topic_.partition(p).release_fenced(&group_, m.id);
+}
+
+void Membership::wake_all() {
+    std::lock_guard lk(mu_);
+    for (const auto &m : members_) m->notifier.signal();
+}
+
+}  // namespace mq

@@ -1,0 +1,102 @@
+// Live consumer groups: who the members of a group are, which partitions each owns, and the
+// generation that numbers each division. Rebalances run on the thread that causes them (join,
+// leave, or the call that notices a timed-out member): there is no coordinator thread.
+//
+// Lock order: topic groups_mu, then Membership::mu_, then partition locks. Member callbacks run
+// after every lock is released.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "clock.h"
+#include "mq.h"
+#include "waitable.h"
+
+namespace mq {
+
+class Topic;
+struct Group;
+
+struct MemberState {
+    uint64_t id = 0;               // the owner id written into cursors
+    std::string member_id;
+    int64_t session_timeout_ns = 0;
+    bool library_owned = false;    // a push subscription's member: never times out
+    mq_member *handle = nullptr;   // passed to on_rebalance
+    mq_rebalance_fn on_rebalance = nullptr;
+    void *on_rebalance_user = nullptr;
+    std::function<void()> hook;    // push subscriptions: wake their supervisor
+
+    std::atomic<int64_t> last_seen{0};
+    std::atomic<int> in_calls{0};
+    std::atomic<int64_t> seen_generation{0};  // the generation the member last fetched
+    std::atomic<bool> removed{false};
+    std::atomic<uint32_t> rotate{0};          // where the next poll starts, for fairness
+    Notifier notifier;                         // what mq_member_poll sleeps on
+
+    std::mutex fetched_mu;                     // the assignment as the member last fetched it
+    std::vector<int32_t> fetched;
+
+    std::vector<int32_t> assignment;           // guarded by Membership::mu_
+    std::vector<int32_t> fenced;               // guarded by Membership::mu_: partitions taken
+    std::atomic<bool> has_fenced{false};       // from it while it held views there
+
+    // Keeps callbacks from running once the member is closing, and lets close wait for them.
+    std::mutex cb_mu;
+    std::condition_variable cb_cv;
+    int callbacks_running = 0;
+    bool closing = false;
+    void begin_close();
+};
+
+class Membership {
+public:
+    Membership(Topic &topic, const Group &group, const Clock &clock);
+
+    // Adds the member and rebalances. MQ_ERR_EXISTS (id taken), MQ_ERR_OWNED (partitions
+    // claimed by explicit-list subscriptions). Callers hold the topic's groups_mu.
+    mq_status join(const std::shared_ptr<MemberState> &m, mq_assignor assignor, void *user);
+    void leave(MemberState &m);
+    // Fetches the member's assignment and marks its generation seen. MQ_ERR_FENCED if removed.
+    mq_status fetch(MemberState &m, int64_t *generation, std::vector<int32_t> &out);
+    // Removes members whose session timed out (checked at most a few times per timeout).
+    void reap(int64_t now);
+    bool has_members();
+    // Lets go of views the member held on partitions taken from it (on its next call).
+    void release_fenced(MemberState &m);
+    bool is_member_id(uint64_t owner);
+    void wake_all();
+
+    int64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
+
+private:
+    struct Notice {
+        std::shared_ptr<MemberState> member;
+        int64_t generation;
+    };
+    void rebalance_locked(std::vector<Notice> &notices);
+    static void notify(std::vector<Notice> &notices);
+
+    Topic &topic_;
+    const Group &group_;
+    const Clock &clock_;
+    std::mutex mu_;
+    std::atomic<int64_t> generation_{0};
+    MemberState *find_any(uint64_t id) noexcept;  // a member or a departed one
+    std::vector<std::shared_ptr<MemberState>> members_;  // in join order
+    std::vector<std::shared_ptr<MemberState>> departed_; // removed, views not yet released
+    mq_assignor assignor_ = nullptr;
+    void *assignor_user_ = nullptr;
+    std::atomic<int64_t> next_reap_ns_{INT64_MAX};
+};
+
+// The calling thread runs this member's on_rebalance (for MQ_ERR_DEADLOCK).
+bool in_rebalance_callback_of(const MemberState *m) noexcept;
+
+}  // namespace mq
