@@ -211,6 +211,7 @@ typedef struct mq_group_options {
      * without an ack, the next poll does not hand it out again; it appends it to
      * dead_letter_topic (key and payload as published, with an mq_dead_letter record saying
      * where it came from) and treats it as acked for this group, so the partition moves on.
+     * The poll then goes on to hand out the messages after it in the same call.
      * 0 = no limit (default; then dead_letter_topic must be NULL). The dead-letter topic must
      * exist and differ from this topic. When it is full, the poll waits for room within its own
      * wait; if the wait ends first the poll returns MQ_TIMEOUT and the message stays at the head
@@ -327,7 +328,8 @@ MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int
 /* Acknowledges, cumulatively, every offset up to and including `offset` for the group. What
  * every group has acknowledged is trimmed at once, waking blocked publishers.
  * MQ_ERR_NOT_IN_FLIGHT: offset < committed (already acked) or >= next (never handed out); the
- * message names the in-flight range; nothing changes.
+ * message names the in-flight range, "offset 7 is not in flight for billing (nothing is)" or
+ * "offset 9 is not in flight for billing (in flight: 4..5)"; nothing changes.
  * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION, MQ_CLOSED. */
 MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
                         int64_t offset);
@@ -539,7 +541,9 @@ typedef struct mq_partition_info {
     int64_t capacity;
     int64_t retained_bytes;   /* key + payload bytes retained */
     int64_t max_bytes;        /* byte budget, 0 = none */
-    int64_t producer_waits;   /* publishes that had to wait for space */
+    int64_t producer_waits;   /* publishes that found the partition full and started waiting
+                               * (counted once per publish when its wait begins; a publish with
+                               * MQ_NO_WAIT that gets MQ_FULL does not wait and is not counted) */
     int64_t max_backlog;      /* largest backlog seen */
     int64_t dropped;          /* messages trimmed before every group acked them (bounded
                                * retention, max age) */
