@@ -17,8 +17,10 @@
  * - Waits are in milliseconds: `MQ_WAIT_FOREVER` (-1) waits without limit, `MQ_NO_WAIT` (0) does
  *   not block. Any other negative wait is MQ_ERR_INVALID. Every blocking call wakes on
  *   `mq_broker_close` (MQ_CLOSED) and on its `mq_cancel` token (MQ_CANCELLED).
- * - Names (topics and groups) follow Kafka's topic rule: 1 to 249 characters of
- *   `[a-zA-Z0-9._-]`, NUL-terminated.
+ * - Names (topics, groups, members) follow Kafka's topic rule: 1 to 249 characters of
+ *   `[a-zA-Z0-9._-]`, NUL-terminated. Any call given an illegal name returns MQ_ERR_INVALID
+ *   (a legal name that does not exist: MQ_ERR_NO_TOPIC / MQ_ERR_NO_GROUP).
+ * - Durations (delays, timeouts, ages) are limited to 2^40 ms; above that is MQ_ERR_INVALID.
  * - No symbol is named after a POSIX <mqueue.h> function: this header and <mqueue.h> can be
  *   included together.
  */
@@ -138,14 +140,15 @@ MQ_API void mq_broker_options_init(mq_broker_options *opts, size_t size);
 MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out);
 
 /* Closes the broker: every waiting publish and poll returns MQ_CLOSED at once, push
- * subscriptions stop calling handlers, and every later call (except info, describe, lists and
- * mq_subscription_close) returns MQ_CLOSED. Idempotent. Does not block on handlers; safe from a
- * handler. MQ_ERR_INVALID if b is NULL. */
+ * subscriptions stop calling handlers, and every later call returns MQ_CLOSED, except info,
+ * describe and list calls (which keep working), mq_subscription_close and mq_member_close
+ * (which release their handles as usual) and mq_broker_close itself (MQ_OK again: closing is
+ * idempotent). Does not block on handlers; safe from a handler. MQ_ERR_INVALID if b is NULL. */
 MQ_API mq_status mq_broker_close(mq_broker *b);
 
 /* Closes the broker if needed, closes every subscription still open (waiting for running
- * handlers, calling user_free; their handles become invalid), waits until no call is inside
- * the broker, then frees it. Every message view from this broker becomes invalid. Must not be
+ * handlers, calling user_free; their handles become invalid) and frees every member still open
+ * (their handles become invalid too), waits until no call is inside the broker, then frees it. Every message view from this broker becomes invalid. Must not be
  * called from a handler of this broker (it would wait for itself). NULL is ignored. */
 MQ_API void mq_broker_free(mq_broker *b);
 
@@ -268,7 +271,7 @@ typedef struct mq_publish_result {
 /* Appends count records, taking each partition's lock once for all of its records (waiting for
  * space as needed, within one overall wait_ms). Records of one partition are appended in input
  * order. All records are validated before anything is appended (any invalid record: the whole
- * batch fails with nothing appended). results (may be NULL) has count entries; *published (may
+ * batch fails with nothing appended). count 0 (records may then be NULL) is MQ_OK. results (may be NULL) has count entries; *published (may
  * be NULL) receives how many were appended.
  * On MQ_FULL, MQ_CLOSED or MQ_CANCELLED the batch stopped part-way: for each partition the
  * published records are a prefix of that partition's records, and the others have offset -1.
@@ -397,7 +400,8 @@ MQ_API void mq_subscribe_options_init(mq_subscribe_options *opts, size_t size);
  * claims exactly those partitions (rule 11).
  * MQ_ERR_OWNED: another live subscription of the group owns one of the listed partitions, or
  * the group has members (with a list) / claimed partitions (without one); nothing is
- * claimed. MQ_ERR_INVALID (NULL, bad options, duplicate partitions), MQ_ERR_NO_TOPIC,
+ * claimed. MQ_ERR_INVALID (NULL, bad options, duplicate partitions, a partition list with
+ * partition_count 0), MQ_ERR_NO_TOPIC,
  * MQ_ERR_PARTITION, MQ_CLOSED, MQ_ERR_NO_MEMORY (no thread could be started).
  * On any failure user_free(user) has been called (if not NULL) before return. */
 MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group,
@@ -528,9 +532,12 @@ typedef struct mq_topic_info {
     int64_t capacity;
     int64_t max_bytes;
     int64_t ack_timeout_ms;
+    int32_t retention;         /* an mq_retention */
+    int64_t max_age_ms;        /* 0 = no limit */
 } mq_topic_info;
 
-/* Fills *out (out_size = sizeof *out) with the topic's config. MQ_ERR_INVALID, MQ_ERR_NO_TOPIC. */
+/* Fills *out (out_size = sizeof *out; a smaller out_size gets the fields that fit) with the
+ * topic's config. MQ_ERR_INVALID, MQ_ERR_NO_TOPIC. */
 MQ_API mq_status mq_topic_info_get(mq_broker *b, const char *topic, mq_topic_info *out,
                                    size_t out_size);
 
@@ -551,7 +558,8 @@ typedef struct mq_partition_info {
     int64_t oldest_age_ns;    /* broker clock now minus oldest_timestamp_ns; -1 when empty */
 } mq_partition_info;
 
-/* Fills *out (out_size = sizeof *out). MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_PARTITION. */
+/* Fills *out (out_size = sizeof *out; a smaller out_size gets the fields that fit).
+ * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_PARTITION. */
 MQ_API mq_status mq_partition_info_get(mq_broker *b, const char *topic, int32_t partition,
                                        mq_partition_info *out, size_t out_size);
 
@@ -567,8 +575,8 @@ typedef struct mq_group_info {
                                * not paused */
 } mq_group_info;
 
-/* Fills *out (out_size = sizeof *out). MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP,
- * MQ_ERR_PARTITION. */
+/* Fills *out (out_size = sizeof *out; a smaller out_size gets the fields that fit).
+ * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION. */
 MQ_API mq_status mq_group_info_get(mq_broker *b, const char *topic, const char *group,
                                    int32_t partition, mq_group_info *out, size_t out_size);
 

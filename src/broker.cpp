@@ -63,6 +63,23 @@ void mq_broker::remove_subscription(mq_subscription *s) noexcept {
     subs_.erase(s);
 }
 
+void mq_broker::add_member(mq_member *m) {
+    std::lock_guard lk(subs_mu_);
+    members_.insert(m);
+}
+
+void mq_broker::remove_member(mq_member *m) noexcept {
+    std::lock_guard lk(subs_mu_);
+    members_.erase(m);
+}
+
+std::vector<mq_member *> mq_broker::take_members() {
+    std::lock_guard lk(subs_mu_);
+    std::vector<mq_member *> all(members_.begin(), members_.end());
+    members_.clear();
+    return all;
+}
+
 std::vector<mq_subscription *> mq_broker::take_subscriptions() {
     std::lock_guard lk(subs_mu_);
     std::vector<mq_subscription *> all(subs_.begin(), subs_.end());

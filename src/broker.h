@@ -31,6 +31,10 @@ struct mq_broker {
     void add_subscription(mq_subscription *s);
     void remove_subscription(mq_subscription *s) noexcept;
     std::vector<mq_subscription *> take_subscriptions();
+    // Members still open when the broker is freed are freed with it.
+    void add_member(mq_member *m);
+    void remove_member(mq_member *m) noexcept;
+    std::vector<mq_member *> take_members();
 
     mq::Clock clock;
     size_t max_message_bytes;
@@ -44,4 +48,5 @@ private:
     std::vector<std::unique_ptr<mq::Topic>> topics_;
     std::mutex subs_mu_;
     std::set<mq_subscription *> subs_;
+    std::set<mq_member *> members_;  // guarded by subs_mu_
 };

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "murmur2.h"
 #include "names.h"
+#include "member.h"
 #include "subscription.h"
 
 using mq::fail;
@@ -183,6 +184,10 @@ MQ_API void mq_broker_free(mq_broker *b) {
         s->stop();
         delete s;
     }
+    for (mq_member *m : b->take_members()) {
+        m->state->begin_close();
+        delete m;
+    }
     b->gate.drain();
     delete b;
 }
@@ -279,6 +284,8 @@ MQ_API mq_status mq_topic_info_get(mq_broker *b, const char *topic, mq_topic_inf
         info.capacity = t->settings().capacity;
         info.max_bytes = t->settings().max_bytes;
         info.ack_timeout_ms = t->settings().ack_timeout_ns / 1000000;
+        info.retention = t->settings().bounded ? MQ_RETAIN_BOUNDED : MQ_RETAIN_UNTIL_ACKED;
+        info.max_age_ms = t->settings().max_age_ns / 1000000;
         std::memcpy(out, &info, std::min(out_size, sizeof info));
         return MQ_OK;
     });

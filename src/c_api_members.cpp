@@ -77,8 +77,14 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
         state->on_rebalance_user = o.on_rebalance_user;
         auto m = std::make_unique<mq_member>(mq_member{b, t, g, state});
         state->handle = m.get();
-        std::lock_guard lk(t->groups_mutex());  // against explicit-list claims (see membership.h)
-        if (mq_status st = g->membership->join(state, o.assignor, o.assignor_user); st != MQ_OK) {
+        b->add_member(m.get());
+        mq_status st;
+        {
+            std::lock_guard lk(t->groups_mutex());  // against explicit-list claims (membership.h)
+            st = g->membership->join(state, o.assignor, o.assignor_user);
+        }
+        if (st != MQ_OK) {
+            b->remove_member(m.get());
             return st;
         }
         *out = m.release();
@@ -94,6 +100,7 @@ MQ_API mq_status mq_member_close(mq_member *m) {
                     "close it from another thread");
     }
     return guarded([&] {
+        m->broker->remove_member(m);
         m->state->begin_close();
         m->membership().leave(*m->state);
         delete m;
