@@ -100,7 +100,8 @@ MQ_API const char *mq_last_error(void);
 
 /* A cancel token wakes one waiter: pass it to a blocking call, trigger it from any thread, and
  * that call returns MQ_CANCELLED as soon as it would otherwise wait (or at once if it is already
- * waiting). A call that does not need to wait completes normally. The token stays triggered
+ * waiting). A call that does not need to wait completes normally, and one with MQ_NO_WAIT never
+ * waits (it returns MQ_FULL / MQ_TIMEOUT as usual). The token stays triggered
  * until mq_cancel_reset. A token may be passed to one blocking call at a time. */
 typedef struct mq_cancel mq_cancel;
 
@@ -242,7 +243,9 @@ MQ_API mq_status mq_group_unsubscribe(mq_broker *b, const char *topic, const cha
 
 /* ---- publishing -------------------------------------------------------------------------- */
 
-/* Appends one message. key NULL (with key_len 0) means "no key": round-robin over partitions;
+/* Appends one message. key NULL (with key_len 0) means "no key": round-robin over partitions
+ * (each keyless publish that passes its argument checks takes the next partition, whether or
+ * not it then succeeds);
  * a non-NULL key (even of length 0) picks partition (murmur2(key) & 0x7fffffff) % partitions,
  * exactly Kafka's default partitioner. Key and payload bytes are copied before return.
  * Blocks while the partition's backlog is at capacity (or the byte budget would be exceeded),
@@ -271,7 +274,9 @@ typedef struct mq_publish_result {
 /* Appends count records, taking each partition's lock once for all of its records (waiting for
  * space as needed, within one overall wait_ms). Records of one partition are appended in input
  * order. All records are validated before anything is appended (any invalid record: the whole
- * batch fails with nothing appended). count 0 (records may then be NULL) is MQ_OK. results (may be NULL) has count entries; *published (may
+ * batch fails with nothing appended, *published 0 and results untouched). count 0 (records may
+ * then be NULL) is MQ_OK. A partition that fills up takes the records that fit before the
+ * batch stops. results (may be NULL) has count entries; *published (may
  * be NULL) receives how many were appended.
  * On MQ_FULL, MQ_CLOSED or MQ_CANCELLED the batch stopped part-way: for each partition the
  * published records are a prefix of that partition's records, and the others have offset -1.
@@ -318,7 +323,9 @@ typedef struct mq_message {
 
 /* Hands out up to max messages of one partition to a group, from its `next` offset on, moves
  * `next` past them and starts a new lease (ack timeout) covering everything in flight. If the
- * group's lease ran out, first rewinds `next` to `committed` (redelivery). With nothing to hand
+ * group's lease ran out (broker clock >= poll time + ack timeout), first rewinds `next` to
+ * `committed` (redelivery). A poll that hands out nothing does not renew the lease.
+ * Views die with the ack that passes them: copy what you need before a cumulative ack. With nothing to hand
  * out, waits up to wait_ms; a waiting poll wakes on a publish to its partition, a nack, its lease
  * running out, close and its cancel token. *count_out receives the number written to msgs.
  * MQ_TIMEOUT: nothing within the wait (count 0). MQ_CLOSED, MQ_CANCELLED.
