@@ -148,8 +148,9 @@ MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out);
 MQ_API mq_status mq_broker_close(mq_broker *b);
 
 /* Closes the broker if needed, closes every subscription still open (waiting for running
- * handlers, calling user_free; their handles become invalid) and frees every member still open
- * (their handles become invalid too), waits until no call is inside the broker, then frees it. Every message view from this broker becomes invalid. Must not be
+ * handlers, calling user_free; their handles become invalid) and frees every member still
+ * open (their handles become invalid too), waits until no call is inside the broker, then
+ * frees it. Every message view from this broker becomes invalid. Must not be
  * called from a handler of this broker (it would wait for itself). NULL is ignored. */
 MQ_API void mq_broker_free(mq_broker *b);
 
@@ -456,8 +457,10 @@ typedef struct mq_member mq_member;
 typedef void (*mq_assignor)(void *user, int32_t partitions, const char *const *member_ids,
                             int32_t member_count, int32_t *owner_out);
 
-/* Called after a rebalance that concerns the member, on the thread that caused it (a join, a
- * close, or the call that noticed a timed-out member), with no library lock held. It may call
+/* Called for every member of the group after every rebalance (its own join included: then
+ * before mq_member_join returns, with the handle it is about to return), on the thread that
+ * caused it (a join, a close, or the call that noticed a timed-out member), with no library
+ * lock held. Generations start at 1 and keep counting while the group is empty. It may call
  * mq_member_assignment; it must not close its own member (MQ_ERR_DEADLOCK). */
 typedef void (*mq_rebalance_fn)(void *user, mq_member *member, int64_t generation);
 
@@ -485,7 +488,8 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
                                 const mq_member_options *opts, mq_member **out);
 
 /* Leaves the group (the others rebalance; what this member had in flight goes to the new
- * owners) and frees the handle. Waits for a running on_rebalance call of this member.
+ * owners) and frees the handle. A member already removed for its session timeout just frees
+ * its handle (MQ_OK). Waits for a running on_rebalance call of this member.
  * MQ_ERR_DEADLOCK: called from this member's own on_rebalance; nothing happens.
  * MQ_ERR_INVALID: member NULL. */
 MQ_API mq_status mq_member_close(mq_member *member);

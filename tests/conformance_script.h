@@ -149,11 +149,24 @@ inline const std::vector<VerbSpec> &verb_specs() {
          true, true},
         {"topics", 0, 0, {}, {}, true, true},
         {"groups", 1, 1, {}, {}, true, true},
-        {"calls", 2, 2, {}, {"deliveries", "keys", "outcomes", "lost", "dead_letters"}, true, true},
+        {"calls", 2, 2, {},
+         {"deliveries", "keys", "outcomes", "lost", "dead_letters", "delays", "extends"}, true,
+         true},
         {"murmur2", 1, 1, {}, {}},
         {"partition_for_key", 2, 2, {}, {}},
         {"assign", 3, 3, {}, {}},
-        {"push", 3, 3, {"prefetch", "partitions", "fail"}, {}},
+        {"push", 3, 3, {"prefetch", "partitions", "fail", "nack_delay", "extend"}, {}},
+        {"handler_extend_lease", 0, 0, {}, {}},
+        {"handler_nack_delay", 1, 1, {}, {}},
+        {"join", 3, 3, {"id", "session_timeout_ms", "assignor"}, {"id"}},
+        {"leave", 1, 1, {}, {}},
+        {"assignment", 1, 1, {}, {"generation", "partitions"}},
+        {"member_poll", 1, 1, {"max", "wait"},
+         {"deliveries", "keys", "timestamps", "lost", "dead_letters"}, true, false, true},
+        {"member_ack", 3, 3, {}, {}},
+        {"member_nack", 2, 2, {"delay"}, {}},
+        {"member_extend_lease", 2, 2, {}, {}},
+        {"rebalances", 1, 1, {}, {}, true, true},
         {"close", 1, 1, {}, {}},
         {"await", 1, 1, {}, {}},  // its results are those of the awaited call
         {"cancel", 1, 1, {}, {}, false},
@@ -171,7 +184,7 @@ inline const VerbSpec *find_spec(const std::string &verb) {
 inline const std::set<std::string> kIntegerResults = {
     "partition", "offset", "published", "partitions", "capacity", "max_bytes", "ack_timeout_ms",
     "start", "end", "backlog", "retained_bytes", "producer_waits", "max_backlog", "committed",
-    "next", "lag", "in_flight", "dropped", "lost", "dead_lettered"};
+    "next", "lag", "in_flight", "dropped", "lost", "dead_lettered", "generation"};
 
 struct Call {
     std::string verb;
@@ -189,11 +202,13 @@ struct Call {
     }
 };
 
-// Rewrites expected integer results in canonical form (a poll's `lost=` is a list, not one).
+// Rewrites expected integer results in canonical form (a poll's `lost=` and an assignment's
+// `partitions=` are lists, not one integer).
 inline void normalize_integers(Call &c) {
-    bool messages = c.verb == "poll" || c.verb == "calls";
+    bool messages = c.verb == "poll" || c.verb == "member_poll" || c.verb == "calls";
     for (auto &[k, v] : c.want)
-        if (kIntegerResults.count(k) && !(messages && k == "lost"))
+        if (kIntegerResults.count(k) && !(messages && k == "lost") &&
+            !(c.verb == "assignment" && k == "partitions"))
             v = std::to_string(parse_int(v, k + "="));
 }
 

@@ -66,13 +66,18 @@ std::string ms_text(int64_t ns) {
 // A broker-clock time as milliseconds since the manual clock's start.
 std::string clock_text(int64_t ns) { return ms_text(ns - kClockStartNs); }
 
-// Words and list fields for messages expected on `partition`.
+constexpr int32_t kAnyPartition = -1;
+
+// Words and list fields for messages expected on `partition` (OFFSET:PAYLOAD), or, with
+// kAnyPartition, on partitions the words name (PARTITION/OFFSET:PAYLOAD, for member polls).
 void describe_messages(const std::vector<Seen> &msgs, int32_t partition, Outcome &o) {
     std::vector<std::string> deliveries, keys, stamps, lost, dead;
     for (const auto &m : msgs) {
         std::string w =
             std::to_string(m.offset) + ":" + (m.payload ? *m.payload : "<NULL payload>");
-        if (m.partition != partition) w += "<from partition " + std::to_string(m.partition) + ">";
+        if (partition == kAnyPartition) w = std::to_string(m.partition) + "/" + w;
+        else if (m.partition != partition)
+            w += "<from partition " + std::to_string(m.partition) + ">";
         o.words.push_back(w);
         deliveries.push_back(std::to_string(m.delivery_count));
         keys.push_back(m.key ? *m.key : "-");
@@ -87,12 +92,19 @@ void describe_messages(const std::vector<Seen> &msgs, int32_t partition, Outcome
     o.fields["dead_letters"] = join(dead, ",");
 }
 
-// Validates expected message words (OFFSET:PAYLOAD) so a typo is a script error, not a mismatch.
+// Validates expected message words (OFFSET:PAYLOAD, or PARTITION/OFFSET:PAYLOAD for a member
+// poll) so a typo is a script error, not a mismatch.
 void validate_message_words(const Call &c) {
+    bool member = c.verb == "member_poll";
     for (const auto &w : c.want_words) {
         size_t colon = w.find(':');
-        if (colon == std::string::npos) fail("a message is OFFSET:PAYLOAD, got '" + w + "'");
-        parse_int(w.substr(0, colon), "message offset");
+        size_t slash = member ? w.find('/') : std::string::npos;
+        if (colon == std::string::npos || (member && (slash == std::string::npos || slash > colon)))
+            fail(std::string("a message is ") + (member ? "PARTITION/" : "") +
+                 "OFFSET:PAYLOAD, got '" + w + "'");
+        size_t from = member ? slash + 1 : 0;
+        if (member) parse_i32(w.substr(0, slash), "message partition");
+        parse_int(w.substr(from, colon - from), "message offset");
     }
 }
 
@@ -102,7 +114,11 @@ struct PushState {
     std::mutex mu;
     std::vector<Seen> calls;
     std::vector<bool> failed;
+    std::vector<std::string> delays;   // per call: mq_handler_nack_delay's status, or "-"
+    std::vector<std::string> extends;  // per call: mq_handler_extend_lease's status, or "-"
     std::map<std::string, int> failures_left;
+    std::map<std::string, int> extends_left;
+    std::optional<int64_t> nack_delay;  // asked for before each failing return
     std::atomic<int> frees{0};
     mq_subscription *sub = nullptr;
     bool open = false;
@@ -112,26 +128,86 @@ int scripted_handler(void *user, const mq_message *msg) {
     auto *st = static_cast<PushState *>(user);
     std::lock_guard lock(st->mu);
     Seen s = seen(*msg);
-    bool fails = false;
-    if (s.payload) {
-        auto it = st->failures_left.find(*s.payload);
-        if (it != st->failures_left.end() && it->second > 0) {
-            --it->second;
-            fails = true;
-        }
-    }
+    // Each listed occurrence of a payload is used up by one call.
+    auto take = [&](std::map<std::string, int> &left) {
+        if (!s.payload) return false;
+        auto it = left.find(*s.payload);
+        if (it == left.end() || it->second == 0) return false;
+        --it->second;
+        return true;
+    };
+    bool fails = take(st->failures_left);
+    std::string extended = "-", delayed = "-";
+    if (take(st->extends_left)) extended = mq_status_name(mq_handler_extend_lease());
+    if (fails && st->nack_delay)
+        delayed = mq_status_name(mq_handler_nack_delay(*st->nack_delay));
     st->calls.push_back(std::move(s));
     st->failed.push_back(fails);
+    st->delays.push_back(delayed);
+    st->extends.push_back(extended);
     return fails ? 1 : 0;
 }
 
 void count_free(void *user) { static_cast<PushState *>(user)->frees.fetch_add(1); }
 
+// ---- group members -------------------------------------------------------------------------------
+
+struct MemberState {
+    mq_member *handle = nullptr;  // kept after leave, only to compare with callback arguments
+    bool open = false;
+    std::mutex mu;
+    // Each on_rebalance call: the handle it was given and the generation.
+    std::vector<std::pair<mq_member *, int64_t>> rebalances;
+};
+
+void record_rebalance(void *user, mq_member *member, int64_t generation) {
+    auto *st = static_cast<MemberState *>(user);
+    std::lock_guard lock(st->mu);
+    st->rebalances.emplace_back(member, generation);
+}
+
+// The named assignment strategies of `join assignor=` (FORMAT.md).
+void assign_all_to_last(void *, int32_t partitions, const char *const *, int32_t count,
+                        int32_t *owner) {
+    for (int32_t p = 0; p < partitions; ++p) owner[p] = count - 1;
+}
+
+void assign_by_id(void *, int32_t partitions, const char *const *ids, int32_t count,
+                  int32_t *owner) {
+    std::vector<int32_t> order(static_cast<size_t>(count));
+    for (int32_t i = 0; i < count; ++i) order[static_cast<size_t>(i)] = i;
+    std::sort(order.begin(), order.end(),
+              [ids](int32_t a, int32_t b) { return std::string_view(ids[a]) < ids[b]; });
+    for (int32_t p = 0; p < partitions; ++p) owner[p] = order[static_cast<size_t>(p % count)];
+}
+
+void assign_none(void *, int32_t partitions, const char *const *, int32_t count, int32_t *owner) {
+    for (int32_t p = 0; p < partitions; ++p) owner[p] = count;  // out of range: unowned
+}
+
 // ---- calls that may run in the background -------------------------------------------------------
 
-Outcome run_blocking(mq_broker *b, const Call &c, mq_cancel *cancel) {
-    const std::string &topic = c.words[0];
+Outcome run_blocking(mq_broker *b, const Call &c, mq_cancel *cancel, mq_member *member) {
     int64_t wait = c.opt_int("wait", MQ_NO_WAIT);
+    if (c.verb == "member_poll") {
+        int64_t max = c.opt_int("max", 10);
+        if (max < 0 || max > 100000) fail("max= must be 0..100000");
+        std::vector<mq_message> msgs(static_cast<size_t>(std::max<int64_t>(max, 1)));
+        size_t count = SIZE_MAX;
+        mq_status st = mq_member_poll(member, msgs.data(), static_cast<size_t>(max), wait, cancel,
+                                      &count);
+        Outcome o = finish(st);
+        if (count > msgs.size())
+            fail("mq_member_poll reported " + std::to_string(count) + " messages");
+        if (st != MQ_OK && count != 0)
+            fail("mq_member_poll returned " + o.status + " with a count of " +
+                 std::to_string(count));
+        std::vector<Seen> got;
+        for (size_t i = 0; i < count; ++i) got.push_back(seen(msgs[i]));
+        describe_messages(got, kAnyPartition, o);
+        return o;
+    }
+    const std::string &topic = c.words[0];
     if (c.verb == "publish") {
         const std::string &payload = c.words[1];
         const std::string *key = c.has("key") ? &c.opts.at("key") : nullptr;
@@ -309,20 +385,22 @@ private:
         if (toks.size() < 3 || toks[1].quoted || as_option(toks[1]) || is_separator(toks[1]))
             fail("usage: async NAME CALL...");
         const std::string &name = toks[1].text;
-        if (background_.count(name) || pushes_.count(name)) fail("name '" + name + "' is taken");
+        if (name_taken(name)) fail("name '" + name + "' is taken");
         Call c = parse_call(toks, 2);
-        if (!find_spec(c.verb)->background) fail("'async' runs publish, publish_batch or poll");
+        if (!find_spec(c.verb)->background)
+            fail("'async' runs publish, publish_batch, poll or member_poll");
         if (c.arrow) fail("put the expectations on the 'await' line");
         mq_broker *b = broker();
+        mq_member *member = c.verb == "member_poll" ? open_member(c.words[0]).handle : nullptr;
         auto bg = std::make_unique<Background>();
         bg->call = std::move(c);
         if (mq_cancel_new(&bg->cancel) != MQ_OK) fail("mq_cancel_new failed");
         Background *raw = bg.get();
-        bg->thread = std::thread([raw, b] {
+        bg->thread = std::thread([raw, b, member] {
             Outcome o;
             std::string err;
             try {
-                o = run_blocking(b, raw->call, raw->cancel);
+                o = run_blocking(b, raw->call, raw->cancel, member);
             } catch (const ScriptError &e) {
                 err = e.what;
             }
@@ -354,13 +432,24 @@ private:
             if (k != "error" && !find_spec(want.verb)->results.count(k))
                 fail("'" + want.verb + "' has no result '" + k + "'");
         normalize_integers(want);
-        if (want.verb == "poll") validate_message_words(want);
+        if (want.verb == "poll" || want.verb == "member_poll") validate_message_words(want);
         std::unique_lock lock(bg.mu);
         if (!bg.cv.wait_for(lock, wait_limit_, [&] { return bg.done; }))
             fail("'" + line.words[0] + "' still blocked after " +
                  std::to_string(wait_limit_.count()) + " ms");
         if (!bg.script_error.empty()) fail(bg.script_error);
         check(want, bg.outcome);
+    }
+
+    bool name_taken(const std::string &name) const {
+        return pushes_.count(name) || background_.count(name) || members_.count(name);
+    }
+
+    MemberState &open_member(const std::string &name) {
+        auto it = members_.find(name);
+        if (it == members_.end()) fail("no member named '" + name + "'");
+        if (!it->second->open) fail("member '" + name + "' is not open");
+        return *it->second;
     }
 
     PushState &push_state(const std::string &name) {
@@ -417,11 +506,32 @@ private:
             return finish(MQ_OK);
         }
         if (v == "close") return close_push(c);
+        if (v == "handler_extend_lease") return finish(mq_handler_extend_lease());
+        if (v == "handler_nack_delay")
+            return finish(mq_handler_nack_delay(parse_int(c.words[0], "delay")));
+        if (v == "rebalances") return rebalances(c);
+        if (v == "leave") return leave_member(c);
+        if (v == "assignment") return assignment(c);
+        if (v == "member_ack")
+            return finish(mq_member_ack(open_member(c.words[0]).handle,
+                                        parse_i32(c.words[1], "partition"),
+                                        parse_int(c.words[2], "offset")));
+        if (v == "member_nack")
+            return finish(mq_member_nack(open_member(c.words[0]).handle,
+                                         parse_i32(c.words[1], "partition"),
+                                         c.opt_int("delay", 0)));
+        if (v == "member_extend_lease")
+            return finish(mq_member_extend_lease(open_member(c.words[0]).handle,
+                                                 parse_i32(c.words[1], "partition")));
+        if (v == "member_poll") {
+            validate_message_words(c);
+            return run_blocking(broker(), c, nullptr, open_member(c.words[0]).handle);
+        }
 
         mq_broker *b = broker();
         if (v == "publish" || v == "publish_batch" || v == "poll") {
             if (v == "poll") validate_message_words(c);
-            return run_blocking(b, c, nullptr);
+            return run_blocking(b, c, nullptr, nullptr);
         }
         if (v == "close_broker") return finish(mq_broker_close(b));
         if (v == "topics")
@@ -478,6 +588,7 @@ private:
             return o;
         }
         if (v == "push") return start_push(b, c);
+        if (v == "join") return join_member(b, c);
         if (v == "ack")
             return finish(mq_ack(b, topic, c.words[1].c_str(), parse_i32(c.words[2], "partition"),
                                  parse_int(c.words[3], "offset")));
@@ -574,10 +685,13 @@ private:
 
     Outcome start_push(mq_broker *b, const Call &c) {
         const std::string &name = c.words[0];
-        if (pushes_.count(name) || background_.count(name)) fail("name '" + name + "' is taken");
+        if (name_taken(name)) fail("name '" + name + "' is taken");
         auto st = std::make_unique<PushState>();
         for (const auto &p : split_list(c.opts.count("fail") ? c.opts.at("fail") : ""))
             ++st->failures_left[p];
+        for (const auto &p : split_list(c.opts.count("extend") ? c.opts.at("extend") : ""))
+            ++st->extends_left[p];
+        if (c.has("nack_delay")) st->nack_delay = c.opt_int("nack_delay", 0);
         mq_subscribe_options opts;
         mq_subscribe_options_init(&opts, sizeof opts);
         if (c.has("prefetch")) opts.prefetch = parse_i32(c.opts.at("prefetch"), "prefetch");
@@ -621,19 +735,96 @@ private:
         int32_t partition = parse_i32(c.words[1], "partition");
         validate_message_words(c);
         std::vector<Seen> mine;
-        std::vector<std::string> outcomes;
+        std::vector<std::string> outcomes, delays, extends;
         {
             std::lock_guard lock(st.mu);
             for (size_t i = 0; i < st.calls.size(); ++i)
                 if (st.calls[i].partition == partition) {
                     mine.push_back(st.calls[i]);
                     outcomes.push_back(st.failed[i] ? "fail" : "ok");
+                    delays.push_back(st.delays[i]);
+                    extends.push_back(st.extends[i]);
                 }
         }
         Outcome o = finish(MQ_OK);
         describe_messages(mine, partition, o);
         o.fields.erase("timestamps");
         o.fields["outcomes"] = join(outcomes, ",");
+        o.fields["delays"] = join(delays, ",");
+        o.fields["extends"] = join(extends, ",");
+        return o;
+    }
+
+    Outcome join_member(mq_broker *b, const Call &c) {
+        const std::string &name = c.words[0];
+        if (name_taken(name)) fail("name '" + name + "' is taken");
+        auto st = std::make_unique<MemberState>();
+        mq_member_options opts;
+        mq_member_options_init(&opts, sizeof opts);
+        if (c.has("id")) opts.member_id = c.opts.at("id").c_str();
+        opts.session_timeout_ms = c.opt_int("session_timeout_ms", opts.session_timeout_ms);
+        if (c.has("assignor")) {
+            const std::string &a = c.opts.at("assignor");
+            if (a == "all_to_last") opts.assignor = &assign_all_to_last;
+            else if (a == "by_id") opts.assignor = &assign_by_id;
+            else if (a == "none") opts.assignor = &assign_none;
+            else if (a != "round_robin")
+                fail("assignor= is round_robin, all_to_last, by_id or none");
+        }
+        opts.on_rebalance = &record_rebalance;
+        opts.on_rebalance_user = st.get();
+        MemberState *raw = st.get();
+        members_.emplace(name, std::move(st));
+        mq_status s = mq_member_join(b, c.words[1].c_str(), c.words[2].c_str(), &opts,
+                                     &raw->handle);
+        Outcome o = finish(s);
+        if (s == MQ_OK) {
+            raw->open = true;
+            o.fields["id"] = mq_member_id(raw->handle);
+        } else {
+            std::lock_guard lock(raw->mu);
+            if (!raw->rebalances.empty()) fail("a failed join called on_rebalance");
+        }
+        return o;
+    }
+
+    Outcome leave_member(const Call &c) {
+        MemberState &st = open_member(c.words[0]);
+        for (const auto &[name, bg] : background_)
+            if (bg->call.verb == "member_poll" && bg->call.words[0] == c.words[0] && !bg->awaited)
+                fail("'" + name + "' polls this member in the background: await it first");
+        mq_status s = mq_member_close(st.handle);
+        if (s == MQ_OK) st.open = false;
+        return finish(s);
+    }
+
+    Outcome assignment(const Call &c) {
+        MemberState &st = open_member(c.words[0]);
+        constexpr size_t kCap = 1024;
+        std::vector<int32_t> parts(kCap, INT32_MIN);
+        int64_t generation = INT64_MIN;
+        size_t count = SIZE_MAX;
+        mq_status s = mq_member_assignment(st.handle, &generation, parts.data(), kCap, &count);
+        Outcome o = finish(s);
+        if (s != MQ_OK) return o;
+        if (count > kCap) fail("assignment: the runner handles at most 1024 partitions");
+        std::vector<std::string> owned;
+        for (size_t i = 0; i < count; ++i) owned.push_back(std::to_string(parts[i]));
+        o.fields["generation"] = std::to_string(generation);
+        o.fields["partitions"] = join(owned, ",");
+        return o;
+    }
+
+    Outcome rebalances(const Call &c) {
+        auto it = members_.find(c.words[0]);
+        if (it == members_.end()) fail("no member named '" + c.words[0] + "'");
+        MemberState &st = *it->second;
+        Outcome o = finish(MQ_OK);
+        std::lock_guard lock(st.mu);
+        for (const auto &[handle, generation] : st.rebalances) {
+            if (handle != st.handle) fail("on_rebalance was given another member's handle");
+            o.words.push_back(std::to_string(generation));
+        }
         return o;
     }
 
@@ -664,6 +855,9 @@ private:
     bool torn_down_ = false;
     std::atomic<int64_t> now_{kClockStartNs};
     std::map<std::string, std::unique_ptr<PushState>> pushes_;
+    // Outlives the broker (freed by teardown in ~Scenario's body): freeing it frees the members
+    // still open, whose leaving may call on_rebalance of the others.
+    std::map<std::string, std::unique_ptr<MemberState>> members_;
     std::map<std::string, std::unique_ptr<Background>> background_;
 };
 
@@ -760,6 +954,27 @@ TEST(ConformanceRunner, ReportsEveryKindOfMismatchAtItsLine) {
         "poll t g 0 -> x",
         "async p poll t g 0 wait=-1",
         "async p poll t g 0 -> MQ_OK",
+        "join m t g id=x -> id=y",
+        "join m t g\nassignment m -> generation=2",
+        "join m t g\nassignment m -> partitions=1",
+        "join m t g\npublish t a\nmember_poll m -> 0/0:b",
+        "join m t g\npublish t a\nmember_poll m -> 1/0:a",
+        "join m t g\npublish t a\nmember_poll m -> 0/0:a deliveries=2",
+        "join m t g\npublish t a\nmember_poll m -> 0:a",
+        "join m t g\nrebalances m -> 1 2",
+        "join m t g\nleave m\nmember_poll m",
+        "join m t g\nmember_ack m 0 0",
+        "join m t g\nmember_nack m 0 -> MQ_ERR_FENCED",
+        "join m t g\nmember_extend_lease m 0",
+        "join m t g\njoin m t h",
+        "join m t g assignor=bogus",
+        "async p member_poll m",
+        "join m t g\nasync p member_poll m wait=-1\nleave m",
+        "handler_nack_delay 1",
+        "push s t g fail=a nack_delay=5 extend=a\npublish t a\n"
+        "eventually group_info t g 0 -> paused_until=5\ncalls s 0 -> 0:a delays=-",
+        "push s t g fail=a extend=a\npublish t a\neventually group_info t g 0 -> committed=1\n"
+        "calls s 0 -> 0:a 0:a extends=-,-",
     };
     for (const auto &last : last_lines) {
         std::string text = setup + last + "\n";

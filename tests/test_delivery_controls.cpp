@@ -422,3 +422,128 @@ TEST(TopicConfig, RetentionAndAgeAreValidated) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace mqtest;
+using namespace std::chrono_literals;
+
+// Interplay with close: every wait these controls add must still wake on close.
+TEST(DeliveryControlsClose, APollWaitingOnAFullDeadLetterTopicWakesOnClose) {
+    auto b = broker();
+    auto cfg = topic_config(1, 10);
+    ASSERT_EQ(mq_topic_create(b.get(), "src", &cfg), MQ_OK);
+    auto one = topic_config(1, 1);
+    ASSERT_EQ(mq_topic_create(b.get(), "dlq", &one), MQ_OK);
+    ASSERT_EQ(mq_group_subscribe(b.get(), "dlq", "ops", nullptr), MQ_OK);
+    publish(b.get(), "dlq", nullptr, "occupant");
+    mq_group_options o;
+    mq_group_options_init(&o, sizeof o);
+    o.max_deliveries = 1;
+    o.dead_letter_topic = "dlq";
+    ASSERT_EQ(mq_group_subscribe(b.get(), "src", "g", &o), MQ_OK);
+    publish(b.get(), "src", nullptr, "poison");
+    ASSERT_EQ(poll(b.get(), "src", "g", 0).size(), 1u);
+    ASSERT_EQ(mq_nack(b.get(), "src", "g", 0), MQ_OK);
+    auto waiter = std::async(std::launch::async, [&] {
+        mq_message m[2];
+        size_t n = 0;
+        return mq_poll(b.get(), "src", "g", 0, m, 2, MQ_WAIT_FOREVER, nullptr, &n);
+    });
+    // The poll is stuck publishing into the full dead-letter topic: visible as a producer wait.
+    while (partition_info(b.get(), "dlq").producer_waits == 0) std::this_thread::yield();
+    ASSERT_EQ(mq_broker_close(b.get()), MQ_OK);
+    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+    EXPECT_EQ(waiter.get(), MQ_CLOSED);
+    EXPECT_EQ(group_info(b.get(), "src", "g").committed, 0);  // not acked: nothing lost
+}
+
+TEST(DeliveryControlsClose, APollHeldByADelayedNackWakesOnCloseAndOnItsCancelToken) {
+    ManualClock clock;
+    auto b = broker(&clock);
+    ASSERT_EQ(mq_topic_create(b.get(), "t", nullptr), MQ_OK);
+    ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
+    publish(b.get(), "t", nullptr, "x");
+    ASSERT_EQ(poll(b.get(), "t", "g", 0).size(), 1u);
+    ASSERT_EQ(mq_nack_delayed(b.get(), "t", "g", 0, 60000), MQ_OK);
+    mq_cancel *cancel = nullptr;
+    ASSERT_EQ(mq_cancel_new(&cancel), MQ_OK);
+    mq_cancel_trigger(cancel);  // sticky: the poll returns CANCELLED whenever it starts waiting
+    mq_message m[2];
+    size_t n = 0;
+    EXPECT_EQ(mq_poll(b.get(), "t", "g", 0, m, 2, MQ_WAIT_FOREVER, cancel, &n), MQ_CANCELLED);
+    mq_cancel_free(cancel);
+    auto waiter = std::async(std::launch::async, [&] {
+        mq_message got[2];
+        size_t k = 0;
+        return mq_poll(b.get(), "t", "g", 0, got, 2, MQ_WAIT_FOREVER, nullptr, &k);
+    });
+    ASSERT_EQ(mq_broker_close(b.get()), MQ_OK);
+    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+    EXPECT_EQ(waiter.get(), MQ_CLOSED);
+}
+
+// Interplay with push subscriptions: max deliveries applies to push groups too.
+TEST(DeliveryControlsPush, APushHandlerThatAlwaysFailsEndsInTheDeadLetterTopic) {
+    auto b = broker();
+    ASSERT_EQ(mq_topic_create(b.get(), "src", nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_create(b.get(), "dlq", nullptr), MQ_OK);
+    ASSERT_EQ(mq_group_subscribe(b.get(), "dlq", "ops", nullptr), MQ_OK);
+    mq_group_options o;
+    mq_group_options_init(&o, sizeof o);
+    o.max_deliveries = 3;
+    o.dead_letter_topic = "dlq";
+    ASSERT_EQ(mq_group_subscribe(b.get(), "src", "svc", &o), MQ_OK);
+    struct Calls {
+        std::mutex mu;
+        std::vector<std::string> seen;
+    } calls;
+    auto handler = [](void *user, const mq_message *m) -> int {
+        auto *c = static_cast<Calls *>(user);
+        std::lock_guard g(c->mu);
+        c->seen.push_back(payload_of(*m) + "#" + std::to_string(m->delivery_count));
+        return payload_of(*m) == "bad" ? 1 : 0;
+    };
+    mq_subscribe_options so;
+    mq_subscribe_options_init(&so, sizeof so);
+    so.prefetch = 1;  // one message per poll, so only the bad one is redelivered
+    mq_subscription *sub = nullptr;
+    ASSERT_EQ(mq_subscribe(b.get(), "src", "svc", &so, handler, &calls, nullptr, &sub), MQ_OK);
+    publish(b.get(), "src", nullptr, "bad");
+    publish(b.get(), "src", nullptr, "good");
+    mq_message d[2];
+    size_t n = 0;
+    ASSERT_EQ(mq_poll(b.get(), "dlq", "ops", 0, d, 2, 10000, nullptr, &n), MQ_OK);
+    EXPECT_EQ(payload_of(d[0]), "bad");
+    ASSERT_NE(d[0].dead_letter, nullptr);
+    EXPECT_EQ(d[0].dead_letter->delivery_count, 3u);
+    while (group_info(b.get(), "src", "svc").committed < 2) std::this_thread::yield();
+    ASSERT_EQ(mq_subscription_close(sub), MQ_OK);
+    EXPECT_EQ(calls.seen, (std::vector<std::string>{"bad#1", "bad#2", "bad#3", "good#1"}));
+}
+
+// Interplay with leases: a dead-letter decision counts lease expiries as deliveries too.
+TEST(DeliveryControlsLease, LostLeasesCountTowardsMaxDeliveries) {
+    ManualClock clock;
+    auto b = broker(&clock);
+    auto cfg = topic_config(1, 10);
+    cfg.ack_timeout_ms = 1000;
+    ASSERT_EQ(mq_topic_create(b.get(), "src", &cfg), MQ_OK);
+    ASSERT_EQ(mq_topic_create(b.get(), "dlq", nullptr), MQ_OK);
+    ASSERT_EQ(mq_group_subscribe(b.get(), "dlq", "ops", nullptr), MQ_OK);
+    mq_group_options o;
+    mq_group_options_init(&o, sizeof o);
+    o.max_deliveries = 2;
+    o.dead_letter_topic = "dlq";
+    ASSERT_EQ(mq_group_subscribe(b.get(), "src", "g", &o), MQ_OK);
+    publish(b.get(), "src", nullptr, "slow");
+    ASSERT_EQ(poll(b.get(), "src", "g", 0).size(), 1u);
+    clock.advance_ms(1000);
+    ASSERT_EQ(poll(b.get(), "src", "g", 0).size(), 1u);  // second delivery after the lease
+    clock.advance_ms(1000);
+    EXPECT_TRUE(poll(b.get(), "src", "g", 0).empty());   // third would exceed: dead-lettered
+    EXPECT_EQ(group_info(b.get(), "src", "g").dead_lettered, 1);
+    EXPECT_EQ(poll(b.get(), "dlq", "ops", 0).size(), 1u);
+}
+
+}  // namespace
