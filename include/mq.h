@@ -326,9 +326,10 @@ typedef struct mq_message {
  * `next` past them and starts a new lease (ack timeout) covering everything in flight. If the
  * group's lease ran out (broker clock >= poll time + ack timeout), first rewinds `next` to
  * `committed` (redelivery). A poll that hands out nothing does not renew the lease.
- * Views die with the ack that passes them: copy what you need before a cumulative ack. With nothing to hand
- * out, waits up to wait_ms; a waiting poll wakes on a publish to its partition, a nack, its lease
- * running out, close and its cancel token. *count_out receives the number written to msgs.
+ * Views die with the ack that passes them: copy what you need before a cumulative ack.
+ * With nothing to hand out, waits up to wait_ms; a waiting poll wakes on a publish to its
+ * partition, a nack, its lease running out, close and its cancel token. *count_out receives
+ * the number written to msgs.
  * MQ_TIMEOUT: nothing within the wait (count 0). MQ_CLOSED, MQ_CANCELLED.
  * MQ_ERR_INVALID (NULL pointers, max 0, bad wait), MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP,
  * MQ_ERR_PARTITION. */

@@ -1,6 +1,6 @@
 // Steady-state publishing, polling and acking must not touch the heap: key and payload bytes go
-// into chunks that are recycled after trim, and cursors keep their capacity. This file replaces
-// the global allocation functions for the whole test binary and counts while a test asks it to.
+// into chunks that are recycled after trim, and cursors keep their capacity. The counting comes
+// from alloc_hooks.cpp, the test binary's replacement of the global allocation functions.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,42 +11,17 @@
 #include <new>
 #include <string>
 
+#include "alloc_hooks.h"
 #include "mq.h"
 
 namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-
-void *counted_alloc(std::size_t n) {
-    if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
-    if (void *p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
-}
-
+// Counts allocations on every thread while it lives.
 struct Counting {
-    Counting() {
-        g_allocations = 0;
-        g_counting = true;
-    }
-    ~Counting() { g_counting = false; }
-    long count() const { return g_allocations.load(); }
+    Counting() { alloc_hooks::count_start(); }
+    ~Counting() { alloc_hooks::count_stop(); }
+    long count() const { return alloc_hooks::count(); }
 };
 }  // namespace
-
-void *operator new(std::size_t n) { return counted_alloc(n); }
-void *operator new[](std::size_t n) { return counted_alloc(n); }
-void *operator new(std::size_t n, const std::nothrow_t &) noexcept {
-    try {
-        return counted_alloc(n);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void *operator new[](std::size_t n, const std::nothrow_t &t) noexcept { return operator new(n, t); }
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete[](void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void *p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
