@@ -4,7 +4,9 @@
 #include "names.h"
 
 mq_broker::mq_broker(const mq_broker_options &opts)
-    : clock{opts.clock, opts.clock_user}, max_message_bytes(opts.max_message_bytes) {}
+    : clock{opts.clock, opts.clock_user},
+      max_message_bytes(opts.max_message_bytes),
+      spin_ns(opts.spin_ns) {}
 
 mq_broker::~mq_broker() = default;
 
@@ -25,7 +27,7 @@ mq_status mq_broker::create_topic(const char *name, const mq_topic_config &cfg) 
     if (closed()) return mq::fail(MQ_CLOSED, "the broker is closed");
     if (table_.find(name)) return mq::fail(MQ_ERR_EXISTS, "topic %s already exists", name);
     topics_.reserve(topics_.size() + 1);
-    auto t = std::make_unique<mq::Topic>(name, cfg, clock, closed_);
+    auto t = std::make_unique<mq::Topic>(name, cfg, clock, spin_ns, closed_);
     table_.insert(t.get());
     topics_.push_back(std::move(t));
     return MQ_OK;

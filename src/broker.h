@@ -38,6 +38,7 @@ struct mq_broker {
 
     mq::Clock clock;
     size_t max_message_bytes;
+    int64_t spin_ns;
     mq::CallGate gate;
 
 private:

@@ -144,6 +144,7 @@ MQ_API void mq_broker_options_init(mq_broker_options *o, size_t size) {
     d.clock = nullptr;
     d.clock_user = nullptr;
     d.max_message_bytes = 1u << 20;
+    d.spin_ns = 0;
     std::memcpy(o, &d, d.size);
     o->size = size;
 }
@@ -159,6 +160,11 @@ MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out) {
         if (MQ_HAS_FIELD(opts, clock)) o.clock = opts->clock;
         if (MQ_HAS_FIELD(opts, clock_user)) o.clock_user = opts->clock_user;
         if (MQ_HAS_FIELD(opts, max_message_bytes)) o.max_message_bytes = opts->max_message_bytes;
+        if (MQ_HAS_FIELD(opts, spin_ns)) o.spin_ns = opts->spin_ns;
+    }
+    if (o.spin_ns < 0 || o.spin_ns > 1000000000) {
+        return fail(MQ_ERR_INVALID, "spin_ns is %lld; it must be 0 to 10^9 (one second)",
+                    static_cast<long long>(o.spin_ns));
     }
     if (o.max_message_bytes == 0 || o.max_message_bytes > (size_t{1} << 30)) {
         return fail(MQ_ERR_INVALID, "max_message_bytes is %zu; it must be 1 to 2^30", o.max_message_bytes);
@@ -559,8 +565,18 @@ MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group
                 return fail(MQ_ERR_INVALID, "partitions lists a partition twice");
             }
         }
-        const mq::Group *g = t->find_or_subscribe(group, b->new_id());
+        bool created = false;
+        const mq::Group *g = t->find_or_subscribe(group, b->new_id(), &created);
         if (!g) return fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while subscribing", group);
+        // A failure from here on leaves no trace: not even the group it subscribed.
+        struct Rollback {
+            mq::Topic *t;
+            const mq::Group *g;
+            bool armed;
+            ~Rollback() {
+                if (armed) t->rollback_subscribe(g);
+            }
+        } rollback{t, g, created};
         auto sub = std::make_unique<mq_subscription>(b, t, g, b->new_id(), o.prefetch,
                                                      std::move(parts), handler, user, user_free);
         {
@@ -580,6 +596,7 @@ MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group
             freed = true;
             throw;
         }
+        rollback.armed = false;
         *out = sub.release();
         freed = true;  // now the subscription's to free
         return MQ_OK;

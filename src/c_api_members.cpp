@@ -66,8 +66,18 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
             return fail(MQ_ERR_INVALID, "session_timeout_ms is %lld; it must be at least 1",
                         static_cast<long long>(o.session_timeout_ms));
         }
-        const mq::Group *g = t->find_or_subscribe(group, b->new_id());
+        bool created = false;
+        const mq::Group *g = t->find_or_subscribe(group, b->new_id(), &created);
         if (!g) return fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while joining", group);
+        // A failure from here on leaves no trace: not even the group it subscribed.
+        struct Rollback {
+            mq::Topic *t;
+            const mq::Group *g;
+            bool armed;
+            ~Rollback() {
+                if (armed) t->rollback_subscribe(g);
+            }
+        } rollback{t, g, created};
         auto state = std::make_shared<mq::MemberState>();
         state->id = b->new_id();
         state->member_id = o.member_id ? std::string(o.member_id)
@@ -79,14 +89,18 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
         state->handle = m.get();
         b->add_member(m.get());
         mq_status st;
-        {
+        try {
             std::lock_guard lk(t->groups_mutex());  // against explicit-list claims (membership.h)
             st = g->membership->join(state, o.assignor, o.assignor_user);
+        } catch (...) {
+            b->remove_member(m.get());
+            throw;
         }
         if (st != MQ_OK) {
             b->remove_member(m.get());
             return st;
         }
+        rollback.armed = false;
         *out = m.release();
         return MQ_OK;
     });

@@ -58,18 +58,22 @@ mq_status Membership::join(const std::shared_ptr<MemberState> &m, mq_assignor as
                             p, topic_.name().c_str(), group_.name.c_str());
             }
         }
-        members_.reserve(members_.size() + 1);
-        m->assignment.reserve(static_cast<size_t>(topic_.partition_count()));
-        if (members_.empty()) {
+        // The group keeps the strategy of its first member.
+        const bool first = members_.empty();
+        std::vector<std::shared_ptr<MemberState>> next = members_;
+        next.push_back(m);
+        m->fetched.reserve(static_cast<size_t>(topic_.partition_count()));
+        Plan plan = plan_locked(std::move(next), first ? assignor : assignor_,
+                                first ? user : assignor_user_, 0, notices);
+        if (first) {
             assignor_ = assignor;
             assignor_user_ = user;
         }
         m->last_seen.store(clock_.now());
-        members_.push_back(m);
-        rebalance_locked(notices);
+        apply_locked(plan, notices);
         // The joiner starts out knowing its assignment, so it can poll at once.
         std::lock_guard f(m->fetched_mu);
-        m->fetched = m->assignment;
+        m->fetched = m->assignment;  // reserved above: cannot throw
         m->seen_generation.store(generation());
     }
     notify(notices);
@@ -83,10 +87,15 @@ void Membership::leave(MemberState &m) {
         auto it = std::find_if(members_.begin(), members_.end(),
                                [&m](const auto &o) { return o.get() == &m; });
         if (it != members_.end()) {  // else already removed (timed out)
+            std::vector<std::shared_ptr<MemberState>> next;
+            next.reserve(members_.size());
+            for (const auto &o : members_) {
+                if (o.get() != &m) next.push_back(o);
+            }
+            Plan plan = plan_locked(std::move(next), assignor_, assignor_user_, 1, notices);
             m.removed.store(true);
-            departed_.push_back(*it);  // until its fenced views are released below
-            members_.erase(it);
-            rebalance_locked(notices);
+            departed_.push_back(*it);  // reserved by the plan; until its views are released
+            apply_locked(plan, notices);
         }
     }
     notify(notices);
@@ -116,52 +125,75 @@ void Membership::reap(int64_t now) {
     std::vector<Notice> notices;
     {
         std::lock_guard lk(mu_);
-        int64_t next = INT64_MAX;
-        bool any = false;
-        for (auto it = members_.begin(); it != members_.end();) {
-            MemberState &m = **it;
-            if (m.library_owned) {
-                ++it;
-                continue;
-            }
+        int64_t next_check = INT64_MAX;
+        std::vector<std::shared_ptr<MemberState>> keep, expired;
+        for (const auto &mp : members_) {
+            MemberState &m = *mp;
             const bool calling = m.in_calls.load() > 0;
             const int64_t expires = calling ? now + m.session_timeout_ns
                                             : m.last_seen.load() + m.session_timeout_ns;
-            if (!calling && now >= expires) {
-                m.removed.store(true);
-                departed_.push_back(*it);  // its views stay valid until it calls or closes
-                it = members_.erase(it);
-                any = true;
+            if (!m.library_owned && !calling && now >= expires) {
+                expired.push_back(mp);
                 continue;
             }
+            keep.push_back(mp);
             // Look again a quarter of a timeout later (or at this member's expiry, if sooner).
-            next = std::min(next, std::min(expires, now + m.session_timeout_ns / 4));
-            ++it;
+            if (!m.library_owned) {
+                next_check = std::min(next_check, std::min(expires, now + m.session_timeout_ns / 4));
+            }
         }
-        next_reap_ns_.store(next, std::memory_order_relaxed);
-        if (any) rebalance_locked(notices);
+        if (!expired.empty()) {
+            Plan plan = plan_locked(std::move(keep), assignor_, assignor_user_, expired.size(),
+                                    notices);
+            for (const auto &e : expired) {
+                e->removed.store(true);
+                departed_.push_back(e);  // its views stay valid until it calls or closes
+            }
+            apply_locked(plan, notices);
+        } else {
+            next_reap_ns_.store(next_check, std::memory_order_relaxed);
+        }
     }
     notify(notices);
 }
 
-void Membership::rebalance_locked(std::vector<Notice> &notices) {
-    notices.reserve(members_.size());  // everything that can throw comes before any change
-    const int64_t gen = generation_.load() + 1;
+// Everything a rebalance allocates happens here, before anything changes, so that running out
+// of memory leaves the group as it was.
+Membership::Plan Membership::plan_locked(std::vector<std::shared_ptr<MemberState>> next,
+                                         mq_assignor assignor, void *user, size_t departing,
+                                         std::vector<Notice> &notices) {
     const auto partitions = topic_.partition_count();
-    const auto count = static_cast<int32_t>(members_.size());
-    std::vector<int32_t> owner(static_cast<size_t>(partitions), -1);
+    const auto count = static_cast<int32_t>(next.size());
+    Plan plan;
+    plan.owner.assign(static_cast<size_t>(partitions), -1);
     if (count > 0) {
-        if (assignor_) {
+        if (assignor) {
             std::vector<const char *> ids;
-            for (const auto &m : members_) ids.push_back(m->member_id.c_str());
-            assignor_(assignor_user_, partitions, ids.data(), count, owner.data());
+            ids.reserve(next.size());
+            for (const auto &m : next) ids.push_back(m->member_id.c_str());
+            assignor(user, partitions, ids.data(), count, plan.owner.data());
         } else {
-            for (int32_t p = 0; p < partitions; p++) owner[static_cast<size_t>(p)] = p % count;
+            for (int32_t p = 0; p < partitions; p++) plan.owner[static_cast<size_t>(p)] = p % count;
         }
     }
+    notices.reserve(next.size());
+    departed_.reserve(departed_.size() + departing);
+    for (const auto &m : next) m->assignment.reserve(static_cast<size_t>(partitions));
+    for (const auto &m : members_) m->fenced.reserve(static_cast<size_t>(partitions));
+    for (const auto &m : departed_) m->fenced.reserve(static_cast<size_t>(partitions));
+    for (int32_t p = 0; p < partitions; p++) topic_.partition(p).prepare_reassign(&group_);
+    plan.members = std::move(next);
+    return plan;
+}
+
+void Membership::apply_locked(Plan &plan, std::vector<Notice> &notices) noexcept {
+    const int64_t gen = generation_.load() + 1;
+    const auto partitions = topic_.partition_count();
+    const auto count = static_cast<int32_t>(plan.members.size());
+    members_.swap(plan.members);
     for (const auto &m : members_) m->assignment.clear();
     for (int32_t p = 0; p < partitions; p++) {
-        const int32_t who = owner[static_cast<size_t>(p)];
+        const int32_t who = plan.owner[static_cast<size_t>(p)];
         const bool valid = who >= 0 && who < count;
         Partition &part = topic_.partition(p);
         const uint64_t before = part.owner(&group_);

@@ -80,7 +80,14 @@ private:
         std::shared_ptr<MemberState> member;
         int64_t generation;
     };
-    void rebalance_locked(std::vector<Notice> &notices);
+    // A rebalance is planned (allocating, may throw, changes nothing) then applied (noexcept).
+    struct Plan {
+        std::vector<std::shared_ptr<MemberState>> members;  // the group after the change
+        std::vector<int32_t> owner;                          // member index per partition
+    };
+    Plan plan_locked(std::vector<std::shared_ptr<MemberState>> next, mq_assignor assignor,
+                     void *user, size_t departing, std::vector<Notice> &notices);
+    void apply_locked(Plan &plan, std::vector<Notice> &notices) noexcept;
     static void notify(std::vector<Notice> &notices);
 
     Topic &topic_;

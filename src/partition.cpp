@@ -63,6 +63,7 @@ Cursor *Partition::find_owned(const Group *g, uint64_t owner, mq_status *st) noe
 }
 
 void Partition::wake_consumers() noexcept {
+    changes_.store(changes_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     if (pollers_waiting_) w_.not_empty.notify_all();
     if (!w_.watchers.empty()) w_.signal_watchers();
 }
@@ -70,6 +71,22 @@ void Partition::wake_consumers() noexcept {
 std::chrono::steady_clock::time_point Partition::real_time_of(int64_t clock_ns,
                                                               int64_t now) const noexcept {
     return std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::max<int64_t>(clock_ns - now, 0));
+}
+
+void Partition::spin_for_change(std::unique_lock<std::mutex> &lk) noexcept {
+    if (settings_.spin_ns <= 0) return;
+    const uint64_t seen = changes_.load(std::memory_order_acquire);
+    lk.unlock();
+    const int64_t until = steady_now_ns() + settings_.spin_ns;
+    for (unsigned i = 1;; i++) {
+        if (changes_.load(std::memory_order_acquire) != seen) break;
+        if (closed_.load(std::memory_order_relaxed)) break;
+        if (i % 64 == 0 && steady_now_ns() >= until) break;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+    lk.lock();
 }
 
 // ---- back-pressure -------------------------------------------------------------------------

@@ -45,6 +45,7 @@ struct TopicSettings {
     int64_t ack_timeout_ns;
     bool bounded;              // MQ_RETAIN_BOUNDED: drop the oldest instead of waiting
     int64_t max_age_ns;        // 0 = no limit
+    int64_t spin_ns;           // polls spin this long before blocking (broker option)
 };
 
 class Partition {
@@ -74,6 +75,9 @@ public:
     // The broker-clock time at which the group's state here changes by itself (its lease runs
     // out, its delayed nack ends), or INT64_MAX.
     int64_t next_change(const Group *g);
+    // Spins (without the lock) up to the broker's spin_ns until something a consumer may wait
+    // for changes; returns at once when spinning is off. Called with lk held; returns with it.
+    void spin_for_change(std::unique_lock<std::mutex> &lk) noexcept;
     void watch(Notifier *n);
     void unwatch(Notifier *n);
 
@@ -89,7 +93,8 @@ public:
     // owner had in flight is rewound for it; waiting polls of the old owner wake and are fenced.
     // Returns true when the old owner may still hold views here: they stay valid until it calls
     // release_fenced (its next call, or its close).
-    bool reassign(const Group *g, uint64_t owner);
+    bool reassign(const Group *g, uint64_t owner);  // cannot throw after prepare_reassign
+    void prepare_reassign(const Group *g);            // may throw bad_alloc
     void release_fenced(const Group *g, uint64_t owner);
 
     void info(mq_partition_info &out);
@@ -156,6 +161,9 @@ private:
 
     std::vector<Cursor> cursors_;  // in subscription order
 
+    // Bumped (under the lock) whenever a waiting consumer may have something new: what
+    // spinning pollers watch instead of the condition variable.
+    std::atomic<uint64_t> changes_{0};
     int pollers_waiting_ = 0;
     int publishers_waiting_ = 0;
     int64_t producer_waits_ = 0;

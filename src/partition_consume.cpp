@@ -33,6 +33,7 @@ mq_status Partition::poll(const Group *g, uint64_t owner, mq_message *out, size_
                           mq_cancel *cancel, size_t *count) {
     CancelScope scope(cancel, w_);
     std::unique_lock lk(w_.mu);
+    bool spun = false;
     for (;;) {
         if (closed_.load(std::memory_order_acquire)) return closed_status();
         const int64_t now = clock_.now();
@@ -72,6 +73,11 @@ mq_status Partition::poll(const Group *g, uint64_t owner, mq_message *out, size_
                         paused ? " (paused by a delayed nack)" : "");
         }
         if (scope.triggered()) return fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
+        if (!spun && settings_.spin_ns > 0) {  // the wait strategy: spin once, then block
+            spun = true;
+            spin_for_change(lk);
+            continue;
+        }
         // Also wake when the lease runs out or the delayed nack ends: an already-waiting poll
         // must notice both.
         bool timed = wait.kind == Wait::kUntil;

@@ -35,6 +35,11 @@ uint64_t Partition::owner(const Group *g) {
     return c ? c->owner : 0;
 }
 
+void Partition::prepare_reassign(const Group *g) {
+    std::lock_guard lk(w_.mu);
+    if (Cursor *c = find(g)) c->fenced_floors.reserve(c->fenced_floors.size() + 1);
+}
+
 bool Partition::reassign(const Group *g, uint64_t owner) {
     std::lock_guard lk(w_.mu);
     Cursor *c = find(g);

@@ -6,7 +6,7 @@
 
 namespace mq {
 
-Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock,
+Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock, int64_t spin_ns,
              const std::atomic<bool> &closed)
     : clock_(clock),
       name_(std::move(name)),
@@ -15,7 +15,8 @@ Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock,
                 cfg.max_bytes,
                 cfg.ack_timeout_ms * 1000000,
                 cfg.retention == MQ_RETAIN_BOUNDED,
-                cfg.max_age_ms * 1000000} {
+                cfg.max_age_ms * 1000000,
+                spin_ns} {
     partitions_.reserve(static_cast<size_t>(cfg.partitions));
     for (int32_t p = 0; p < cfg.partitions; p++) {
         partitions_.push_back(std::make_unique<Partition>(p, settings_, clock, closed));
@@ -68,11 +69,33 @@ mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id,
     return MQ_OK;
 }
 
-const Group *Topic::find_or_subscribe(std::string_view name, uint64_t id) {
+const Group *Topic::find_or_subscribe(std::string_view name, uint64_t id, bool *created) {
+    *created = false;
     if (const Group *g = find_group(name)) return g;
     const Group *g = nullptr;
-    if (subscribe(name, MQ_START_LATEST, id, GroupConfig{}, &g) == MQ_OK) return g;
+    if (subscribe(name, MQ_START_LATEST, id, GroupConfig{}, &g) == MQ_OK) {
+        *created = true;
+        return g;
+    }
     return find_group(name);  // subscribed meanwhile by another thread
+}
+
+void Topic::rollback_subscribe(const Group *g) noexcept {
+    try {
+        std::lock_guard lk(groups_mu_);
+        if (find_locked(g->name) != g || g->membership->has_members()) return;
+        for (auto &p : partitions_) {
+            if (p->owner(g)) return;
+        }
+        GroupList next;
+        for (const Group *other : *groups_.load(std::memory_order_relaxed)) {
+            if (other != g) next.push_back(other);
+        }
+        publish_groups(std::move(next));
+        for (auto &p : partitions_) p->remove_group(g);
+    } catch (...) {
+        // Out of memory again: the group stays subscribed, as if the caller had subscribed it.
+    }
 }
 
 mq_status Topic::unsubscribe(std::string_view name) {

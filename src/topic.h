@@ -19,7 +19,7 @@ namespace mq {
 
 class Topic {
 public:
-    Topic(std::string name, const mq_topic_config &cfg, const Clock &clock,
+    Topic(std::string name, const mq_topic_config &cfg, const Clock &clock, int64_t spin_ns,
           const std::atomic<bool> &closed);
     ~Topic();
     Topic(const Topic &) = delete;
@@ -42,8 +42,12 @@ public:
     mq_status subscribe(std::string_view name, mq_start start, uint64_t id,
                         const GroupConfig &cfg, const Group **out);
     mq_status unsubscribe(std::string_view name);
-    // The group if subscribed, else subscribes it at the end of the log (push subscriptions).
-    const Group *find_or_subscribe(std::string_view name, uint64_t id);
+    // The group if subscribed, else subscribes it at the end of the log (push subscriptions,
+    // members); *created says which. May throw bad_alloc.
+    const Group *find_or_subscribe(std::string_view name, uint64_t id, bool *created);
+    // Undoes find_or_subscribe's subscription after the call that caused it failed, unless
+    // someone has started using the group meanwhile.
+    void rollback_subscribe(const Group *g) noexcept;
 
     std::vector<std::string> group_names() const;
     void wake_members();  // on close: members waiting in mq_member_poll
