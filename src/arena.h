@@ -41,12 +41,12 @@ private:
     void push_live(Chunk &&c);  // may throw; nothing changes then
     void retire(Chunk &&c) noexcept;
 
-    std::vector<Chunk> live_;   // a ring (power-of-two size) of chunks in offset order
+    std::vector<Chunk> live_;  // a ring (power-of-two size) of chunks in offset order
     size_t head_ = 0;
     size_t count_ = 0;
     std::vector<Chunk> spare_;  // emptied chunks kept for reuse
     size_t spare_bytes_ = 0;
-    size_t chunk_bytes_ = 0;    // bytes held in live and spare chunks
+    size_t chunk_bytes_ = 0;  // bytes held in live and spare chunks
 
     static constexpr size_t kMinChunk = size_t{4} << 10;
     static constexpr size_t kMaxChunk = size_t{1} << 20;

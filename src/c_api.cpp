@@ -38,6 +38,31 @@ mq_status lookup_group(mq::Topic &t, const char *group, const mq::Group **out) {
     return MQ_OK;
 }
 
+// Resolves (topic, group, partition) and runs f(partition, group): the shape of every call on
+// one group's cursor.
+template <class F>
+mq_status with_cursor(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                      F &&f) {
+    mq::Topic *t;
+    if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+    const mq::Group *g;
+    if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
+    if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+    return f(t->partition(partition), g);
+}
+
+template <class F>
+mq_status on_cursor(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                    F &&f) noexcept {
+    return on_broker(b, [&] { return with_cursor(b, topic, group, partition, f); });
+}
+
+template <class F>
+mq_status on_cursor_any(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                        F &&f) noexcept {
+    return on_broker_any(b, [&] { return with_cursor(b, topic, group, partition, f); });
+}
+
 mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &r, size_t i) {
     if (!r.key && r.key_len) {
         return fail(MQ_ERR_INVALID, "record %zu: key is NULL but key_len is %zu", i, r.key_len);
@@ -83,8 +108,12 @@ extern "C" {
 
 // ---- version, statuses, errors ------------------------------------------------------------
 
-MQ_API int mq_version_number(void) { return MQ_VERSION_NUMBER; }
-MQ_API const char *mq_version_string(void) { return MQ_VERSION_STRING; }
+MQ_API int mq_version_number(void) {
+    return MQ_VERSION_NUMBER;
+}
+MQ_API const char *mq_version_string(void) {
+    return MQ_VERSION_STRING;
+}
 
 MQ_API const char *mq_status_name(int status) {
     switch (status) {
@@ -111,7 +140,9 @@ MQ_API const char *mq_status_name(int status) {
     }
 }
 
-MQ_API const char *mq_last_error(void) { return mq::last_error(); }
+MQ_API const char *mq_last_error(void) {
+    return mq::last_error();
+}
 
 // ---- cancel tokens ---------------------------------------------------------------------------
 
@@ -131,9 +162,13 @@ MQ_API void mq_cancel_reset(mq_cancel *c) {
     if (c) c->triggered.store(false);
 }
 
-MQ_API int mq_cancel_is_triggered(const mq_cancel *c) { return c && c->is_triggered() ? 1 : 0; }
+MQ_API int mq_cancel_is_triggered(const mq_cancel *c) {
+    return c && c->is_triggered() ? 1 : 0;
+}
 
-MQ_API void mq_cancel_free(mq_cancel *c) { delete c; }
+MQ_API void mq_cancel_free(mq_cancel *c) {
+    delete c;
+}
 
 // ---- broker ----------------------------------------------------------------------------------
 
@@ -155,7 +190,7 @@ MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out) {
     mq_broker_options_init(&o, sizeof o);
     if (opts) {
         if (!size_ok(opts)) {
-            return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with mq_broker_options_init", opts->size);
+            return mq::bad_size(opts->size, "mq_broker_options_init");
         }
         if (MQ_HAS_FIELD(opts, clock)) o.clock = opts->clock;
         if (MQ_HAS_FIELD(opts, clock_user)) o.clock_user = opts->clock_user;
@@ -167,7 +202,8 @@ MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out) {
                     static_cast<long long>(o.spin_ns));
     }
     if (o.max_message_bytes == 0 || o.max_message_bytes > (size_t{1} << 30)) {
-        return fail(MQ_ERR_INVALID, "max_message_bytes is %zu; it must be 1 to 2^30", o.max_message_bytes);
+        return fail(MQ_ERR_INVALID, "max_message_bytes is %zu; it must be 1 to 2^30",
+                    o.max_message_bytes);
     }
     return guarded([&] {
         *out = new mq_broker(o);
@@ -221,7 +257,7 @@ MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_
         mq_topic_config_init(&c, sizeof c);
         if (cfg) {
             if (!size_ok(cfg)) {
-                return fail(MQ_ERR_INVALID, "config size is %zu; initialise it with mq_topic_config_init", cfg->size);
+                return mq::bad_size(cfg->size, "mq_topic_config_init");
             }
             if (MQ_HAS_FIELD(cfg, partitions)) c.partitions = cfg->partitions;
             if (MQ_HAS_FIELD(cfg, capacity)) c.capacity = cfg->capacity;
@@ -231,7 +267,9 @@ MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_
             if (MQ_HAS_FIELD(cfg, max_age_ms)) c.max_age_ms = cfg->max_age_ms;
         }
         if (c.retention != MQ_RETAIN_UNTIL_ACKED && c.retention != MQ_RETAIN_BOUNDED) {
-            return fail(MQ_ERR_INVALID, "retention is %d; use MQ_RETAIN_UNTIL_ACKED or MQ_RETAIN_BOUNDED", c.retention);
+            return fail(MQ_ERR_INVALID,
+                        "retention is %d; use MQ_RETAIN_UNTIL_ACKED or MQ_RETAIN_BOUNDED",
+                        c.retention);
         }
         if (c.max_age_ms < 0 || c.max_age_ms > (int64_t{1} << 40)) {
             return fail(MQ_ERR_INVALID, "max_age_ms is %lld; use 0 for no limit or a positive age",
@@ -320,19 +358,23 @@ MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char 
         mq_group_options_init(&o, sizeof o);
         if (opts) {
             if (!size_ok(opts)) {
-                return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with mq_group_options_init", opts->size);
+                return mq::bad_size(opts->size, "mq_group_options_init");
             }
             if (MQ_HAS_FIELD(opts, start)) o.start = opts->start;
             if (MQ_HAS_FIELD(opts, max_deliveries)) o.max_deliveries = opts->max_deliveries;
-            if (MQ_HAS_FIELD(opts, dead_letter_topic)) o.dead_letter_topic = opts->dead_letter_topic;
+            if (MQ_HAS_FIELD(opts, dead_letter_topic))
+                o.dead_letter_topic = opts->dead_letter_topic;
         }
         if (o.start != MQ_START_LATEST && o.start != MQ_START_EARLIEST) {
-            return fail(MQ_ERR_INVALID, "start is %d; use MQ_START_LATEST or MQ_START_EARLIEST", o.start);
+            return fail(MQ_ERR_INVALID, "start is %d; use MQ_START_LATEST or MQ_START_EARLIEST",
+                        o.start);
         }
         mq::GroupConfig proto;
         if (o.max_deliveries || o.dead_letter_topic) {
             if (!o.max_deliveries || !o.dead_letter_topic) {
-                return fail(MQ_ERR_INVALID, "max_deliveries and dead_letter_topic go together: set both or neither");
+                return fail(
+                    MQ_ERR_INVALID,
+                    "max_deliveries and dead_letter_topic go together: set both or neither");
             }
             if (mq_status st = b->topic(o.dead_letter_topic, &proto.dead_letter); st != MQ_OK) {
                 return st;
@@ -385,8 +427,10 @@ MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_reco
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-        if (!records && count) return fail(MQ_ERR_INVALID, "records is NULL but count is %zu", count);
-        if (count > UINT32_MAX) return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);
+        if (!records && count)
+            return fail(MQ_ERR_INVALID, "records is NULL but count is %zu", count);
+        if (count > UINT32_MAX)
+            return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);
         for (size_t i = 0; i < count; i++) {
             if (mq_status st = check_record(b, *t, records[i], i); st != MQ_OK) return st;
         }
@@ -408,7 +452,8 @@ MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_reco
             std::vector<uint32_t> &fill = order;
             thread_local std::vector<uint32_t> at;
             at.assign(first.begin(), first.end() - 1);
-            for (size_t i = 0; i < count; i++) fill[at[static_cast<size_t>(part[i])]++] = static_cast<uint32_t>(i);
+            for (size_t i = 0; i < count; i++)
+                fill[at[static_cast<size_t>(part[i])]++] = static_cast<uint32_t>(i);
         }
         const mq::Wait wait = mq::Wait::from_ms(wait_ms);
         size_t done = 0;
@@ -430,81 +475,44 @@ MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int
                          mq_message *msgs, size_t max, int64_t wait_ms, mq_cancel *cancel,
                          size_t *count_out) {
     if (count_out) *count_out = 0;
-    return on_broker(b, [&] {
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-        const mq::Group *g;
-        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
-        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+    return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
         if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
         if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-        return t->partition(partition).poll(g, 0, msgs, max, mq::Wait::from_ms(wait_ms), cancel,
-                                            count_out);
+        return p.poll(g, 0, msgs, max, mq::Wait::from_ms(wait_ms), cancel, count_out);
     });
 }
 
 MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
                         int64_t offset) {
-    return on_broker(b, [&] {
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-        const mq::Group *g;
-        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
-        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
-        return t->partition(partition).ack(g, 0, offset);
-    });
+    return on_cursor(b, topic, group, partition,
+                     [&](mq::Partition &p, const mq::Group *g) { return p.ack(g, 0, offset); });
 }
 
 MQ_API mq_status mq_nack(mq_broker *b, const char *topic, const char *group, int32_t partition) {
-    return on_broker(b, [&] {
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-        const mq::Group *g;
-        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
-        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
-        return t->partition(partition).nack(g, 0, 0);
-    });
+    return on_cursor(b, topic, group, partition,
+                     [&](mq::Partition &p, const mq::Group *g) { return p.nack(g, 0, 0); });
 }
 
 MQ_API mq_status mq_nack_delayed(mq_broker *b, const char *topic, const char *group,
                                  int32_t partition, int64_t delay_ms) {
-    return on_broker(b, [&] {
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-        const mq::Group *g;
-        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
-        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
-        if (delay_ms < 0 || delay_ms > (int64_t{1} << 40)) {
-            return fail(MQ_ERR_INVALID, "delay_ms is %lld; it must be 0 or more", static_cast<long long>(delay_ms));
-        }
-        return t->partition(partition).nack(g, 0, delay_ms * 1000000);
+    return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
+        if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
+        return p.nack(g, 0, delay_ms * 1000000);
     });
 }
 
 MQ_API mq_status mq_lease_extend(mq_broker *b, const char *topic, const char *group,
                                  int32_t partition) {
-    return on_broker(b, [&] {
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-        const mq::Group *g;
-        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
-        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
-        return t->partition(partition).extend_lease(g, 0);
-    });
+    return on_cursor(b, topic, group, partition,
+                     [&](mq::Partition &p, const mq::Group *g) { return p.extend_lease(g, 0); });
 }
 
 MQ_API mq_status mq_seek(mq_broker *b, const char *topic, const char *group, int32_t partition,
                          int64_t offset) {
-    return on_broker(b, [&] {
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-        const mq::Group *g;
-        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
-        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
-        return t->partition(partition).seek(g, offset);
-    });
+    return on_cursor(b, topic, group, partition,
+                     [&](mq::Partition &p, const mq::Group *g) { return p.seek(g, offset); });
 }
 
 MQ_API mq_status mq_handler_extend_lease(void) {
@@ -542,19 +550,22 @@ MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group
         mq_subscribe_options_init(&o, sizeof o);
         if (opts) {
             if (!size_ok(opts)) {
-                return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with mq_subscribe_options_init", opts->size);
+                return mq::bad_size(opts->size, "mq_subscribe_options_init");
             }
             if (MQ_HAS_FIELD(opts, prefetch)) o.prefetch = opts->prefetch;
             if (MQ_HAS_FIELD(opts, partitions)) o.partitions = opts->partitions;
             if (MQ_HAS_FIELD(opts, partition_count)) o.partition_count = opts->partition_count;
         }
-        if (o.prefetch < 1) return fail(MQ_ERR_INVALID, "prefetch is %d; it must be at least 1", o.prefetch);
+        if (o.prefetch < 1)
+            return fail(MQ_ERR_INVALID, "prefetch is %d; it must be at least 1", o.prefetch);
         if (!o.partitions && o.partition_count) {
-            return fail(MQ_ERR_INVALID, "partitions is NULL but partition_count is %zu", o.partition_count);
+            return fail(MQ_ERR_INVALID, "partitions is NULL but partition_count is %zu",
+                        o.partition_count);
         }
         std::vector<int32_t> parts;  // empty: a member of the group
         if (o.partitions) {
-            if (o.partition_count == 0) return fail(MQ_ERR_INVALID, "partitions is empty; pass NULL to be a group member");
+            if (o.partition_count == 0)
+                return fail(MQ_ERR_INVALID, "partitions is empty; pass NULL to be a group member");
             parts.assign(o.partitions, o.partitions + o.partition_count);
             for (int32_t p : parts) {
                 if (mq_status s = check_partition(*t, p); s != MQ_OK) return s;
@@ -569,14 +580,7 @@ MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group
         const mq::Group *g = t->find_or_subscribe(group, b->new_id(), &created);
         if (!g) return fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while subscribing", group);
         // A failure from here on leaves no trace: not even the group it subscribed.
-        struct Rollback {
-            mq::Topic *t;
-            const mq::Group *g;
-            bool armed;
-            ~Rollback() {
-                if (armed) t->rollback_subscribe(g);
-            }
-        } rollback{t, g, created};
+        mq::GroupRollback rollback{t, g, created};
         auto sub = std::make_unique<mq_subscription>(b, t, g, b->new_id(), o.prefetch,
                                                      std::move(parts), handler, user, user_free);
         {
@@ -629,14 +633,16 @@ MQ_API mq_status mq_partition_for_key(const void *key, size_t key_len, int32_t p
                                       int32_t *out) {
     if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
     if (!key && key_len) return fail(MQ_ERR_INVALID, "key is NULL but key_len is %zu", key_len);
-    if (partitions < 1) return fail(MQ_ERR_INVALID, "partitions is %d; it must be at least 1", partitions);
+    if (partitions < 1)
+        return fail(MQ_ERR_INVALID, "partitions is %d; it must be at least 1", partitions);
     *out = mq::partition_for_key(key ? key : "", key_len, partitions);
     return MQ_OK;
 }
 
 MQ_API mq_status mq_assign_round_robin(int32_t partitions, int32_t members, int32_t member,
                                        int32_t *out, size_t cap, size_t *count_out) {
-    if (partitions < 1) return fail(MQ_ERR_INVALID, "partitions is %d; it must be at least 1", partitions);
+    if (partitions < 1)
+        return fail(MQ_ERR_INVALID, "partitions is %d; it must be at least 1", partitions);
     if (members < 1) return fail(MQ_ERR_INVALID, "members is %d; it must be at least 1", members);
     if (member < 0 || member >= members) {
         return fail(MQ_ERR_INVALID, "member is %d; it must be 0..%d", member, members - 1);
@@ -670,15 +676,10 @@ MQ_API mq_status mq_partition_info_get(mq_broker *b, const char *topic, int32_t 
 
 MQ_API mq_status mq_group_info_get(mq_broker *b, const char *topic, const char *group,
                                    int32_t partition, mq_group_info *out, size_t out_size) {
-    return on_broker_any(b, [&] {
+    return on_cursor_any(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-        const mq::Group *g;
-        if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
-        if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
         mq_group_info info{};
-        if (mq_status st = t->partition(partition).group_info(g, info); st != MQ_OK) return st;
+        if (mq_status st = p.group_info(g, info); st != MQ_OK) return st;
         std::memcpy(out, &info, std::min(out_size, sizeof info));
         return MQ_OK;
     });

@@ -50,14 +50,16 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
         mq_member_options_init(&o, sizeof o);
         if (opts) {
             if (!mq::size_ok(opts)) {
-                return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with mq_member_options_init", opts->size);
+                return mq::bad_size(opts->size, "mq_member_options_init");
             }
             if (MQ_HAS_FIELD(opts, member_id)) o.member_id = opts->member_id;
-            if (MQ_HAS_FIELD(opts, session_timeout_ms)) o.session_timeout_ms = opts->session_timeout_ms;
+            if (MQ_HAS_FIELD(opts, session_timeout_ms))
+                o.session_timeout_ms = opts->session_timeout_ms;
             if (MQ_HAS_FIELD(opts, assignor)) o.assignor = opts->assignor;
             if (MQ_HAS_FIELD(opts, assignor_user)) o.assignor_user = opts->assignor_user;
             if (MQ_HAS_FIELD(opts, on_rebalance)) o.on_rebalance = opts->on_rebalance;
-            if (MQ_HAS_FIELD(opts, on_rebalance_user)) o.on_rebalance_user = opts->on_rebalance_user;
+            if (MQ_HAS_FIELD(opts, on_rebalance_user))
+                o.on_rebalance_user = opts->on_rebalance_user;
         }
         if (o.member_id) {
             if (mq_status st = mq::check_name(o.member_id, "member"); st != MQ_OK) return st;
@@ -70,14 +72,7 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
         const mq::Group *g = t->find_or_subscribe(group, b->new_id(), &created);
         if (!g) return fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while joining", group);
         // A failure from here on leaves no trace: not even the group it subscribed.
-        struct Rollback {
-            mq::Topic *t;
-            const mq::Group *g;
-            bool armed;
-            ~Rollback() {
-                if (armed) t->rollback_subscribe(g);
-            }
-        } rollback{t, g, created};
+        mq::GroupRollback rollback{t, g, created};
         auto state = std::make_shared<mq::MemberState>();
         state->id = b->new_id();
         state->member_id = o.member_id ? std::string(o.member_id)
@@ -151,19 +146,18 @@ MQ_API mq_status mq_member_poll(mq_member *m, mq_message *msgs, size_t max, int6
     if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
     if (mq_status st = mq::check_wait(wait_ms); st != MQ_OK) return st;
     mq::GateScope gate(m->broker->gate);
-    return guarded([&] { return m->poll(msgs, max, mq::Wait::from_ms(wait_ms), cancel, count_out); });
+    return guarded(
+        [&] { return m->poll(msgs, max, mq::Wait::from_ms(wait_ms), cancel, count_out); });
 }
-
 
 MQ_API mq_status mq_member_ack(mq_member *m, int32_t partition, int64_t offset) {
     return on_member_partition(m, partition, [&] { return m->ack(partition, offset); });
 }
 
 MQ_API mq_status mq_member_nack(mq_member *m, int32_t partition, int64_t delay_ms) {
-    if (delay_ms < 0 || delay_ms > (int64_t{1} << 40)) {
-        return fail(MQ_ERR_INVALID, "delay_ms is %lld; it must be 0 or more", static_cast<long long>(delay_ms));
-    }
-    return on_member_partition(m, partition, [&] { return m->nack(partition, delay_ms * 1000000); });
+    if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
+    return on_member_partition(m, partition,
+                               [&] { return m->nack(partition, delay_ms * 1000000); });
 }
 
 MQ_API mq_status mq_member_extend_lease(mq_member *m, int32_t partition) {

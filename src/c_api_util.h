@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "broker.h"
+#include "topic.h"
 #include "error.h"
 
 namespace mq {
@@ -46,11 +47,34 @@ inline mq_status on_broker_any(mq_broker *b, F &&f) noexcept {
 
 inline mq_status check_wait(int64_t wait_ms) {
     if (wait_ms < MQ_WAIT_FOREVER) {
-        return fail(MQ_ERR_INVALID, "wait of %lld ms: use -1 (forever), 0 (don't block) or a positive number of ms",
+        return fail(MQ_ERR_INVALID,
+                    "wait of %lld ms: use -1 (forever), 0 (don't block) or a positive number of ms",
                     static_cast<long long>(wait_ms));
     }
     return MQ_OK;
 }
+
+inline mq_status check_duration(int64_t ms, const char *what) {
+    if (ms < 0 || ms > (int64_t{1} << 40)) {
+        return fail(MQ_ERR_INVALID, "%s is %lld; it must be 0 to 2^40 ms", what,
+                    static_cast<long long>(ms));
+    }
+    return MQ_OK;
+}
+
+inline mq_status bad_size(size_t size, const char *init) {
+    return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with %s", size, init);
+}
+
+// Undoes a group subscription made on the caller's behalf if the call then fails.
+struct GroupRollback {
+    Topic *topic;
+    const Group *group;
+    bool armed;
+    ~GroupRollback() {
+        if (armed) topic->rollback_subscribe(group);
+    }
+};
 
 inline mq_status check_partition(Topic &t, int32_t p) {
     if (p < 0 || p >= t.partition_count()) {
@@ -66,7 +90,7 @@ inline bool size_ok(const Config *cfg) {
 }
 
 // Reads `field` only if the caller's struct (cfg->size bytes) is large enough to hold it.
-#define MQ_HAS_FIELD(cfg, field) ((cfg)->size >= offsetof(std::remove_pointer_t<decltype(cfg)>, field) + sizeof((cfg)->field))
-
+#define MQ_HAS_FIELD(cfg, field) \
+    ((cfg)->size >= offsetof(std::remove_pointer_t<decltype(cfg)>, field) + sizeof((cfg)->field))
 
 }  // namespace mq

@@ -12,8 +12,8 @@ class Topic;
 class Membership;
 
 struct GroupConfig {
-    uint32_t max_deliveries = 0;    // 0 = no limit
-    Topic *dead_letter = nullptr;   // where messages go after max_deliveries
+    uint32_t max_deliveries = 0;   // 0 = no limit
+    Topic *dead_letter = nullptr;  // where messages go after max_deliveries
 };
 
 struct Group : GroupConfig {
@@ -23,7 +23,7 @@ struct Group : GroupConfig {
     Group &operator=(const Group &) = delete;
 
     std::string name;
-    uint64_t id;                    // unique for the broker's life: a re-subscribed name is new
+    uint64_t id;  // unique for the broker's life: a re-subscribed name is new
     std::unique_ptr<Membership> membership;  // live members (set by the topic)
 };
 
@@ -44,12 +44,14 @@ public:
         while (o < to && i < runs_.size()) {
             const int64_t run_start = i == 0 ? base_ : runs_[i - 1].end;
             if (o > run_start) {  // split so that [o, end) is its own run
-                runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(i), Run{o, runs_[i].count});
+                runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(i),
+                             Run{o, runs_[i].count});
                 i++;
                 continue;
             }
             if (runs_[i].end > to) {
-                runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(i), Run{to, runs_[i].count});
+                runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(i),
+                             Run{to, runs_[i].count});
             }
             const uint32_t count = ++runs_[i].count;
             for (; o < runs_[i].end; o++) f(o, count);
@@ -100,14 +102,14 @@ struct Cursor {
     const Group *group;
     int64_t committed;
     int64_t next;
-    int64_t lease_deadline = 0;  // broker clock; meaningful while next > committed
-    int64_t not_before = 0;      // broker clock; a delayed nack holds the group until then
-    uint64_t owner = 0;          // the push subscription owning this partition, 0 = none
-    int64_t view_floor;          // lowest offset whose view the group may still hold
-    int64_t lost_unreported = 0; // dropped before acked, not yet told to the group
+    int64_t lease_deadline = 0;   // broker clock; meaningful while next > committed
+    int64_t not_before = 0;       // broker clock; a delayed nack holds the group until then
+    uint64_t owner = 0;           // the push subscription owning this partition, 0 = none
+    int64_t view_floor;           // lowest offset whose view the group may still hold
+    int64_t lost_unreported = 0;  // dropped before acked, not yet told to the group
     int64_t lost = 0;
     int64_t dead_lettered = 0;
-    bool dead_lettering = false; // a poll is moving the head to the dead-letter topic
+    bool dead_lettering = false;  // a poll is moving the head to the dead-letter topic
     DeliveryCounts counts;
     // Owners the partition was taken from while they held views, with the lowest offset they
     // may hold: kept until that owner calls again (see Partition::reassign).

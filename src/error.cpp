@@ -16,6 +16,8 @@ mq_status fail(mq_status status, const char *fmt, ...) noexcept {
     return status;
 }
 
-const char *last_error() noexcept { return tl_message; }
+const char *last_error() noexcept {
+    return tl_message;
+}
 
 }  // namespace mq

@@ -70,8 +70,8 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
         const uint32_t first = state->rotate.fetch_add(1, std::memory_order_relaxed);
         for (size_t i = 0; i < k; i++) {
             const int32_t p = parts[(first + i) % k];
-            const mq_status st = topic->partition(p).poll(group, state->id, out, max,
-                                                          mq::Wait{mq::Wait::kNone}, nullptr, count);
+            const mq_status st = topic->partition(p).poll(
+                group, state->id, out, max, mq::Wait{mq::Wait::kNone}, nullptr, count);
             if (st == MQ_OK) return st;
             if (st == MQ_TIMEOUT || st == MQ_ERR_FENCED) continue;  // fenced: a rebalance is on
             return st;
@@ -81,7 +81,8 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
             return mq::fail(MQ_TIMEOUT, "nothing to hand out to member %s of group %s",
                             state->member_id.c_str(), group->name.c_str());
         }
-        if (scope.triggered()) return mq::fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
+        if (scope.triggered())
+            return mq::fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
         // Sleep until a watched partition changes, or a lease / delayed nack of one runs out.
         const int64_t now = broker->clock.now();
         int64_t change = INT64_MAX;

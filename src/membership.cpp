@@ -11,7 +11,9 @@ namespace {
 thread_local const MemberState *tl_in_callback = nullptr;
 }
 
-bool in_rebalance_callback_of(const MemberState *m) noexcept { return tl_in_callback == m; }
+bool in_rebalance_callback_of(const MemberState *m) noexcept {
+    return tl_in_callback == m;
+}
 
 Group::Group(std::string n, uint64_t i, const GroupConfig &cfg)
     : GroupConfig(cfg), name(std::move(n)), id(i) {}
@@ -130,8 +132,8 @@ void Membership::reap(int64_t now) {
         for (const auto &mp : members_) {
             MemberState &m = *mp;
             const bool calling = m.in_calls.load() > 0;
-            const int64_t expires = calling ? now + m.session_timeout_ns
-                                            : m.last_seen.load() + m.session_timeout_ns;
+            const int64_t expires =
+                calling ? now + m.session_timeout_ns : m.last_seen.load() + m.session_timeout_ns;
             if (!m.library_owned && !calling && now >= expires) {
                 expired.push_back(mp);
                 continue;
@@ -139,12 +141,13 @@ void Membership::reap(int64_t now) {
             keep.push_back(mp);
             // Look again a quarter of a timeout later (or at this member's expiry, if sooner).
             if (!m.library_owned) {
-                next_check = std::min(next_check, std::min(expires, now + m.session_timeout_ns / 4));
+                next_check =
+                    std::min(next_check, std::min(expires, now + m.session_timeout_ns / 4));
             }
         }
         if (!expired.empty()) {
-            Plan plan = plan_locked(std::move(keep), assignor_, assignor_user_, expired.size(),
-                                    notices);
+            Plan plan =
+                plan_locked(std::move(keep), assignor_, assignor_user_, expired.size(), notices);
             for (const auto &e : expired) {
                 e->removed.store(true);
                 departed_.push_back(e);  // its views stay valid until it calls or closes

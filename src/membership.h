@@ -24,28 +24,28 @@ class Topic;
 struct Group;
 
 struct MemberState {
-    uint64_t id = 0;               // the owner id written into cursors
+    uint64_t id = 0;  // the owner id written into cursors
     std::string member_id;
     int64_t session_timeout_ns = 0;
-    bool library_owned = false;    // a push subscription's member: never times out
-    mq_member *handle = nullptr;   // passed to on_rebalance
+    bool library_owned = false;   // a push subscription's member: never times out
+    mq_member *handle = nullptr;  // passed to on_rebalance
     mq_rebalance_fn on_rebalance = nullptr;
     void *on_rebalance_user = nullptr;
-    std::function<void()> hook;    // push subscriptions: wake their supervisor
+    std::function<void()> hook;  // push subscriptions: wake their supervisor
 
     std::atomic<int64_t> last_seen{0};
     std::atomic<int> in_calls{0};
     std::atomic<int64_t> seen_generation{0};  // the generation the member last fetched
     std::atomic<bool> removed{false};
-    std::atomic<uint32_t> rotate{0};          // where the next poll starts, for fairness
-    Notifier notifier;                         // what mq_member_poll sleeps on
+    std::atomic<uint32_t> rotate{0};  // where the next poll starts, for fairness
+    Notifier notifier;                // what mq_member_poll sleeps on
 
-    std::mutex fetched_mu;                     // the assignment as the member last fetched it
+    std::mutex fetched_mu;  // the assignment as the member last fetched it
     std::vector<int32_t> fetched;
 
-    std::vector<int32_t> assignment;           // guarded by Membership::mu_
-    std::vector<int32_t> fenced;               // guarded by Membership::mu_: partitions taken
-    std::atomic<bool> has_fenced{false};       // from it while it held views there
+    std::vector<int32_t> assignment;      // guarded by Membership::mu_
+    std::vector<int32_t> fenced;          // guarded by Membership::mu_: partitions taken
+    std::atomic<bool> has_fenced{false};  // from it while it held views there
 
     // Keeps callbacks from running once the member is closing, and lets close wait for them.
     std::mutex cb_mu;
@@ -83,7 +83,7 @@ private:
     // A rebalance is planned (allocating, may throw, changes nothing) then applied (noexcept).
     struct Plan {
         std::vector<std::shared_ptr<MemberState>> members;  // the group after the change
-        std::vector<int32_t> owner;                          // member index per partition
+        std::vector<int32_t> owner;                         // member index per partition
     };
     Plan plan_locked(std::vector<std::shared_ptr<MemberState>> next, mq_assignor assignor,
                      void *user, size_t departing, std::vector<Notice> &notices);
@@ -95,9 +95,9 @@ private:
     const Clock &clock_;
     std::mutex mu_;
     std::atomic<int64_t> generation_{0};
-    MemberState *find_any(uint64_t id) noexcept;  // a member or a departed one
-    std::vector<std::shared_ptr<MemberState>> members_;  // in join order
-    std::vector<std::shared_ptr<MemberState>> departed_; // removed, views not yet released
+    MemberState *find_any(uint64_t id) noexcept;          // a member or a departed one
+    std::vector<std::shared_ptr<MemberState>> members_;   // in join order
+    std::vector<std::shared_ptr<MemberState>> departed_;  // removed, views not yet released
     mq_assignor assignor_ = nullptr;
     void *assignor_user_ = nullptr;
     std::atomic<int64_t> next_reap_ns_{INT64_MAX};

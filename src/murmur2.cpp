@@ -30,9 +30,7 @@ int32_t murmur2(const void *data, size_t len) noexcept {
     switch (length % 4) {
         case 3: h ^= static_cast<uint32_t>(bytes[tail + 2]) << 16; [[fallthrough]];
         case 2: h ^= static_cast<uint32_t>(bytes[tail + 1]) << 8; [[fallthrough]];
-        case 1:
-            h ^= static_cast<uint32_t>(bytes[tail]);
-            h *= m;
+        case 1: h ^= static_cast<uint32_t>(bytes[tail]); h *= m;
     }
     h ^= h >> 13;
     h *= m;

@@ -21,13 +21,18 @@ size_t initial_slots(int64_t capacity) {
     return n;
 }
 
-size_t record_bytes(const mq_record &r) { return (r.key ? r.key_len : 0) + r.payload_len; }
+size_t record_bytes(const mq_record &r) {
+    return (r.key ? r.key_len : 0) + r.payload_len;
+}
 
 }  // namespace
 
 Partition::Partition(int32_t index, const TopicSettings &settings, const Clock &clock,
                      const std::atomic<bool> &closed)
-    : index_(index), settings_(settings), clock_(clock), closed_(closed),
+    : index_(index),
+      settings_(settings),
+      clock_(clock),
+      closed_(closed),
       slots_(initial_slots(settings.capacity)) {}
 
 mq_status Partition::closed_status() const noexcept {
@@ -70,7 +75,8 @@ void Partition::wake_consumers() noexcept {
 
 std::chrono::steady_clock::time_point Partition::real_time_of(int64_t clock_ns,
                                                               int64_t now) const noexcept {
-    return std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::max<int64_t>(clock_ns - now, 0));
+    return std::chrono::steady_clock::now() +
+           std::chrono::nanoseconds(std::max<int64_t>(clock_ns - now, 0));
 }
 
 void Partition::spin_for_change(std::unique_lock<std::mutex> &lk) noexcept {
@@ -94,8 +100,7 @@ void Partition::spin_for_change(std::unique_lock<std::mutex> &lk) noexcept {
 bool Partition::has_room(size_t bytes) const noexcept {
     if (cursors_.empty() || settings_.bounded) return true;  // nothing kept, or oldest dropped
     if (end_ - start_ >= settings_.capacity) return false;
-    return settings_.max_bytes == 0 ||
-           bytes_ + static_cast<int64_t>(bytes) <= settings_.max_bytes;
+    return settings_.max_bytes == 0 || bytes_ + static_cast<int64_t>(bytes) <= settings_.max_bytes;
 }
 
 mq_status Partition::wait_for_room(std::unique_lock<std::mutex> &lk, size_t bytes, Wait wait,
@@ -111,7 +116,8 @@ mq_status Partition::wait_for_room(std::unique_lock<std::mutex> &lk, size_t byte
                         static_cast<long long>(settings_.capacity),
                         settings_.max_bytes ? ", or its byte budget is used" : "");
         }
-        if (cancel.triggered()) return fail(MQ_CANCELLED, "publish cancelled by its mq_cancel token");
+        if (cancel.triggered())
+            return fail(MQ_CANCELLED, "publish cancelled by its mq_cancel token");
         if (!waited) {
             waited = true;
             producer_waits_++;
@@ -160,7 +166,8 @@ int64_t Partition::append(const mq_record &r, size_t bytes, const mq_dead_letter
     }
     if (origin) {
         const auto addr = reinterpret_cast<uintptr_t>(data);
-        data += (alignof(mq_dead_letter) - addr % alignof(mq_dead_letter)) % alignof(mq_dead_letter);
+        data +=
+            (alignof(mq_dead_letter) - addr % alignof(mq_dead_letter)) % alignof(mq_dead_letter);
         std::memcpy(data, origin, sizeof *origin);
     }
     char *key_at = data + (origin ? sizeof(mq_dead_letter) : 0);
@@ -230,7 +237,8 @@ void Partition::expire(int64_t now) noexcept {
 // learn how many they lost. Their views of the dropped messages stay valid (view_floor) until
 // their next poll or ack.
 void Partition::drop_head(int64_t new_start) noexcept {
-    for (int64_t o = start_; o < new_start; o++) bytes_ -= static_cast<int64_t>(slot_bytes(slot(o)));
+    for (int64_t o = start_; o < new_start; o++)
+        bytes_ -= static_cast<int64_t>(slot_bytes(slot(o)));
     dropped_ += new_start - start_;
     for (Cursor &c : cursors_) {
         if (c.committed >= new_start) continue;
@@ -250,7 +258,8 @@ void Partition::trim() noexcept {
     int64_t slowest = end_;
     for (const Cursor &c : cursors_) slowest = std::min(slowest, c.committed);
     if (slowest > start_) {
-        for (int64_t o = start_; o < slowest; o++) bytes_ -= static_cast<int64_t>(slot_bytes(slot(o)));
+        for (int64_t o = start_; o < slowest; o++)
+            bytes_ -= static_cast<int64_t>(slot_bytes(slot(o)));
         start_ = slowest;
         if (publishers_waiting_) w_.not_full.notify_all();
     }

@@ -41,11 +41,11 @@ struct Wait {
 struct TopicSettings {
     const std::string *topic;  // for messages
     int64_t capacity;
-    int64_t max_bytes;         // 0 = no byte budget
+    int64_t max_bytes;  // 0 = no byte budget
     int64_t ack_timeout_ns;
-    bool bounded;              // MQ_RETAIN_BOUNDED: drop the oldest instead of waiting
-    int64_t max_age_ns;        // 0 = no limit
-    int64_t spin_ns;           // polls spin this long before blocking (broker option)
+    bool bounded;        // MQ_RETAIN_BOUNDED: drop the oldest instead of waiting
+    int64_t max_age_ns;  // 0 = no limit
+    int64_t spin_ns;     // polls spin this long before blocking (broker option)
 };
 
 class Partition {
@@ -94,7 +94,7 @@ public:
     // Returns true when the old owner may still hold views here: they stay valid until it calls
     // release_fenced (its next call, or its close).
     bool reassign(const Group *g, uint64_t owner);  // cannot throw after prepare_reassign
-    void prepare_reassign(const Group *g);            // may throw bad_alloc
+    void prepare_reassign(const Group *g);          // may throw bad_alloc
     void release_fenced(const Group *g, uint64_t owner);
 
     void info(mq_partition_info &out);
@@ -106,8 +106,8 @@ public:
 
 private:
     struct Slot {
-        const char *data;      // [mq_dead_letter], key bytes, payload bytes
-        uint32_t key_len;      // low 30 bits: length; kNoKey, kDeadLetter flags
+        const char *data;  // [mq_dead_letter], key bytes, payload bytes
+        uint32_t key_len;  // low 30 bits: length; kNoKey, kDeadLetter flags
         uint32_t payload_len;
         int64_t timestamp_ns;
     };
@@ -139,7 +139,8 @@ private:
     void trim() noexcept;
     void release_bytes() noexcept;
     void grow_slots();
-    std::chrono::steady_clock::time_point real_time_of(int64_t clock_ns, int64_t now) const noexcept;
+    std::chrono::steady_clock::time_point real_time_of(int64_t clock_ns,
+                                                       int64_t now) const noexcept;
 
     // Consuming (partition_consume.cpp).
     void fill(mq_message &m, int64_t offset, uint32_t count) const noexcept;
@@ -157,7 +158,7 @@ private:
     int64_t end_ = 0;
     std::vector<Slot> slots_;
     Arena arena_;
-    int64_t bytes_ = 0;      // key + payload bytes of [start_, end_)
+    int64_t bytes_ = 0;  // key + payload bytes of [start_, end_)
 
     std::vector<Cursor> cursors_;  // in subscription order
 

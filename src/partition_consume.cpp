@@ -68,8 +68,9 @@ mq_status Partition::poll(const Group *g, uint64_t owner, mq_message *out, size_
             return MQ_OK;
         }
         if (wait.over()) {
-            return fail(MQ_TIMEOUT, "nothing to hand out on partition %d of topic %s for group %s%s",
-                        index_, settings_.topic->c_str(), g->name.c_str(),
+            return fail(MQ_TIMEOUT,
+                        "nothing to hand out on partition %d of topic %s for group %s%s", index_,
+                        settings_.topic->c_str(), g->name.c_str(),
                         paused ? " (paused by a delayed nack)" : "");
         }
         if (scope.triggered()) return fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
@@ -172,7 +173,8 @@ mq_status Partition::ack(const Group *g, uint64_t owner, int64_t offset) {
             return fail(MQ_ERR_NOT_IN_FLIGHT, "offset %lld is not in flight for %s (nothing is)",
                         static_cast<long long>(offset), g->name.c_str());
         }
-        return fail(MQ_ERR_NOT_IN_FLIGHT, "offset %lld is not in flight for %s (in flight: %lld..%lld)",
+        return fail(MQ_ERR_NOT_IN_FLIGHT,
+                    "offset %lld is not in flight for %s (in flight: %lld..%lld)",
                     static_cast<long long>(offset), g->name.c_str(),
                     static_cast<long long>(c->committed), static_cast<long long>(c->next - 1));
     }
@@ -204,9 +206,10 @@ mq_status Partition::extend_lease(const Group *g, uint64_t owner) {
     Cursor *c = find_owned(g, owner, &st);
     if (!c) return st;
     if (c->next == c->committed) {
-        return fail(MQ_ERR_NOT_IN_FLIGHT,
-                    "nothing is in flight for group %s on partition %d of topic %s; nothing to extend",
-                    g->name.c_str(), index_, settings_.topic->c_str());
+        return fail(
+            MQ_ERR_NOT_IN_FLIGHT,
+            "nothing is in flight for group %s on partition %d of topic %s; nothing to extend",
+            g->name.c_str(), index_, settings_.topic->c_str());
     }
     c->lease_deadline = clock_.now() + settings_.ack_timeout_ns;
     return MQ_OK;

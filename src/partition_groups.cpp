@@ -19,7 +19,7 @@ void Partition::remove_group(const Group *g) {
                            [g](const Cursor &c) { return c.group == g; });
     if (it == cursors_.end()) return;
     cursors_.erase(it);
-    trim();  // Rule 12: what only this group held back goes now, and its publishers wake
+    trim();            // Rule 12: what only this group held back goes now, and its publishers wake
     wake_consumers();  // its pollers learn it is gone
 }
 

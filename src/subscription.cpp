@@ -39,13 +39,21 @@ mq_status mq_subscription::delay_current_nack(int64_t delay_ms) {
 mq_subscription::mq_subscription(mq_broker *b, mq::Topic *topic, const mq::Group *group,
                                  uint64_t id, int32_t prefetch, std::vector<int32_t> partitions,
                                  mq_handler handler, void *user, mq_user_free user_free)
-    : broker(b), topic_(topic), group_(group), id_(id), prefetch_(prefetch),
-      static_partitions_(std::move(partitions)), handler_(handler), user_(user),
+    : broker(b),
+      topic_(topic),
+      group_(group),
+      id_(id),
+      prefetch_(prefetch),
+      static_partitions_(std::move(partitions)),
+      handler_(handler),
+      user_(user),
       user_free_(user_free) {}
 
 mq_subscription::~mq_subscription() = default;
 
-bool mq_subscription::is_current_thread() const noexcept { return tl_loop.sub == this; }
+bool mq_subscription::is_current_thread() const noexcept {
+    return tl_loop.sub == this;
+}
 
 mq_status mq_subscription::attach() {
     if (member_mode()) {
@@ -168,8 +176,9 @@ void mq_subscription::supervise() {
                 // The loops of moved partitions have finished their handlers: let go of views.
                 group_->membership->release_fenced(*member_);
                 for (int32_t p : parts) {
-                    const bool running = std::any_of(loops_.begin(), loops_.end(),
-                                                     [p](const auto &l) { return l->partition == p; });
+                    const bool running =
+                        std::any_of(loops_.begin(), loops_.end(),
+                                    [p](const auto &l) { return l->partition == p; });
                     if (!running) start_loop(p);
                 }
             }

@@ -43,19 +43,19 @@ struct mq_subscription {
 private:
     struct Loop {
         int32_t partition;
-        mq_cancel waker;                  // wakes its poll when it must stop
+        mq_cancel waker;  // wakes its poll when it must stop
         std::atomic<bool> stop{false};
         std::thread thread;
     };
     bool member_mode() const noexcept { return static_partitions_.empty(); }
-    void start_loop(int32_t partition);   // may throw; then no loop was added
+    void start_loop(int32_t partition);                 // may throw; then no loop was added
     void stop_loops(const std::vector<int32_t> *keep);  // stops all loops not in *keep
     void run_loop(Loop &loop);
     void supervise();
 
     mq::Topic *topic_;
     const mq::Group *group_;
-    const uint64_t id_;          // the owner id written into cursors
+    const uint64_t id_;  // the owner id written into cursors
     const int32_t prefetch_;
     const std::vector<int32_t> static_partitions_;
     const mq_handler handler_;

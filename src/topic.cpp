@@ -32,7 +32,9 @@ const Group *Topic::find_group(std::string_view name) const noexcept {
     return nullptr;
 }
 
-const Group *Topic::find_locked(std::string_view name) const noexcept { return find_group(name); }
+const Group *Topic::find_locked(std::string_view name) const noexcept {
+    return find_group(name);
+}
 
 void Topic::publish_groups(GroupList list) {
     group_lists_.reserve(group_lists_.size() + 1);  // so the push_back below cannot throw
@@ -58,7 +60,8 @@ mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id,
     next.push_back(group.get());
     size_t added = 0;
     try {
-        for (; added < partitions_.size(); added++) partitions_[added]->add_group(group.get(), start);
+        for (; added < partitions_.size(); added++)
+            partitions_[added]->add_group(group.get(), start);
         publish_groups(std::move(next));
     } catch (...) {
         for (size_t p = 0; p < added; p++) partitions_[p]->remove_group(group.get());
@@ -110,7 +113,7 @@ mq_status Topic::unsubscribe(std::string_view name) {
     for (const Group *other : *groups_.load(std::memory_order_relaxed)) {
         if (other != g) next.push_back(other);
     }
-    publish_groups(std::move(next));  // new calls no longer find the group...
+    publish_groups(std::move(next));                 // new calls no longer find the group...
     for (auto &p : partitions_) p->remove_group(g);  // ...and calls in flight find no cursor
     return MQ_OK;
 }
@@ -122,8 +125,8 @@ mq_status Topic::publish_dead_letter(const mq_record &r, const mq_dead_letter &o
         return fail(MQ_ERR_TOO_LARGE, "dead letter of %lld bytes exceeds topic %s's byte budget",
                     static_cast<long long>(bytes), name_.c_str());
     }
-    const int32_t p = r.key ? partition_for_key(r.key, r.key_len, partition_count())
-                            : next_round_robin();
+    const int32_t p =
+        r.key ? partition_for_key(r.key, r.key_len, partition_count()) : next_round_robin();
     int64_t offset;
     return partition(p).publish(r, wait, cancel, &offset, &origin);
 }

@@ -39,8 +39,8 @@ public:
     // Creates the group's cursors on every partition. MQ_ERR_EXISTS if it is subscribed.
     // `proto` carries the group's settings (its name and id are set here). May throw
     // bad_alloc, in which case nothing changed.
-    mq_status subscribe(std::string_view name, mq_start start, uint64_t id,
-                        const GroupConfig &cfg, const Group **out);
+    mq_status subscribe(std::string_view name, mq_start start, uint64_t id, const GroupConfig &cfg,
+                        const Group **out);
     mq_status unsubscribe(std::string_view name);
     // The group if subscribed, else subscribes it at the end of the log (push subscriptions,
     // members); *created says which. May throw bad_alloc.
