@@ -455,7 +455,8 @@ MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_reco
             for (size_t i = 0; i < count; i++)
                 fill[at[static_cast<size_t>(part[i])]++] = static_cast<uint32_t>(i);
         }
-        const mq::Wait wait = mq::Wait::from_ms(wait_ms);
+        mq::Wait wait = mq::Wait::from_ms(wait_ms);
+        wait.start();  // one deadline for the whole batch
         size_t done = 0;
         mq_status st = MQ_OK;
         for (int32_t p = 0; p < t->partition_count() && st == MQ_OK; p++) {

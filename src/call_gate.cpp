@@ -2,11 +2,9 @@
 
 namespace mq {
 
-CallGate::Shard &CallGate::shard() noexcept {
+unsigned CallGate::assign_shard() noexcept {
     static std::atomic<unsigned> next_thread{0};
-    thread_local const unsigned index =
-        next_thread.fetch_add(1, std::memory_order_relaxed) % kShards;
-    return shards_[index];
+    return next_thread.fetch_add(1, std::memory_order_relaxed) % kShards + 1;
 }
 
 }  // namespace mq

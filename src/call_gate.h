@@ -34,7 +34,15 @@ private:
     };
     static constexpr unsigned kShards = 16;
 
-    Shard &shard() noexcept;
+    Shard &shard() noexcept {
+        if (tl_shard_ == 0) tl_shard_ = assign_shard();
+        return shards_[tl_shard_ - 1];
+    }
+    static unsigned assign_shard() noexcept;  // 1..kShards, round-robin over threads
+    // initial-exec: one load from the thread pointer on the hot path instead of a call to
+    // __tls_get_addr (the variable is tiny, so it fits the static TLS surplus even when the
+    // library is loaded with dlopen by a language runtime).
+    [[gnu::tls_model("initial-exec")]] static inline thread_local unsigned tl_shard_ = 0;
     int64_t inside() const noexcept {
         int64_t n = 0;
         for (const Shard &s : shards_) n += s.count.load(std::memory_order_seq_cst);

@@ -67,6 +67,17 @@ Cursor *Partition::find_owned(const Group *g, uint64_t owner, mq_status *st) noe
     return c;
 }
 
+// One publisher per freed slot is enough when only the message count limits them; a byte
+// budget may let any of them (or none) fit, so then all of them look.
+void Partition::wake_publishers(int64_t freed) noexcept {
+    if (!publishers_waiting_) return;
+    if (settings_.max_bytes || freed >= publishers_waiting_) {
+        w_.not_full.notify_all();
+    } else {
+        for (int64_t i = 0; i < freed; i++) w_.not_full.notify_one();
+    }
+}
+
 void Partition::wake_consumers() noexcept {
     changes_.store(changes_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     if (pollers_waiting_) w_.not_empty.notify_all();
@@ -149,7 +160,8 @@ void Partition::grow_slots() {
     slots_.swap(bigger);
 }
 
-int64_t Partition::append(const mq_record &r, size_t bytes, const mq_dead_letter *origin) {
+int64_t Partition::append(const mq_record &r, size_t bytes, const mq_dead_letter *origin,
+                          int64_t now) {
     const int64_t offset = end_;
     if (cursors_.empty()) {  // Rule 8: with no groups a message is trimmed as it is appended
         end_++;
@@ -177,11 +189,10 @@ int64_t Partition::append(const mq_record &r, size_t bytes, const mq_dead_letter
     uint32_t key_field = static_cast<uint32_t>(key_len);
     if (!r.key) key_field |= kNoKey;
     if (origin) key_field |= kDeadLetter;
-    slot(offset) = Slot{data, key_field, static_cast<uint32_t>(r.payload_len), clock_.now()};
+    slot(offset) = Slot{data, key_field, static_cast<uint32_t>(r.payload_len), now};
     bytes_ += static_cast<int64_t>(bytes);
     end_++;
     max_backlog_ = std::max(max_backlog_, end_ - start_);
-    wake_consumers();
     return offset;
 }
 
@@ -192,7 +203,8 @@ mq_status Partition::publish(const mq_record &r, Wait wait, mq_cancel *cancel, i
     bool waited = false;
     const size_t bytes = record_bytes(r);
     if (mq_status st = wait_for_room(lk, bytes, wait, scope, waited); st != MQ_OK) return st;
-    *offset = append(r, bytes, origin);
+    *offset = append(r, bytes, origin, clock_.now());
+    wake_consumers();
     return MQ_OK;
 }
 
@@ -202,15 +214,28 @@ mq_status Partition::publish_many(const mq_record *records, const uint32_t *idx,
     CancelScope scope(cancel, w_);
     std::unique_lock lk(w_.mu);
     bool waited = false;
+    int64_t now = clock_.now();  // one timestamp for the records appended together
+    size_t unannounced = 0;      // appended since consumers were last woken
+    mq_status st = MQ_OK;
     for (size_t i = 0; i < n; i++) {
         const mq_record &r = records[idx[i]];
         const size_t bytes = record_bytes(r);
-        if (mq_status st = wait_for_room(lk, bytes, wait, scope, waited); st != MQ_OK) return st;
-        const int64_t offset = append(r, bytes, nullptr);
+        if (!has_room(bytes) || settings_.max_age_ns) {
+            if (unannounced) {  // consumers may make the room this batch is about to wait for
+                wake_consumers();
+                unannounced = 0;
+            }
+            st = wait_for_room(lk, bytes, wait, scope, waited);
+            if (st != MQ_OK) break;
+            if (waited) now = clock_.now();
+        }
+        const int64_t offset = append(r, bytes, nullptr, now);
+        unannounced++;
         if (results) results[idx[i]].offset = offset;
         ++*published;
     }
-    return MQ_OK;
+    if (unannounced) wake_consumers();
+    return st;
 }
 
 // ---- retention and trim --------------------------------------------------------------------
@@ -249,9 +274,10 @@ void Partition::drop_head(int64_t new_start) noexcept {
         c.next = std::max(c.next, new_start);
         c.counts.ack(new_start);
     }
+    const int64_t freed = new_start - start_;
     start_ = new_start;
     release_bytes();
-    if (publishers_waiting_) w_.not_full.notify_all();
+    wake_publishers(freed);
 }
 
 void Partition::trim() noexcept {
@@ -260,8 +286,9 @@ void Partition::trim() noexcept {
     if (slowest > start_) {
         for (int64_t o = start_; o < slowest; o++)
             bytes_ -= static_cast<int64_t>(slot_bytes(slot(o)));
+        const int64_t freed = slowest - start_;
         start_ = slowest;
-        if (publishers_waiting_) w_.not_full.notify_all();
+        wake_publishers(freed);
     }
     release_bytes();
 }

@@ -23,18 +23,33 @@ namespace mq {
 
 class CancelScope;
 
-// A wait turned into a deadline once, at the start of the call.
+// A wait in milliseconds, turned into a deadline the first time the call would block (most
+// calls never block, and reading the clock is not free).
 struct Wait {
     enum Kind { kNone, kUntil, kForever } kind;
+    int64_t ms = 0;
     std::chrono::steady_clock::time_point at{};
+    bool started = false;
 
-    static Wait from_ms(int64_t ms) noexcept {
-        if (ms == 0) return {kNone};
-        if (ms < 0) return {kForever};
-        return {kUntil, std::chrono::steady_clock::now() + std::chrono::milliseconds(ms)};
+    static Wait from_ms(int64_t wait_ms) noexcept {
+        if (wait_ms == 0) return {kNone};
+        if (wait_ms < 0) return {kForever};
+        return {kUntil, wait_ms};
     }
-    bool over() const noexcept {
-        return kind == kNone || (kind == kUntil && std::chrono::steady_clock::now() >= at);
+    // Fixes the deadline now (a batch shares one deadline across its partitions).
+    void start() noexcept {
+        if (kind == kUntil && !started) {
+            at = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+            started = true;
+        }
+    }
+    bool over() noexcept {
+        if (kind != kUntil) return kind == kNone;
+        if (!started) {
+            start();
+            return false;
+        }
+        return std::chrono::steady_clock::now() >= at;
     }
 };
 
@@ -126,13 +141,15 @@ private:
     Cursor *find_owned(const Group *g, uint64_t owner, mq_status *st) noexcept;
     mq_status no_group(const Group *g) const noexcept;
     void wake_consumers() noexcept;
+    void wake_publishers(int64_t freed) noexcept;
     mq_status closed_status() const noexcept;
 
     // The log (partition.cpp).
     bool has_room(size_t bytes) const noexcept;
     mq_status wait_for_room(std::unique_lock<std::mutex> &lk, size_t bytes, Wait wait,
                             const CancelScope &cancel, bool &waited);
-    int64_t append(const mq_record &r, size_t bytes, const mq_dead_letter *origin);
+    // Appends without waking consumers (the caller wakes them once for all it appended).
+    int64_t append(const mq_record &r, size_t bytes, const mq_dead_letter *origin, int64_t now);
     void make_room(size_t bytes) noexcept;  // bounded retention: drop the oldest
     void expire(int64_t now) noexcept;      // max age
     void drop_head(int64_t new_start) noexcept;
