@@ -1,23 +1,45 @@
 #include "broker.h"
 
+#include <cstring>
+
 #include "error.h"
 #include "names.h"
+
+namespace {
+// The topic this thread named last, on which broker: most threads publish to or poll one topic,
+// and comparing the name with it is cheaper than hashing it. Topics are never removed, so the
+// pointer stays valid as long as the broker (whose unique id guards against a new broker at
+// the same address).
+struct LastTopic {
+    uint64_t broker = 0;
+    mq::Topic *topic = nullptr;
+};
+[[gnu::tls_model("initial-exec")]] thread_local LastTopic tl_last_topic;
+std::atomic<uint64_t> next_broker_uid{1};
+}  // namespace
 
 mq_broker::mq_broker(const mq_broker_options &opts)
     : clock{opts.clock, opts.clock_user},
       max_message_bytes(opts.max_message_bytes),
-      spin_ns(opts.spin_ns) {}
+      spin_ns(opts.spin_ns),
+      uid_(next_broker_uid.fetch_add(1, std::memory_order_relaxed)) {}
 
 mq_broker::~mq_broker() = default;
 
 mq_status mq_broker::topic(const char *name, mq::Topic **out) noexcept {
     if (!name) return mq::fail(MQ_ERR_INVALID, "topic name is NULL");
+    LastTopic &last = tl_last_topic;
+    if (last.broker == uid_ && std::strcmp(name, last.topic->name().c_str()) == 0) {
+        *out = last.topic;
+        return MQ_OK;
+    }
     mq::Topic *t = table_.find(name);
     if (!t) {
         // Names are checked only on this slow path: an illegal name can never be found.
         if (mq_status st = mq::check_name(name, "topic"); st != MQ_OK) return st;
         return mq::fail(MQ_ERR_NO_TOPIC, "no topic named \"%s\"", name);
     }
+    last = LastTopic{uid_, t};
     *out = t;
     return MQ_OK;
 }

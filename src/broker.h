@@ -42,6 +42,7 @@ struct mq_broker {
     mq::CallGate gate;
 
 private:
+    const uint64_t uid_;  // never reused, unlike the broker's address
     std::atomic<bool> closed_{false};
     std::atomic<uint64_t> next_id_{1};
     mq::TopicTable table_;

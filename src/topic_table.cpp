@@ -1,5 +1,7 @@
 #include "topic_table.h"
 
+#include <cstring>
+
 namespace mq {
 
 TopicTable::TopicTable() {
@@ -7,13 +9,20 @@ TopicTable::TopicTable() {
     current_.store(tables_.back().get(), std::memory_order_release);
 }
 
-uint64_t TopicTable::hash(std::string_view s) noexcept {  // FNV-1a
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ull;
+// Eight bytes at a time (names are short, and this runs on every call that names a topic).
+uint64_t TopicTable::hash(std::string_view s) noexcept {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ s.size();
+    size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+        uint64_t w;
+        std::memcpy(&w, s.data() + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
     }
-    return h;
+    uint64_t tail = 0;
+    std::memcpy(&tail, s.data() + i, s.size() - i);
+    h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
 }
 
 Topic *TopicTable::find(std::string_view name) const noexcept {
