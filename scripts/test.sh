@@ -5,6 +5,8 @@
 #                             and ThreadSanitizer (build-tsan/); each configured, built, ctest'd
 #   scripts/test.sh --quick   the plain build only (also: MQ_TEST_QUICK=1)
 #
+# The full run ends with the model-based fuzzer for MQ_FUZZ_SECONDS (default 60).
+#
 # Exits non-zero as soon as a step fails. Build directories are relative to the repository root,
 # whatever directory it is started from. MQ_TEST_JOBS sets ctest's parallelism (default 2).
 set -euo pipefail
@@ -98,6 +100,14 @@ if [ "$quick" != 1 ]; then
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMQ_SANITIZE=thread \
         -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=ON -DMQ_BUILD_BENCH=OFF \
         -- "${tsan_run[@]}"
+
+    # The model-based fuzzer (clang, libFuzzer) for a bounded time; longer runs:
+    # scripts/fuzz.sh SECONDS (docs/RELIABILITY.md).
+    phase="fuzz (${MQ_FUZZ_SECONDS:-60} s)"
+    section "$phase"
+    fuzz_start=$SECONDS
+    scripts/fuzz.sh "${MQ_FUZZ_SECONDS:-60}"
+    timings+=("$(printf '%-12s build + run %4d s' fuzz $((SECONDS - fuzz_start)))")
 fi
 
 # ---- BINDINGS: add each binding's test steps here (Rust, Python, Go) ------------------------

@@ -481,33 +481,33 @@ MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int
         if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
         if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-        return p.poll(g, 0, msgs, max, mq::Wait::from_ms(wait_ms), cancel, count_out);
+        return p.poll(g, {}, msgs, max, mq::Wait::from_ms(wait_ms), cancel, count_out);
     });
 }
 
 MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
                         int64_t offset) {
     return on_cursor(b, topic, group, partition,
-                     [&](mq::Partition &p, const mq::Group *g) { return p.ack(g, 0, offset); });
+                     [&](mq::Partition &p, const mq::Group *g) { return p.ack(g, {}, offset); });
 }
 
 MQ_API mq_status mq_nack(mq_broker *b, const char *topic, const char *group, int32_t partition) {
     return on_cursor(b, topic, group, partition,
-                     [&](mq::Partition &p, const mq::Group *g) { return p.nack(g, 0, 0); });
+                     [&](mq::Partition &p, const mq::Group *g) { return p.nack(g, {}, 0); });
 }
 
 MQ_API mq_status mq_nack_delayed(mq_broker *b, const char *topic, const char *group,
                                  int32_t partition, int64_t delay_ms) {
     return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
-        return p.nack(g, 0, delay_ms * 1000000);
+        return p.nack(g, {}, delay_ms * 1000000);
     });
 }
 
 MQ_API mq_status mq_lease_extend(mq_broker *b, const char *topic, const char *group,
                                  int32_t partition) {
     return on_cursor(b, topic, group, partition,
-                     [&](mq::Partition &p, const mq::Group *g) { return p.extend_lease(g, 0); });
+                     [&](mq::Partition &p, const mq::Group *g) { return p.extend_lease(g, {}); });
 }
 
 MQ_API mq_status mq_seek(mq_broker *b, const char *topic, const char *group, int32_t partition,

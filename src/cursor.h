@@ -102,11 +102,12 @@ struct Cursor {
     const Group *group;
     int64_t committed;
     int64_t next;
-    int64_t lease_deadline = 0;   // broker clock; meaningful while next > committed
-    int64_t not_before = 0;       // broker clock; a delayed nack holds the group until then
-    uint64_t owner = 0;           // the push subscription owning this partition, 0 = none
-    int64_t view_floor;           // lowest offset whose view the group may still hold
-    int64_t lost_unreported = 0;  // dropped before acked, not yet told to the group
+    int64_t lease_deadline = 0;    // broker clock; meaningful while next > committed
+    int64_t not_before = 0;        // broker clock; a delayed nack holds the group until then
+    uint64_t owner = 0;            // the subscription or member owning this partition, 0 = none
+    int64_t owner_generation = 0;  // the group generation that gave it to owner
+    int64_t view_floor;            // lowest offset whose view the group may still hold
+    int64_t lost_unreported = 0;   // dropped before acked, not yet told to the group
     int64_t lost = 0;
     int64_t dead_lettered = 0;
     bool dead_lettering = false;  // a poll is moving the head to the dead-letter topic

@@ -71,7 +71,7 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
         for (size_t i = 0; i < k; i++) {
             const int32_t p = parts[(first + i) % k];
             const mq_status st = topic->partition(p).poll(
-                group, state->id, out, max, mq::Wait{mq::Wait::kNone}, nullptr, count);
+                group, caller(), out, max, mq::Wait{mq::Wait::kNone}, nullptr, count);
             if (st == MQ_OK) return st;
             if (st == MQ_TIMEOUT || st == MQ_ERR_FENCED) continue;  // fenced: a rebalance is on
             return st;
@@ -109,19 +109,19 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
 mq_status mq_member::ack(int32_t partition, int64_t offset) {
     Call call(*this);
     if (mq_status st = check(true); st != MQ_OK) return st;
-    return topic->partition(partition).ack(group, state->id, offset);
+    return topic->partition(partition).ack(group, caller(), offset);
 }
 
 mq_status mq_member::nack(int32_t partition, int64_t delay_ns) {
     Call call(*this);
     if (mq_status st = check(true); st != MQ_OK) return st;
-    return topic->partition(partition).nack(group, state->id, delay_ns);
+    return topic->partition(partition).nack(group, caller(), delay_ns);
 }
 
 mq_status mq_member::extend_lease(int32_t partition) {
     Call call(*this);
     if (mq_status st = check(true); st != MQ_OK) return st;
-    return topic->partition(partition).extend_lease(group, state->id);
+    return topic->partition(partition).extend_lease(group, caller());
 }
 
 mq_status mq_member::assignment(int64_t *generation, std::vector<int32_t> &out) {

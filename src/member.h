@@ -27,4 +27,5 @@ private:
     // Counts the call as a sign of life; then MQ_OK, MQ_ERR_FENCED or MQ_REBALANCED.
     class Call;
     mq_status check(bool check_generation);
+    mq::Caller caller() const noexcept { return {state->id, state->seen_generation.load()}; }
 };

@@ -200,7 +200,7 @@ void Membership::apply_locked(Plan &plan, std::vector<Notice> &notices) noexcept
         const bool valid = who >= 0 && who < count;
         Partition &part = topic_.partition(p);
         const uint64_t before = part.owner(&group_);
-        if (part.reassign(&group_, valid ? members_[static_cast<size_t>(who)]->id : 0)) {
+        if (part.reassign(&group_, valid ? members_[static_cast<size_t>(who)]->id : 0, gen)) {
             if (MemberState *old = find_any(before)) {
                 old->fenced.push_back(p);
                 old->has_fenced.store(true);

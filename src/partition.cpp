@@ -51,17 +51,25 @@ Cursor *Partition::find(const Group *g) noexcept {
     return nullptr;
 }
 
-Cursor *Partition::find_owned(const Group *g, uint64_t owner, mq_status *st) noexcept {
+Cursor *Partition::find_owned(const Group *g, Caller who, mq_status *st) noexcept {
     Cursor *c = find(g);
     if (!c) {
         *st = no_group(g);
         return nullptr;
     }
-    if (owner && c->owner != owner) {
+    if (!who.owner) return c;
+    if (c->owner != who.owner) {
         *st = fail(MQ_ERR_FENCED,
                    "partition %d of topic %s is not assigned to this consumer of group %s any "
                    "more (the group rebalanced); fetch the new assignment",
                    index_, settings_.topic->c_str(), g->name.c_str());
+        return nullptr;
+    }
+    if (c->owner_generation > who.seen_generation) {  // it moved away and back meanwhile
+        *st = fail(MQ_REBALANCED,
+                   "group %s rebalanced to generation %lld; fetch the new assignment with "
+                   "mq_member_assignment",
+                   g->name.c_str(), static_cast<long long>(c->owner_generation));
         return nullptr;
     }
     return c;

@@ -53,6 +53,14 @@ struct Wait {
     }
 };
 
+// Who is calling, for fencing. The plain API is nobody in particular; a subscription or group
+// member must own the partition, and a member must have seen the generation that gave it the
+// partition (a partition can move away and back between a member's checks).
+struct Caller {
+    uint64_t owner = 0;                   // 0: not fenced
+    int64_t seen_generation = INT64_MAX;  // members: the generation they last fetched
+};
+
 struct TopicSettings {
     const std::string *topic;  // for messages
     int64_t capacity;
@@ -78,13 +86,13 @@ public:
     mq_status publish_many(const mq_record *records, const uint32_t *idx, size_t n, Wait wait,
                            mq_cancel *cancel, mq_publish_result *results, size_t *published);
 
-    // `owner` 0: any caller (the plain API). Otherwise the caller is that subscription or group
-    // member and must own the partition within the group, or the call is MQ_ERR_FENCED.
-    mq_status poll(const Group *g, uint64_t owner, mq_message *out, size_t max, Wait wait,
+    // A caller that owns nothing (the plain API) may call; a fenced one must own the partition
+    // (else MQ_ERR_FENCED) in a generation it has seen (else MQ_REBALANCED).
+    mq_status poll(const Group *g, Caller who, mq_message *out, size_t max, Wait wait,
                    mq_cancel *cancel, size_t *count);
-    mq_status ack(const Group *g, uint64_t owner, int64_t offset);
-    mq_status nack(const Group *g, uint64_t owner, int64_t delay_ns);
-    mq_status extend_lease(const Group *g, uint64_t owner);
+    mq_status ack(const Group *g, Caller who, int64_t offset);
+    mq_status nack(const Group *g, Caller who, int64_t delay_ns);
+    mq_status extend_lease(const Group *g, Caller who);
     mq_status seek(const Group *g, int64_t offset);
 
     // The broker-clock time at which the group's state here changes by itself (its lease runs
@@ -108,8 +116,9 @@ public:
     // owner had in flight is rewound for it; waiting polls of the old owner wake and are fenced.
     // Returns true when the old owner may still hold views here: they stay valid until it calls
     // release_fenced (its next call, or its close).
-    bool reassign(const Group *g, uint64_t owner);  // cannot throw after prepare_reassign
-    void prepare_reassign(const Group *g);          // may throw bad_alloc
+    bool reassign(const Group *g, uint64_t owner, int64_t generation);  // cannot throw after
+                                                                        // prepare_reassign
+    void prepare_reassign(const Group *g);                              // may throw bad_alloc
     void release_fenced(const Group *g, uint64_t owner);
 
     void info(mq_partition_info &out);
@@ -138,7 +147,7 @@ private:
     }
     Cursor *find(const Group *g) noexcept;
     // The group's cursor, checked for ownership; nullptr with the failure status in *st.
-    Cursor *find_owned(const Group *g, uint64_t owner, mq_status *st) noexcept;
+    Cursor *find_owned(const Group *g, Caller who, mq_status *st) noexcept;
     mq_status no_group(const Group *g) const noexcept;
     void wake_consumers() noexcept;
     void wake_publishers(int64_t freed) noexcept;

@@ -29,7 +29,7 @@ void Partition::fill(mq_message &m, int64_t offset, uint32_t count) const noexce
     m.lost = 0;
 }
 
-mq_status Partition::poll(const Group *g, uint64_t owner, mq_message *out, size_t max, Wait wait,
+mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t max, Wait wait,
                           mq_cancel *cancel, size_t *count) {
     CancelScope scope(cancel, w_);
     std::unique_lock lk(w_.mu);
@@ -39,7 +39,7 @@ mq_status Partition::poll(const Group *g, uint64_t owner, mq_message *out, size_
         const int64_t now = clock_.now();
         if (settings_.max_age_ns) expire(now);
         mq_status st;  // found anew after every wait: the group may have gone or moved meanwhile
-        Cursor *c = find_owned(g, owner, &st);
+        Cursor *c = find_owned(g, who, &st);
         if (!c) return st;
         if (c->view_floor < c->committed) {  // a new poll releases views of dropped messages
             c->view_floor = c->committed;
@@ -160,12 +160,12 @@ mq_status Partition::dead_letter_head(std::unique_lock<std::mutex> &lk, Cursor *
     return st;
 }
 
-mq_status Partition::ack(const Group *g, uint64_t owner, int64_t offset) {
+mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
     std::lock_guard lk(w_.mu);
     if (closed_.load(std::memory_order_acquire)) return closed_status();
     if (settings_.max_age_ns) expire(clock_.now());
     mq_status st;
-    Cursor *c = find_owned(g, owner, &st);
+    Cursor *c = find_owned(g, who, &st);
     if (!c) return st;
     // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
     if (offset < c->committed || offset >= c->next) {
@@ -185,11 +185,11 @@ mq_status Partition::ack(const Group *g, uint64_t owner, int64_t offset) {
     return MQ_OK;
 }
 
-mq_status Partition::nack(const Group *g, uint64_t owner, int64_t delay_ns) {
+mq_status Partition::nack(const Group *g, Caller who, int64_t delay_ns) {
     std::lock_guard lk(w_.mu);
     if (closed_.load(std::memory_order_acquire)) return closed_status();
     mq_status st;
-    Cursor *c = find_owned(g, owner, &st);
+    Cursor *c = find_owned(g, who, &st);
     if (!c) return st;
     if (c->next != c->committed) {
         c->next = c->committed;
@@ -199,11 +199,11 @@ mq_status Partition::nack(const Group *g, uint64_t owner, int64_t delay_ns) {
     return MQ_OK;
 }
 
-mq_status Partition::extend_lease(const Group *g, uint64_t owner) {
+mq_status Partition::extend_lease(const Group *g, Caller who) {
     std::lock_guard lk(w_.mu);
     if (closed_.load(std::memory_order_acquire)) return closed_status();
     mq_status st;
-    Cursor *c = find_owned(g, owner, &st);
+    Cursor *c = find_owned(g, who, &st);
     if (!c) return st;
     if (c->next == c->committed) {
         return fail(

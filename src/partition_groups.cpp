@@ -40,13 +40,14 @@ void Partition::prepare_reassign(const Group *g) {
     if (Cursor *c = find(g)) c->fenced_floors.reserve(c->fenced_floors.size() + 1);
 }
 
-bool Partition::reassign(const Group *g, uint64_t owner) {
+bool Partition::reassign(const Group *g, uint64_t owner, int64_t generation) {
     std::lock_guard lk(w_.mu);
     Cursor *c = find(g);
     if (!c || c->owner == owner) return false;
     const bool held = c->owner != 0 && c->next > c->committed;
     if (held) c->fenced_floors.emplace_back(c->owner, c->committed);
     c->owner = owner;
+    c->owner_generation = generation;
     c->next = c->committed;
     wake_consumers();
     return held;

@@ -23,7 +23,7 @@ mq_status not_in_handler() {
 
 mq_status mq_subscription::extend_current_lease() {
     if (!tl_loop.sub) return not_in_handler();
-    return tl_loop.partition->extend_lease(tl_loop.group, tl_loop.owner);
+    return tl_loop.partition->extend_lease(tl_loop.group, mq::Caller{tl_loop.owner});
 }
 
 mq_status mq_subscription::delay_current_nack(int64_t delay_ms) {
@@ -143,8 +143,8 @@ void mq_subscription::run_loop(Loop &loop) {
     tl_loop = LoopContext{this, &part, group_, id_, 0};
     while (!loop.stop.load(std::memory_order_acquire)) {
         size_t n = 0;
-        if (part.poll(group_, id_, batch.data(), batch.size(), mq::Wait{mq::Wait::kForever},
-                      &loop.waker, &n) != MQ_OK) {
+        if (part.poll(group_, mq::Caller{id_}, batch.data(), batch.size(),
+                      mq::Wait{mq::Wait::kForever}, &loop.waker, &n) != MQ_OK) {
             break;  // closed, stopped, fenced (the partition moved), or the group is gone
         }
         for (size_t k = 0; k < n; k++) {
@@ -152,10 +152,10 @@ void mq_subscription::run_loop(Loop &loop) {
             tl_loop.nack_delay_ns = 0;
             if (handler_(user_, &batch[k]) != 0) {
                 // Rule 10: the rest of the batch is not attempted; it comes again after the nack.
-                part.nack(group_, id_, tl_loop.nack_delay_ns);
+                part.nack(group_, mq::Caller{id_}, tl_loop.nack_delay_ns);
                 break;
             }
-            if (part.ack(group_, id_, batch[k].offset) != MQ_OK) break;
+            if (part.ack(group_, mq::Caller{id_}, batch[k].offset) != MQ_OK) break;
         }
     }
     tl_loop = LoopContext{};
@@ -207,7 +207,7 @@ void mq_subscription::stop() {
     std::vector<int32_t> held;
     for (const auto &l : loops_) held.push_back(l->partition);
     stop_loops(nullptr);
-    for (int32_t p : held) topic_->partition(p).nack(group_, id_, 0);
+    for (int32_t p : held) topic_->partition(p).nack(group_, mq::Caller{id_}, 0);
     detach();  // a member leaving rebalances the others; its partitions rewind for them
     if (user_free_ && !user_freed_) {
         user_freed_ = true;

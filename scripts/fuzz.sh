@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Model-based fuzzing of the C API (tests/fuzz/, docs/RELIABILITY.md).
+#
+#   scripts/fuzz.sh [seconds]     build the libFuzzer target in build-fuzz/ (clang) and run it for
+#                                 `seconds` (default 60) on a copy of tests/fuzz/corpus
+#
+# Exits non-zero on any crash, sanitizer report or model mismatch; the failing input is left in
+# build-fuzz/artifacts/. To keep it as a regression: copy it to tests/fuzz/regressions/ (ctest's
+# fuzz_corpus_replay then replays it in every build). MQ_FUZZ_JOBS runs that many fuzzing
+# processes in parallel (default 1). Extra libFuzzer flags can follow the seconds.
+set -euo pipefail
+
+cd "$(dirname "$(readlink -f "$0")")/.."
+seconds=${1:-60}
+shift || true
+case $seconds in
+    '' | *[!0-9]*)
+        echo "usage: scripts/fuzz.sh [seconds] [libFuzzer flags...]" >&2
+        exit 2
+        ;;
+esac
+
+if ! command -v clang++ > /dev/null; then
+    echo "== installing clang"
+    sudo_cmd=()
+    [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+    if ! "${sudo_cmd[@]}" apt-get install -y clang; then
+        "${sudo_cmd[@]}" apt-get update
+        "${sudo_cmd[@]}" apt-get install -y clang
+    fi
+fi
+
+dir=${MQ_FUZZ_BUILD_DIR:-build-fuzz}
+echo "== configure + build ($dir/)"
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DMQ_FUZZ=ON -DMQ_SANITIZE= \
+    -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=OFF -DMQ_BUILD_BENCH=OFF > /dev/null
+cmake --build "$dir" --target mq_fuzz_model
+
+# libFuzzer adds what it finds to its first corpus directory: work on a copy so the checked-in
+# seeds stay as they are.
+work=$dir/corpus
+rm -rf "$work" "$dir/artifacts"
+mkdir -p "$work" "$dir/artifacts"
+cp tests/fuzz/corpus/* "$work/"
+[ -d tests/fuzz/regressions ] && cp tests/fuzz/regressions/* "$work/" 2> /dev/null || true
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+jobs=${MQ_FUZZ_JOBS:-1}
+echo "== fuzzing for $seconds s ($jobs process(es))"
+parallel=()
+[ "$jobs" -gt 1 ] && parallel=(-fork="$jobs")
+set +e
+"$dir/tests/fuzz/mq_fuzz_model" "$work" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "${parallel[@]}" "$@" 2>&1 |
+    tee "$dir/fuzz.log" | grep -E '^#[0-9]+ +(INITED|DONE)|stat::|ERROR|MISMATCH|SUMMARY'
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -ne 0 ]; then
+    echo "== FAILED (exit $status): see $dir/fuzz.log; inputs in $dir/artifacts/" >&2
+    ls "$dir/artifacts" >&2
+    exit 1
+fi
+echo "== fuzzing passed: $(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$dir/fuzz.log" | awk '{s+=$2} END {print s+0}') executions, corpus $(ls "$work" | wc -l) inputs"

@@ -1,0 +1,322 @@
+// An independent model of SPEC.md for one broker with a manual clock, written from the contract
+// (SPEC.md and the comments of mq.h), not from the library: the fuzz target runs every call
+// against both and compares. Only the single-threaded, wait-0 behaviour is modelled.
+//
+// Where the contract leaves a choice open the model states what it assumes:
+// - a keyless publish takes the topic's next round-robin slot once it has passed validation
+//   (also when it then fails with MQ_FULL);
+// - when one call has several faults, any of their statuses is accepted (the order of checks
+//   is not part of the contract).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mq.h"
+
+namespace fuzzmodel {
+
+// Kafka's Utils.murmur2, written from its published algorithm.
+inline int32_t kafka_murmur2(const std::string &key) {
+    const uint32_t m = 0x5bd1e995u;
+    const size_t len = key.size();
+    uint32_t h = 0x9747b28cu ^ static_cast<uint32_t>(len);
+    const auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(key[i])); };
+    const size_t whole = len / 4;
+    for (size_t i = 0; i < whole; i++) {
+        uint32_t k = byte(4 * i) | byte(4 * i + 1) << 8 | byte(4 * i + 2) << 16 | byte(4 * i + 3) << 24;
+        k *= m;
+        k ^= k >> 24;
+        k *= m;
+        h *= m;
+        h ^= k;
+    }
+    const size_t tail = len & ~size_t{3};
+    switch (len % 4) {
+        case 3: h ^= byte(tail + 2) << 16; [[fallthrough]];
+        case 2: h ^= byte(tail + 1) << 8; [[fallthrough]];
+        case 1: h ^= byte(tail); h *= m;
+    }
+    h ^= h >> 13;
+    h *= m;
+    h ^= h >> 15;
+    return static_cast<int32_t>(h);
+}
+
+inline bool legal_name(const std::string &s) {
+    if (s.empty() || s.size() > 249) return false;
+    for (char c : s) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '.' || c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+struct Msg {
+    bool has_key;
+    std::string key;
+    std::string payload;
+    int64_t ts;
+    size_t bytes() const { return (has_key ? key.size() : 0) + payload.size(); }
+};
+
+struct Cursor {
+    int64_t committed = 0;
+    int64_t next = 0;
+    int64_t lease_deadline = 0;
+    int64_t not_before = 0;
+    std::map<int64_t, uint32_t> deliveries;  // offset -> times handed out, for unacked offsets
+};
+
+struct Part {
+    int64_t start = 0;
+    int64_t end = 0;
+    std::deque<Msg> log;                 // offsets start..end-1
+    std::map<std::string, Cursor> cursors;
+    int64_t max_backlog = 0;
+
+    const Msg &at(int64_t off) const { return log[static_cast<size_t>(off - start)]; }
+    int64_t bytes() const {
+        int64_t n = 0;
+        for (const Msg &m : log) n += static_cast<int64_t>(m.bytes());
+        return n;
+    }
+};
+
+struct Topic {
+    std::string name;
+    int32_t partitions;
+    int64_t capacity;
+    int64_t max_bytes;
+    int64_t ack_timeout_ns;
+    std::vector<Part> parts;
+    std::vector<std::string> groups;  // subscription order
+    uint64_t round_robin = 0;
+
+    bool has_group(const std::string &g) const {
+        for (const auto &x : groups) if (x == g) return true;
+        return false;
+    }
+};
+
+// A predicted outcome: the statuses the contract allows (more than one when a call has several
+// faults).
+struct Expect {
+    std::vector<mq_status> ok_statuses;
+    bool allows(mq_status s) const {
+        for (mq_status x : ok_statuses) if (x == s) return true;
+        return false;
+    }
+};
+
+class Broker {
+public:
+    explicit Broker(size_t max_message_bytes) : max_message_bytes_(max_message_bytes) {}
+
+    int64_t now = 1'000'000'000;
+    bool closed = false;
+    std::vector<Topic> topics;  // creation order
+
+    Topic *find(const std::string &name) {
+        for (auto &t : topics) if (t.name == name) return &t;
+        return nullptr;
+    }
+
+    // Lookup faults of (topic, group, partition), in no particular order.
+    void lookup_faults(const std::string &topic, const std::string *group, const int32_t *partition,
+                       std::vector<mq_status> &faults) {
+        Topic *t = find(topic);
+        if (!t) {
+            faults.push_back(legal_name(topic) ? MQ_ERR_NO_TOPIC : MQ_ERR_INVALID);
+            return;
+        }
+        if (group && !t->has_group(*group)) faults.push_back(legal_name(*group) ? MQ_ERR_NO_GROUP : MQ_ERR_INVALID);
+        if (partition && (*partition < 0 || *partition >= t->partitions)) faults.push_back(MQ_ERR_PARTITION);
+    }
+
+    // Rule 8 and the model paragraph: start is the slowest committed, or end with no groups.
+    static void trim(Topic &t, Part &p) {
+        int64_t s = p.end;
+        for (const auto &g : t.groups) s = std::min(s, p.cursors.at(g).committed);
+        while (p.start < s) {
+            p.log.pop_front();
+            p.start++;
+        }
+    }
+
+    mq_status create(const std::string &name, int32_t partitions, int64_t capacity, int64_t max_bytes,
+                     int64_t ack_timeout_ms, Expect &e) {
+        std::vector<mq_status> f;
+        if (!legal_name(name)) f.push_back(MQ_ERR_INVALID);
+        if (partitions < 1 || partitions > 65536 || capacity < 1 || capacity > (int64_t{1} << 40) ||
+            max_bytes < 0 || ack_timeout_ms < 1) {
+            f.push_back(MQ_ERR_INVALID);
+        }
+        if (legal_name(name) && find(name)) f.push_back(MQ_ERR_EXISTS);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return e.ok_statuses = f, f[0];
+        Topic t{name, partitions, capacity, max_bytes, ack_timeout_ms * 1'000'000, {}, {}, 0};
+        t.parts.resize(static_cast<size_t>(partitions));
+        topics.push_back(std::move(t));
+        e.ok_statuses = {MQ_OK};
+        return MQ_OK;
+    }
+
+    void subscribe(const std::string &topic, const std::string &group, int32_t start, Expect &e) {
+        std::vector<mq_status> f;
+        lookup_faults(topic, nullptr, nullptr, f);
+        if (!legal_name(group)) f.push_back(MQ_ERR_INVALID);
+        if (start != MQ_START_LATEST && start != MQ_START_EARLIEST) f.push_back(MQ_ERR_INVALID);
+        Topic *t = find(topic);
+        if (t && t->has_group(group)) f.push_back(MQ_ERR_EXISTS);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return void(e.ok_statuses = f);
+        t->groups.push_back(group);
+        for (Part &p : t->parts) {
+            Cursor c;
+            c.committed = c.next = start == MQ_START_EARLIEST ? p.start : p.end;
+            p.cursors[group] = c;
+        }
+        e.ok_statuses = {MQ_OK};
+    }
+
+    void unsubscribe(const std::string &topic, const std::string &group, Expect &e) {
+        std::vector<mq_status> f;
+        lookup_faults(topic, &group, nullptr, f);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return void(e.ok_statuses = f);
+        Topic &t = *find(topic);
+        std::erase(t.groups, group);
+        for (Part &p : t.parts) {
+            p.cursors.erase(group);
+            trim(t, p);
+        }
+        e.ok_statuses = {MQ_OK};
+    }
+
+    // Returns the partition the message goes to (or -1 when it fails before routing).
+    int32_t publish(const std::string &topic, const Msg &m, Expect &e, int64_t *offset) {
+        std::vector<mq_status> f;
+        lookup_faults(topic, nullptr, nullptr, f);
+        if (m.bytes() > max_message_bytes_) f.push_back(MQ_ERR_TOO_LARGE);
+        Topic *t = find(topic);
+        if (t && t->max_bytes && static_cast<int64_t>(m.bytes()) > t->max_bytes) f.push_back(MQ_ERR_TOO_LARGE);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return e.ok_statuses = f, -1;
+        const int32_t p = m.has_key
+            ? static_cast<int32_t>((kafka_murmur2(m.key) & 0x7fffffff) % t->partitions)
+            : static_cast<int32_t>(t->round_robin++ % static_cast<uint64_t>(t->partitions));
+        Part &part = t->parts[static_cast<size_t>(p)];
+        const bool kept = !t->groups.empty();
+        if (kept && (part.end - part.start >= t->capacity ||
+                     (t->max_bytes && part.bytes() + static_cast<int64_t>(m.bytes()) > t->max_bytes))) {
+            e.ok_statuses = {MQ_FULL};  // rule 3 with wait 0
+            return p;
+        }
+        Msg stored = m;
+        stored.ts = now;
+        *offset = part.end;
+        part.log.push_back(stored);
+        part.end++;
+        trim(*t, part);
+        if (kept) part.max_backlog = std::max(part.max_backlog, part.end - part.start);
+        e.ok_statuses = {MQ_OK};
+        return p;
+    }
+
+    // Rule 4 and 7 with wait 0. Fills `out` with the offsets handed out and their counts.
+    void poll(const std::string &topic, const std::string &group, int32_t partition, size_t max,
+              Expect &e, std::vector<std::pair<int64_t, uint32_t>> &out) {
+        std::vector<mq_status> f;
+        lookup_faults(topic, &group, &partition, f);
+        if (max == 0) f.push_back(MQ_ERR_INVALID);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return void(e.ok_statuses = f);
+        Topic &t = *find(topic);
+        Part &p = t.parts[static_cast<size_t>(partition)];
+        Cursor &c = p.cursors.at(group);
+        if (c.next > c.committed && now >= c.lease_deadline) c.next = c.committed;
+        if (c.not_before > now || c.next >= p.end) return void(e.ok_statuses = {MQ_TIMEOUT});
+        const int64_t n = std::min<int64_t>(static_cast<int64_t>(max), p.end - c.next);
+        for (int64_t o = c.next; o < c.next + n; o++) out.emplace_back(o, ++c.deliveries[o]);
+        c.next += n;
+        c.not_before = 0;
+        c.lease_deadline = now + t.ack_timeout_ns;
+        e.ok_statuses = {MQ_OK};
+    }
+
+    void ack(const std::string &topic, const std::string &group, int32_t partition, int64_t offset,
+             Expect &e) {
+        std::vector<mq_status> f;
+        lookup_faults(topic, &group, &partition, f);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return void(e.ok_statuses = f);
+        Topic &t = *find(topic);
+        Part &p = t.parts[static_cast<size_t>(partition)];
+        Cursor &c = p.cursors.at(group);
+        if (offset < c.committed || offset >= c.next) return void(e.ok_statuses = {MQ_ERR_NOT_IN_FLIGHT});
+        c.committed = offset + 1;
+        c.deliveries.erase(c.deliveries.begin(), c.deliveries.lower_bound(c.committed));
+        trim(t, p);
+        e.ok_statuses = {MQ_OK};
+    }
+
+    void nack(const std::string &topic, const std::string &group, int32_t partition, int64_t delay_ms,
+              Expect &e) {
+        std::vector<mq_status> f;
+        lookup_faults(topic, &group, &partition, f);
+        if (delay_ms < 0) f.push_back(MQ_ERR_INVALID);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return void(e.ok_statuses = f);
+        Cursor &c = find(topic)->parts[static_cast<size_t>(partition)].cursors.at(group);
+        if (c.next != c.committed) {
+            c.next = c.committed;
+            if (delay_ms > 0) c.not_before = now + delay_ms * 1'000'000;
+        }
+        e.ok_statuses = {MQ_OK};
+    }
+
+    void extend(const std::string &topic, const std::string &group, int32_t partition, Expect &e) {
+        std::vector<mq_status> f;
+        lookup_faults(topic, &group, &partition, f);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return void(e.ok_statuses = f);
+        Topic &t = *find(topic);
+        Cursor &c = t.parts[static_cast<size_t>(partition)].cursors.at(group);
+        if (c.next == c.committed) return void(e.ok_statuses = {MQ_ERR_NOT_IN_FLIGHT});
+        c.lease_deadline = now + t.ack_timeout_ns;
+        e.ok_statuses = {MQ_OK};
+    }
+
+    void seek(const std::string &topic, const std::string &group, int32_t partition, int64_t offset,
+              Expect &e) {
+        std::vector<mq_status> f;
+        lookup_faults(topic, &group, &partition, f);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return void(e.ok_statuses = f);
+        Topic &t = *find(topic);
+        Part &p = t.parts[static_cast<size_t>(partition)];
+        if (offset == MQ_OFFSET_END) offset = p.end;
+        if (offset == MQ_OFFSET_EARLIEST) offset = p.start;
+        if (offset < p.start || offset > p.end) {
+            e.ok_statuses = {MQ_ERR_OUT_OF_RANGE};
+            if (offset < 0) e.ok_statuses.push_back(MQ_ERR_INVALID);
+            return;
+        }
+        Cursor &c = p.cursors.at(group);
+        c.committed = c.next = offset;
+        c.not_before = 0;
+        c.deliveries.clear();
+        trim(t, p);
+        e.ok_statuses = {MQ_OK};
+    }
+
+private:
+    size_t max_message_bytes_;
+};
+
+}  // namespace fuzzmodel
