@@ -226,11 +226,13 @@ MQ_API void mq_broker_free(mq_broker *b) {
         s->stop();
         delete s;
     }
+    // Calls still inside (woken by the close) may be using member handles: let them leave
+    // before the handles go.
+    b->gate.drain();
     for (mq_member *m : b->take_members()) {
         m->state->begin_close();
         delete m;
     }
-    b->gate.drain();
     delete b;
 }
 

@@ -126,6 +126,7 @@ MQ_API mq_status mq_member_assignment(mq_member *m, int64_t *generation, int32_t
     if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
     if (!count) return fail(MQ_ERR_INVALID, "count is NULL");
     if (!partitions && cap) return fail(MQ_ERR_INVALID, "partitions is NULL but cap is %zu", cap);
+    mq::GateScope gate(m->broker->gate);
     return guarded([&] {
         std::vector<int32_t> parts;
         int64_t gen = 0;

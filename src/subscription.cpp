@@ -159,6 +159,7 @@ void mq_subscription::run_loop(Loop &loop) {
         }
     }
     tl_loop = LoopContext{};
+    loop.exited.store(true, std::memory_order_release);
 }
 
 void mq_subscription::supervise() {
@@ -173,6 +174,12 @@ void mq_subscription::supervise() {
             int64_t generation = 0;
             if (group_->membership->fetch(*member_, &generation, parts) == MQ_OK) {
                 stop_loops(&parts);
+                // A loop fenced while its partition was away and back has ended: start it anew.
+                std::vector<int32_t> live;
+                for (const auto &l : loops_) {
+                    if (!l->exited.load(std::memory_order_acquire)) live.push_back(l->partition);
+                }
+                stop_loops(&live);
                 // The loops of moved partitions have finished their handlers: let go of views.
                 group_->membership->release_fenced(*member_);
                 for (int32_t p : parts) {

@@ -45,6 +45,7 @@ private:
         int32_t partition;
         mq_cancel waker;  // wakes its poll when it must stop
         std::atomic<bool> stop{false};
+        std::atomic<bool> exited{false};  // its poll failed (fenced, closed): restart if owned
         std::thread thread;
     };
     bool member_mode() const noexcept { return static_partitions_.empty(); }

@@ -372,3 +372,50 @@ TEST(Members, ViewsOfAMovedPartitionStayValidUntilTheOldOwnerCallsAgain) {
 }
 
 }  // namespace
+
+namespace {
+
+// A push subscription's partition that moves to another member and back must be consumed again,
+// whether or not its loop noticed the move in between.
+TEST(Members, APushSubscriptionKeepsConsumingPartitionsThatMoveAwayAndBack) {
+    auto b = mqtest::broker();
+    auto cfg = mqtest::topic_config(2, 100);
+    ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
+    PushCounter counter;
+    mq_subscription *sub = nullptr;
+    ASSERT_EQ(mq_subscribe(b.get(), "t", "g", nullptr, &PushCounter::on, &counter, nullptr, &sub),
+              MQ_OK);
+    for (int i = 0; i < 50; i++) {
+        ASSERT_EQ(mq_publish(b.get(), "t", nullptr, 0, "x", 1, 1000, nullptr, nullptr, nullptr),
+                  MQ_OK);
+        auto visitor = join(b.get(), "t", "g", "visitor");  // takes one partition...
+        std::vector<mq_message> got;
+        member_poll(visitor.get(), got);  // ...may take a message of it without acking...
+    }  // ...and gives the partition back when it leaves
+    for (int i = 0; i < 20; i++) {
+        ASSERT_EQ(mq_publish(b.get(), "t", nullptr, 0, "y", 1, 1000, nullptr, nullptr, nullptr),
+                  MQ_OK);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    auto consumed = [&] {
+        for (int32_t p = 0; p < 2; p++) {
+            if (mqtest::group_info(b.get(), "t", "g", p).committed !=
+                mqtest::partition_info(b.get(), "t", p).end) {
+                return false;
+            }
+        }
+        return true;
+    };
+    auto handled = [&] {
+        std::lock_guard g(counter.mu);
+        return counter.handled;
+    };
+    while (!consumed() && std::chrono::steady_clock::now() < deadline) {
+        counter.wait_for(handled() + 1);  // wakes on the next handler call (or after 10 s)
+    }
+    EXPECT_TRUE(consumed()) << "a partition stopped being consumed";
+    EXPECT_GE(handled(), 70);
+    ASSERT_EQ(mq_subscription_close(sub), MQ_OK);
+}
+
+}  // namespace
