@@ -4,16 +4,7 @@
 
 namespace mq {
 
-char *Arena::allocate(size_t n, int64_t offset, size_t retained) {
-    if (count_ > 0) {
-        Chunk &cur = live_at(count_ - 1);
-        if (cur.cap - cur.used >= n) {
-            char *p = cur.buf.get() + cur.used;
-            cur.used += n;
-            cur.last_offset = offset;
-            return p;
-        }
-    }
+char *Arena::allocate_chunk(size_t n, int64_t offset, size_t retained) {
     Chunk c;
     for (size_t i = 0; i < spare_.size(); i++) {
         if (spare_[i].cap >= n) {

@@ -22,7 +22,18 @@ public:
     // `retained` (the partition's retained bytes) sizes new chunks: about a quarter of it, so a
     // busy partition needs few chunks and an idle one holds little. May throw std::bad_alloc,
     // in which case nothing changed.
-    char *allocate(size_t n, int64_t offset, size_t retained);
+    char *allocate(size_t n, int64_t offset, size_t retained) {
+        if (count_ > 0) {  // the common case, inline: bump the newest chunk
+            Chunk &cur = live_at(count_ - 1);
+            if (cur.cap - cur.used >= n) {
+                char *p = cur.buf.get() + cur.used;
+                cur.used += n;
+                cur.last_offset = offset;
+                return p;
+            }
+        }
+        return allocate_chunk(n, offset, retained);
+    }
 
     // Releases every chunk whose messages all have offsets below `start`.
     void trim(int64_t start) noexcept;
@@ -38,6 +49,7 @@ private:
     };
 
     Chunk &live_at(size_t i) noexcept { return live_[(head_ + i) & (live_.size() - 1)]; }
+    char *allocate_chunk(size_t n, int64_t offset, size_t retained);  // a new or spare chunk
     void push_live(Chunk &&c);  // may throw; nothing changes then
     void retire(Chunk &&c) noexcept;
 

@@ -438,34 +438,47 @@ MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_reco
         }
         // Order the records by partition (stably) so each partition's lock is taken once.
         // The scratch space is per thread and reused, so steady-state batches do not allocate.
-        thread_local std::vector<int32_t> part;
-        thread_local std::vector<uint32_t> order;
-        thread_local std::vector<uint32_t> first;
-        part.resize(count);
-        order.resize(count);
-        first.assign(static_cast<size_t>(t->partition_count()) + 1, 0);
+        struct Scratch {
+            std::vector<int32_t> part;
+            std::vector<uint32_t> order, first, at;
+        };
+        thread_local Scratch scratch;
+        Scratch &s = scratch;
+        s.part.resize(count);
+        s.order.resize(count);
+        bool one_partition = true;
         for (size_t i = 0; i < count; i++) {
-            part[i] = route(*t, records[i]);
-            first[static_cast<size_t>(part[i]) + 1]++;
-            if (results) results[i] = mq_publish_result{part[i], -1};
+            s.part[i] = route(*t, records[i]);
+            one_partition = one_partition && s.part[i] == s.part[0];
+            if (results) results[i] = mq_publish_result{s.part[i], -1};
         }
-        for (size_t p = 1; p < first.size(); p++) first[p] += first[p - 1];
-        {
-            std::vector<uint32_t> &fill = order;
-            thread_local std::vector<uint32_t> at;
-            at.assign(first.begin(), first.end() - 1);
+        if (one_partition) {  // the common case (one key, or one partition): input order
+            for (size_t i = 0; i < count; i++) s.order[i] = static_cast<uint32_t>(i);
+        } else {  // a counting sort by partition
+            s.first.assign(static_cast<size_t>(t->partition_count()) + 1, 0);
+            for (size_t i = 0; i < count; i++) s.first[static_cast<size_t>(s.part[i]) + 1]++;
+            for (size_t p = 1; p < s.first.size(); p++) s.first[p] += s.first[p - 1];
+            s.at.assign(s.first.begin(), s.first.end() - 1);
             for (size_t i = 0; i < count; i++)
-                fill[at[static_cast<size_t>(part[i])]++] = static_cast<uint32_t>(i);
+                s.order[s.at[static_cast<size_t>(s.part[i])]++] = static_cast<uint32_t>(i);
         }
         mq::Wait wait = mq::Wait::from_ms(wait_ms);
         wait.start();  // one deadline for the whole batch
         size_t done = 0;
         mq_status st = MQ_OK;
-        for (int32_t p = 0; p < t->partition_count() && st == MQ_OK; p++) {
-            const size_t lo = first[static_cast<size_t>(p)], hi = first[static_cast<size_t>(p) + 1];
-            if (lo == hi) continue;
-            st = t->partition(p).publish_many(records, order.data() + lo, hi - lo, wait, cancel,
-                                              results, &done);
+        if (one_partition) {
+            if (count) {
+                st = t->partition(s.part[0]).publish_many(records, s.order.data(), count, wait,
+                                                          cancel, results, &done);
+            }
+        } else {
+            for (int32_t p = 0; p < t->partition_count() && st == MQ_OK; p++) {
+                const size_t lo = s.first[static_cast<size_t>(p)];
+                const size_t hi = s.first[static_cast<size_t>(p) + 1];
+                if (lo == hi) continue;
+                st = t->partition(p).publish_many(records, s.order.data() + lo, hi - lo, wait,
+                                                  cancel, results, &done);
+            }
         }
         if (published) *published = done;
         return st;
