@@ -505,7 +505,10 @@ MQ_API const char *mq_member_id(const mq_member *member);
 
 /* The member's current assignment: *generation (may be NULL) and its partitions in increasing
  * order (at most cap written to partitions; *count receives how many it owns). Fetching marks
- * the generation as seen, so the member's next calls stop returning MQ_REBALANCED.
+ * the generation as seen, so the member's next calls stop returning MQ_REBALANCED. When the
+ * generation changed since the member last fetched, what it had in flight on the partitions it
+ * keeps is handed out again by its next poll (its acks were refused with MQ_REBALANCED, so
+ * those messages could not otherwise be acked before their lease ran out).
  * MQ_ERR_FENCED: the member was removed (session timeout); close it and join again.
  * MQ_ERR_INVALID (member or count NULL, partitions NULL with cap > 0), MQ_CLOSED. */
 MQ_API mq_status mq_member_assignment(mq_member *member, int64_t *generation,

@@ -127,5 +127,5 @@ mq_status mq_member::extend_lease(int32_t partition) {
 mq_status mq_member::assignment(int64_t *generation, std::vector<int32_t> &out) {
     Call call(*this);
     if (mq_status st = check(false); st != MQ_OK) return st;
-    return membership().fetch(*state, generation, out);
+    return membership().fetch(*state, generation, out, true);
 }

@@ -104,7 +104,8 @@ void Membership::leave(MemberState &m) {
     release_fenced(m);
 }
 
-mq_status Membership::fetch(MemberState &m, int64_t *generation, std::vector<int32_t> &out) {
+mq_status Membership::fetch(MemberState &m, int64_t *generation, std::vector<int32_t> &out,
+                            bool redeliver) {
     std::lock_guard lk(mu_);
     if (m.removed.load()) {
         return fail(MQ_ERR_FENCED,
@@ -118,6 +119,9 @@ mq_status Membership::fetch(MemberState &m, int64_t *generation, std::vector<int
         m.fetched = m.assignment;
     }
     *generation = generation_.load(std::memory_order_acquire);
+    if (redeliver && m.seen_generation.load() != *generation) {
+        for (int32_t p : m.assignment) topic_.partition(p).rewind_owned(&group_, m.id);
+    }
     m.seen_generation.store(*generation);
     return MQ_OK;
 }

@@ -64,7 +64,10 @@ public:
     mq_status join(const std::shared_ptr<MemberState> &m, mq_assignor assignor, void *user);
     void leave(MemberState &m);
     // Fetches the member's assignment and marks its generation seen. MQ_ERR_FENCED if removed.
-    mq_status fetch(MemberState &m, int64_t *generation, std::vector<int32_t> &out);
+    // With `redeliver`, a member that missed generations gets back what it had in flight on the
+    // partitions it keeps: acks from the old generation were refused, so otherwise those
+    // messages would wait for their lease to run out.
+    mq_status fetch(MemberState &m, int64_t *generation, std::vector<int32_t> &out, bool redeliver);
     // Removes members whose session timed out (checked at most a few times per timeout).
     void reap(int64_t now);
     bool has_members();

@@ -120,6 +120,7 @@ public:
                                                                         // prepare_reassign
     void prepare_reassign(const Group *g);                              // may throw bad_alloc
     void release_fenced(const Group *g, uint64_t owner);
+    void rewind_owned(const Group *g, uint64_t owner);  // next = committed, if owner owns it
 
     void info(mq_partition_info &out);
     mq_status group_info(const Group *g, mq_group_info &out);

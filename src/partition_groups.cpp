@@ -53,6 +53,14 @@ bool Partition::reassign(const Group *g, uint64_t owner, int64_t generation) {
     return held;
 }
 
+void Partition::rewind_owned(const Group *g, uint64_t owner) {
+    std::lock_guard lk(w_.mu);
+    Cursor *c = find(g);
+    if (!c || c->owner != owner || c->next == c->committed) return;
+    c->next = c->committed;
+    wake_consumers();
+}
+
 void Partition::release_fenced(const Group *g, uint64_t owner) {
     std::lock_guard lk(w_.mu);
     Cursor *c = find(g);

@@ -172,7 +172,7 @@ void mq_subscription::supervise() {
         try {
             std::vector<int32_t> parts;
             int64_t generation = 0;
-            if (group_->membership->fetch(*member_, &generation, parts) == MQ_OK) {
+            if (group_->membership->fetch(*member_, &generation, parts, false) == MQ_OK) {
                 stop_loops(&parts);
                 // A loop fenced while its partition was away and back has ended: start it anew.
                 std::vector<int32_t> live;

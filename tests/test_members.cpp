@@ -419,3 +419,51 @@ TEST(Members, APushSubscriptionKeepsConsumingPartitionsThatMoveAwayAndBack) {
 }
 
 }  // namespace
+
+namespace {
+
+// A member whose ack was refused with MQ_REBALANCED keeps its partition; once it fetches the
+// new assignment its next poll hands those messages out again, rather than leaving them in
+// flight until the lease runs out.
+TEST(Members, MessagesWhoseAckWasRefusedComeBackAfterFetchingTheAssignment) {
+    mqtest::ManualClock clock;
+    auto b = mqtest::broker(&clock);
+    auto cfg = mqtest::topic_config(2, 10);
+    ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
+    auto keeper = join(b.get(), "t", "g", "keeper");
+    // A key on partition 0, which round-robin leaves with the first member when a second joins.
+    std::string key;
+    for (int i = 0;; i++) {
+        key = "k" + std::to_string(i);
+        int32_t kp = -1;
+        ASSERT_EQ(mq_partition_for_key(key.data(), key.size(), 2, &kp), MQ_OK);
+        if (kp == 0) break;
+    }
+    ASSERT_EQ(mq_publish(b.get(), "t", key.data(), key.size(), "m", 1, 0, nullptr, nullptr,
+                         nullptr), MQ_OK);
+    std::vector<mq_message> got;
+    ASSERT_EQ(member_poll(keeper.get(), got), MQ_OK);
+    ASSERT_EQ(got.size(), 1u);
+    const int32_t p = got[0].partition;
+    const int64_t offset = got[0].offset;
+    ASSERT_EQ(p, 0);
+    {
+        auto visitor = join(b.get(), "t", "g", "visitor");  // takes partition 1 only...
+        EXPECT_EQ(mqtest::group_info(b.get(), "t", "g", 0).in_flight, 1);  // ...p0 untouched
+    }  // ...and gives it back
+    EXPECT_EQ(mq_member_ack(keeper.get(), p, offset), MQ_REBALANCED);
+    EXPECT_EQ(assignment(keeper.get()), (std::vector<int32_t>{0, 1}));
+    ASSERT_EQ(member_poll(keeper.get(), got), MQ_OK);  // no lease had to run out
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].offset, offset);
+    EXPECT_EQ(got[0].delivery_count, 2u);
+    EXPECT_EQ(mq_member_ack(keeper.get(), p, offset), MQ_OK);
+    // Fetching again within the same generation hands nothing out again.
+    ASSERT_EQ(mq_publish(b.get(), "t", key.data(), key.size(), "n", 1, 0, nullptr, nullptr,
+                         nullptr), MQ_OK);
+    ASSERT_EQ(member_poll(keeper.get(), got), MQ_OK);
+    assignment(keeper.get());
+    EXPECT_EQ(member_poll(keeper.get(), got), MQ_TIMEOUT);
+}
+
+}  // namespace
