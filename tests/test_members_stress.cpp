@@ -75,9 +75,9 @@ void consumer_life(mq_broker *b, Record &rec, const std::string &id, std::mt1993
             // The record is made under the same lock as the ack, so the recorded order is the
             // order in which acks succeeded, across members.
             std::unique_lock g(rec.mu);
-            mq_status a = mq_member_ack(m, msgs[k].partition, msgs[k].offset);
-            if (a == MQ_REBALANCED && mq_member_assignment(m, &gen, parts, 16, &np) == MQ_OK) {
-                a = mq_member_ack(m, msgs[k].partition, msgs[k].offset);  // still ours?
+            const mq_status a = mq_member_ack(m, msgs[k].partition, msgs[k].offset);
+            if (a == MQ_REBALANCED) {  // fetching hands the rest out again, to us or the owner
+                if (mq_member_assignment(m, &gen, parts, 16, &np) != MQ_OK) break;
             }
             if (a != MQ_OK) break;  // fenced: the partition moved and was rewound for its owner
             rec.acked[key].push_back(seq);

@@ -215,16 +215,15 @@ struct Stress {
         if (m) mq_member_close(m);
     }
 
-    // MQ_REBALANCED did nothing: the messages are still in flight with this member if it kept
-    // the partition, so fetch the assignment and try again (MQ_ERR_FENCED then means the
-    // partition moved and its new owner gets them).
+    // MQ_REBALANCED did nothing: fetch the new assignment, which hands whatever this member
+    // still had in flight out again (on partitions it kept) or leaves it to the new owner.
+    // Either way the batch is abandoned, not retried (mq.h, mq_member_assignment).
     template <class F>
     static mq_status retried(mq_member *m, F call) {
-        mq_status st = call();
-        for (int i = 0; i < 10 && st == MQ_REBALANCED; i++) {
+        const mq_status st = call();
+        if (st == MQ_REBALANCED) {
             size_t count;
             if (mq_member_assignment(m, nullptr, nullptr, 0, &count) != MQ_OK) return MQ_ERR_FENCED;
-            st = call();
         }
         return st;
     }
