@@ -37,6 +37,8 @@ inline BrokerPtr broker(ManualClock *clock = nullptr) {
     return BrokerPtr(b);
 }
 
+inline BrokerPtr new_broker(ManualClock *clock = nullptr) { return broker(clock); }
+
 inline mq_topic_config topic_config(int32_t partitions, int64_t capacity) {
     mq_topic_config c;
     mq_topic_config_init(&c, sizeof c);
@@ -77,7 +79,15 @@ inline mq_group_info group_info(mq_broker *b, const char *topic, const char *gro
     return gi;
 }
 
-inline mq_partition_info partition_info(mq_broker *b, const char *topic, int32_t partition = 0) {
+inline mq_partition_info partition_info(mq_broker *b, const char *topic, int32_t partition = 0);
+inline mq_partition_info pinfo(mq_broker *b, const char *topic, int32_t p) {
+    return partition_info(b, topic, p);
+}
+inline mq_group_info ginfo(mq_broker *b, const char *topic, const char *group, int32_t p) {
+    return group_info(b, topic, group, p);
+}
+
+inline mq_partition_info partition_info(mq_broker *b, const char *topic, int32_t partition) {
     mq_partition_info pi{};
     EXPECT_EQ(mq_partition_info_get(b, topic, partition, &pi, sizeof pi), MQ_OK)
         << mq_last_error();

@@ -22,8 +22,12 @@
 #include <vector>
 
 #include "mq.h"
+#include "mq_test_util.h"
 
 namespace {
+
+using mqtest::BrokerPtr;
+using mqtest::new_broker;
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -64,17 +68,6 @@ private:
     std::future<T> fut_;
     std::thread th_;
 };
-
-struct BrokerDeleter {
-    void operator()(mq_broker *b) const { mq_broker_free(b); }
-};
-using BrokerPtr = std::unique_ptr<mq_broker, BrokerDeleter>;
-
-BrokerPtr new_broker() {
-    mq_broker *b = nullptr;
-    EXPECT_EQ(mq_broker_new(nullptr, &b), MQ_OK) << mq_last_error();
-    return BrokerPtr(b);
-}
 
 struct CancelDeleter {
     void operator()(mq_cancel *c) const { mq_cancel_free(c); }

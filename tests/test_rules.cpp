@@ -11,34 +11,18 @@
 #include <vector>
 
 #include "mq.h"
+#include "mq_test_util.h"
 
 namespace {
 
 using namespace std::chrono_literals;
+using mqtest::BrokerPtr;
+using mqtest::ManualClock;
+using mqtest::ginfo;
+using mqtest::new_broker;
+using mqtest::payload_of;
+using mqtest::pinfo;
 using Clock = std::chrono::steady_clock;
-
-struct ManualClock {
-    std::atomic<int64_t> ns{7'000'000'000};
-    static int64_t read(void *self) { return static_cast<ManualClock *>(self)->ns.load(); }
-    void advance_ms(int64_t ms) { ns += ms * 1'000'000; }
-};
-
-struct BrokerDeleter {
-    void operator()(mq_broker *b) const { mq_broker_free(b); }
-};
-using BrokerPtr = std::unique_ptr<mq_broker, BrokerDeleter>;
-
-BrokerPtr new_broker(ManualClock *clock = nullptr) {
-    mq_broker_options opts;
-    mq_broker_options_init(&opts, sizeof opts);
-    if (clock) {
-        opts.clock = &ManualClock::read;
-        opts.clock_user = clock;
-    }
-    mq_broker *b = nullptr;
-    EXPECT_EQ(mq_broker_new(&opts, &b), MQ_OK) << mq_last_error();
-    return BrokerPtr(b);
-}
 
 void create_topic(mq_broker *b, const char *name, int32_t partitions, int64_t capacity,
                   int64_t ack_timeout_ms = 30000, int64_t max_bytes = 0) {
@@ -79,23 +63,6 @@ int64_t pub_key(mq_broker *b, const char *topic, const std::string &key,
     return off;
 }
 
-mq_partition_info pinfo(mq_broker *b, const char *topic, int32_t p) {
-    mq_partition_info i{};
-    EXPECT_EQ(mq_partition_info_get(b, topic, p, &i, sizeof i), MQ_OK) << mq_last_error();
-    return i;
-}
-
-mq_group_info ginfo(mq_broker *b, const char *topic, const char *group, int32_t p) {
-    mq_group_info i{};
-    EXPECT_EQ(mq_group_info_get(b, topic, group, p, &i, sizeof i), MQ_OK) << mq_last_error();
-    return i;
-}
-
-std::string payload_of(const mq_message &m) {
-    return std::string(static_cast<const char *>(m.payload), m.payload_len);
-}
-
-// Polls without waiting; returns the messages (empty on MQ_TIMEOUT).
 std::vector<mq_message> poll(mq_broker *b, const char *topic, const char *group, int32_t p,
                              size_t max) {
     std::vector<mq_message> msgs(max);

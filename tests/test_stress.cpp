@@ -18,16 +18,13 @@
 #include <vector>
 
 #include "mq.h"
+#include "mq_test_util.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-struct BrokerDeleter {
-    void operator()(mq_broker *b) const { mq_broker_free(b); }
-};
-using BrokerPtr = std::unique_ptr<mq_broker, BrokerDeleter>;
+using mqtest::BrokerPtr;
 
 // Every payload says which key it belongs to and its place in that key's sequence.
 struct Payload {

@@ -14,33 +14,17 @@
 #include <vector>
 
 #include "mq.h"
+#include "mq_test_util.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-
 // Leases are driven by hand: the trace moves time by 31 s in one step.
-struct ManualClock {
-    std::atomic<int64_t> ns{5'000'000'000};  // not zero, so a "0 means unset" bug cannot hide
-    static int64_t read(void *self) { return static_cast<ManualClock *>(self)->ns.load(); }
-};
-
-struct BrokerDeleter {
-    void operator()(mq_broker *b) const { mq_broker_free(b); }
-};
-using BrokerPtr = std::unique_ptr<mq_broker, BrokerDeleter>;
-
-BrokerPtr new_broker(ManualClock *clock) {
-    mq_broker_options opts;
-    mq_broker_options_init(&opts, sizeof opts);
-    if (clock) {
-        opts.clock = &ManualClock::read;
-        opts.clock_user = clock;
-    }
-    mq_broker *b = nullptr;
-    EXPECT_EQ(mq_broker_new(&opts, &b), MQ_OK) << mq_last_error();
-    return BrokerPtr(b);
-}
+using mqtest::BrokerPtr;
+using mqtest::ManualClock;
+using mqtest::ginfo;
+using mqtest::new_broker;
+using mqtest::pinfo;
 
 std::string describe(mq_broker *b, const char *topic, int32_t p) {
     size_t needed = 0;
@@ -49,18 +33,6 @@ std::string describe(mq_broker *b, const char *topic, int32_t p) {
     EXPECT_EQ(mq_describe(b, topic, p, s.data(), s.size(), &needed), MQ_OK) << mq_last_error();
     s.resize(std::strlen(s.c_str()));
     return s;
-}
-
-mq_partition_info pinfo(mq_broker *b, const char *topic, int32_t p) {
-    mq_partition_info i{};
-    EXPECT_EQ(mq_partition_info_get(b, topic, p, &i, sizeof i), MQ_OK) << mq_last_error();
-    return i;
-}
-
-mq_group_info ginfo(mq_broker *b, const char *topic, const char *group, int32_t p) {
-    mq_group_info i{};
-    EXPECT_EQ(mq_group_info_get(b, topic, group, p, &i, sizeof i), MQ_OK) << mq_last_error();
-    return i;
 }
 
 struct Published {
