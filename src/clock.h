@@ -21,16 +21,4 @@ struct Clock {
     int64_t now() const noexcept { return fn ? fn(user) : steady_now_ns(); }
 };
 
-// Converts a wait in milliseconds (-1 = forever) to an absolute steady-clock deadline.
-struct Deadline {
-    bool forever;
-    std::chrono::steady_clock::time_point at;
-
-    static Deadline after_ms(int64_t wait_ms) noexcept {
-        if (wait_ms < 0) return {true, {}};
-        return {false, std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms)};
-    }
-    bool passed() const noexcept { return !forever && std::chrono::steady_clock::now() >= at; }
-};
-
 }  // namespace mq

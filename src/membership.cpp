@@ -33,12 +33,6 @@ bool Membership::has_members() {
     return !members_.empty();
 }
 
-bool Membership::is_member_id(uint64_t owner) {
-    std::lock_guard lk(mu_);
-    return std::any_of(members_.begin(), members_.end(),
-                       [owner](const auto &m) { return m->id == owner; });
-}
-
 mq_status Membership::join(const std::shared_ptr<MemberState> &m, mq_assignor assignor,
                            void *user) {
     std::vector<Notice> notices;

@@ -73,7 +73,6 @@ public:
     bool has_members();
     // Lets go of views the member held on partitions taken from it (on its next call).
     void release_fenced(MemberState &m);
-    bool is_member_id(uint64_t owner);
     void wake_all();
 
     int64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }

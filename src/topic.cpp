@@ -32,10 +32,6 @@ const Group *Topic::find_group(std::string_view name) const noexcept {
     return nullptr;
 }
 
-const Group *Topic::find_locked(std::string_view name) const noexcept {
-    return find_group(name);
-}
-
 void Topic::publish_groups(GroupList list) {
     group_lists_.reserve(group_lists_.size() + 1);  // so the push_back below cannot throw
     auto owned = std::make_unique<const GroupList>(std::move(list));
@@ -48,7 +44,7 @@ Topic::~Topic() = default;
 mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id,
                            const GroupConfig &cfg, const Group **out) {
     std::lock_guard lk(groups_mu_);
-    if (find_locked(name)) {
+    if (find_group(name)) {
         return fail(MQ_ERR_EXISTS, "group %.*s is already subscribed to topic %s",
                     static_cast<int>(name.size()), name.data(), name_.c_str());
     }
@@ -86,7 +82,7 @@ const Group *Topic::find_or_subscribe(std::string_view name, uint64_t id, bool *
 void Topic::rollback_subscribe(const Group *g) noexcept {
     try {
         std::lock_guard lk(groups_mu_);
-        if (find_locked(g->name) != g || g->membership->has_members()) return;
+        if (find_group(g->name) != g || g->membership->has_members()) return;
         for (auto &p : partitions_) {
             if (p->owner(g)) return;
         }
@@ -103,7 +99,7 @@ void Topic::rollback_subscribe(const Group *g) noexcept {
 
 mq_status Topic::unsubscribe(std::string_view name) {
     std::lock_guard lk(groups_mu_);
-    const Group *g = find_locked(name);
+    const Group *g = find_group(name);
     if (!g) {
         return fail(MQ_ERR_NO_GROUP, "group %.*s is not subscribed to topic %s",
                     static_cast<int>(name.size()), name.data(), name_.c_str());

@@ -62,7 +62,6 @@ public:
 private:
     using GroupList = std::vector<const Group *>;
 
-    const Group *find_locked(std::string_view name) const noexcept;
     void publish_groups(GroupList list);  // with groups_mu_ held
 
     const Clock &clock_;
