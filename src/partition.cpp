@@ -98,7 +98,7 @@ std::chrono::steady_clock::time_point Partition::real_time_of(int64_t clock_ns,
            std::chrono::nanoseconds(std::max<int64_t>(clock_ns - now, 0));
 }
 
-void Partition::spin_for_change(std::unique_lock<std::mutex> &lk) noexcept {
+void Partition::spin_for_change(std::unique_lock<Mutex> &lk) noexcept {
     if (settings_.spin_ns <= 0) return;
     const uint64_t seen = changes_.load(std::memory_order_acquire);
     lk.unlock();
@@ -122,7 +122,7 @@ bool Partition::has_room(size_t bytes) const noexcept {
     return settings_.max_bytes == 0 || bytes_ + static_cast<int64_t>(bytes) <= settings_.max_bytes;
 }
 
-mq_status Partition::wait_for_room(std::unique_lock<std::mutex> &lk, size_t bytes, Wait wait,
+mq_status Partition::wait_for_room(std::unique_lock<Mutex> &lk, size_t bytes, Wait wait,
                                    const CancelScope &cancel, bool &waited) {
     for (;;) {
         if (closed_.load(std::memory_order_acquire)) return closed_status();

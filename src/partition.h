@@ -100,7 +100,7 @@ public:
     int64_t next_change(const Group *g);
     // Spins (without the lock) up to the broker's spin_ns until something a consumer may wait
     // for changes; returns at once when spinning is off. Called with lk held; returns with it.
-    void spin_for_change(std::unique_lock<std::mutex> &lk) noexcept;
+    void spin_for_change(std::unique_lock<Mutex> &lk) noexcept;
     void watch(Notifier *n);
     void unwatch(Notifier *n);
 
@@ -156,7 +156,7 @@ private:
 
     // The log (partition.cpp).
     bool has_room(size_t bytes) const noexcept;
-    mq_status wait_for_room(std::unique_lock<std::mutex> &lk, size_t bytes, Wait wait,
+    mq_status wait_for_room(std::unique_lock<Mutex> &lk, size_t bytes, Wait wait,
                             const CancelScope &cancel, bool &waited);
     // Appends without waking consumers (the caller wakes them once for all it appended).
     int64_t append(const mq_record &r, size_t bytes, const mq_dead_letter *origin, int64_t now);
@@ -171,7 +171,7 @@ private:
 
     // Consuming (partition_consume.cpp).
     void fill(mq_message &m, int64_t offset, uint32_t count) const noexcept;
-    mq_status dead_letter_head(std::unique_lock<std::mutex> &lk, Cursor *c, Wait wait,
+    mq_status dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wait wait,
                                mq_cancel *cancel);
 
     Waitable w_;

@@ -104,7 +104,7 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
 // The dead-letter publish runs without this partition's lock (it may wait for room, and the
 // dead-letter topic's partitions have locks of their own); meanwhile `dead_lettering` keeps the
 // group's other polls of this partition away from the head.
-mq_status Partition::dead_letter_head(std::unique_lock<std::mutex> &lk, Cursor *c, Wait wait,
+mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wait wait,
                                       mq_cancel *cancel) {
     const Group *g = c->group;
     const int64_t off = c->committed;

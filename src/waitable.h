@@ -3,18 +3,19 @@
 #pragma once
 
 #include <algorithm>
-#include <condition_variable>
 #include <mutex>
 #include <vector>
+
+#include "sync.h"
 
 namespace mq {
 
 struct Notifier;
 
 struct Waitable {
-    std::mutex mu;
-    std::condition_variable not_full;   // publishers wait here for space
-    std::condition_variable not_empty;  // pollers wait here for messages, nacks and leases
+    Mutex mu;
+    CondVar not_full;   // publishers wait here for space
+    CondVar not_empty;  // pollers wait here for messages, nacks and leases
     // Group members waiting on several partitions at once; guarded by mu. Signalled whenever
     // not_empty is (lock order: partition, then notifier).
     std::vector<Notifier *> watchers;
