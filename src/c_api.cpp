@@ -436,6 +436,22 @@ MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_reco
         for (size_t i = 0; i < count; i++) {
             if (mq_status st = check_record(b, *t, records[i], i); st != MQ_OK) return st;
         }
+        mq::Wait wait = mq::Wait::from_ms(wait_ms);
+        wait.start();  // one deadline for the whole batch
+        size_t done = 0;
+        mq_status st = MQ_OK;
+        const int32_t parts = t->partition_count();
+        if (parts == 1) {  // nothing to route: the records go in as they are
+            if (results) {
+                for (size_t i = 0; i < count; i++) results[i] = mq_publish_result{0, -1};
+            }
+            if (count) {
+                st = t->partition(0).publish_many(records, nullptr, count, wait, cancel, results,
+                                                  &done);
+            }
+            if (published) *published = done;
+            return st;
+        }
         // Order the records by partition (stably) so each partition's lock is taken once.
         // The scratch space is per thread and reused, so steady-state batches do not allocate.
         struct Scratch {
@@ -446,33 +462,31 @@ MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_reco
         Scratch &s = scratch;
         s.part.resize(count);
         s.order.resize(count);
+        // Keyless records take consecutive round-robin slots, reserved with one atomic add.
+        size_t keyless = 0;
+        for (size_t i = 0; i < count; i++) keyless += records[i].key == nullptr;
+        uint64_t rr = keyless ? t->reserve_round_robin(keyless) : 0;
         bool one_partition = true;
         for (size_t i = 0; i < count; i++) {
-            s.part[i] = route(*t, records[i]);
+            const mq_record &r = records[i];
+            s.part[i] = r.key ? mq::partition_for_key(r.key, r.key_len, parts)
+                              : static_cast<int32_t>(rr++ % static_cast<uint64_t>(parts));
             one_partition = one_partition && s.part[i] == s.part[0];
             if (results) results[i] = mq_publish_result{s.part[i], -1};
         }
-        if (one_partition) {  // the common case (one key, or one partition): input order
-            for (size_t i = 0; i < count; i++) s.order[i] = static_cast<uint32_t>(i);
+        if (one_partition) {  // the common case (one key): input order
+            if (count) {
+                st = t->partition(s.part[0]).publish_many(records, nullptr, count, wait, cancel,
+                                                          results, &done);
+            }
         } else {  // a counting sort by partition
-            s.first.assign(static_cast<size_t>(t->partition_count()) + 1, 0);
+            s.first.assign(static_cast<size_t>(parts) + 1, 0);
             for (size_t i = 0; i < count; i++) s.first[static_cast<size_t>(s.part[i]) + 1]++;
             for (size_t p = 1; p < s.first.size(); p++) s.first[p] += s.first[p - 1];
             s.at.assign(s.first.begin(), s.first.end() - 1);
             for (size_t i = 0; i < count; i++)
                 s.order[s.at[static_cast<size_t>(s.part[i])]++] = static_cast<uint32_t>(i);
-        }
-        mq::Wait wait = mq::Wait::from_ms(wait_ms);
-        wait.start();  // one deadline for the whole batch
-        size_t done = 0;
-        mq_status st = MQ_OK;
-        if (one_partition) {
-            if (count) {
-                st = t->partition(s.part[0]).publish_many(records, s.order.data(), count, wait,
-                                                          cancel, results, &done);
-            }
-        } else {
-            for (int32_t p = 0; p < t->partition_count() && st == MQ_OK; p++) {
+            for (int32_t p = 0; p < parts && st == MQ_OK; p++) {
                 const size_t lo = s.first[static_cast<size_t>(p)];
                 const size_t hi = s.first[static_cast<size_t>(p) + 1];
                 if (lo == hi) continue;

@@ -216,6 +216,54 @@ mq_status Partition::publish(const mq_record &r, Wait wait, mq_cancel *cancel, i
     return MQ_OK;
 }
 
+// How many of records [i, n) fit without waiting, when only the message count limits them
+// (the common case, taken a run at a time); 0 sends each record through wait_for_room.
+size_t Partition::room_for_run(size_t want) const noexcept {
+    if (settings_.bounded || settings_.max_bytes || settings_.max_age_ns) return 0;
+    if (cursors_.empty()) return want;
+    const int64_t room = settings_.capacity - (end_ - start_);
+    return room <= 0 ? 0 : std::min(want, static_cast<size_t>(room));
+}
+
+// Appends records that room_for_run said fit. Each record is committed as it is written, so
+// if the arena cannot grow (bad_alloc) the records before it stay published and counted.
+void Partition::append_run(const mq_record *records, const uint32_t *idx, size_t n,
+                           int64_t now, mq_publish_result *results, size_t *published) {
+    if (cursors_.empty()) {  // Rule 8: trimmed as appended
+        for (size_t k = 0; k < n; k++) {
+            if (results) results[idx ? idx[k] : k].offset = end_;
+            end_++;
+            ++*published;
+        }
+        start_ = end_;
+        return;
+    }
+    while (static_cast<size_t>(end_ - start_) + n > slots_.size()) grow_slots();
+    const size_t mask = slots_.size() - 1;
+    Slot *slots = slots_.data();
+    for (size_t k = 0; k < n; k++) {
+        const size_t at = idx ? idx[k] : k;
+        const mq_record &r = records[at];
+        const size_t key_len = r.key ? r.key_len : 0;
+        const size_t bytes = key_len + r.payload_len;
+        const int64_t offset = end_;
+        char *data = const_cast<char *>(kEmpty);
+        if (bytes) {
+            data = arena_.allocate(bytes, offset, static_cast<size_t>(bytes_));
+            if (key_len) std::memcpy(data, r.key, key_len);
+            if (r.payload_len) std::memcpy(data + key_len, r.payload, r.payload_len);
+        }
+        const uint32_t key_field = static_cast<uint32_t>(key_len) | (r.key ? 0 : kNoKey);
+        slots[static_cast<size_t>(offset) & mask] =
+            Slot{data, key_field, static_cast<uint32_t>(r.payload_len), now};
+        bytes_ += static_cast<int64_t>(bytes);
+        end_ = offset + 1;
+        if (results) results[at].offset = offset;
+        ++*published;
+    }
+    max_backlog_ = std::max(max_backlog_, end_ - start_);
+}
+
 mq_status Partition::publish_many(const mq_record *records, const uint32_t *idx, size_t n,
                                   Wait wait, mq_cancel *cancel, mq_publish_result *results,
                                   size_t *published) {
@@ -225,8 +273,20 @@ mq_status Partition::publish_many(const mq_record *records, const uint32_t *idx,
     int64_t now = clock_.now();  // one timestamp for the records appended together
     size_t unannounced = 0;      // appended since consumers were last woken
     mq_status st = MQ_OK;
-    for (size_t i = 0; i < n; i++) {
-        const mq_record &r = records[idx[i]];
+    for (size_t i = 0; i < n;) {
+        if (const size_t run = room_for_run(n - i); run > 0) {
+            // With idx, records and results are indexed by idx's values; without, by position.
+            if (idx) {
+                append_run(records, idx + i, run, now, results, published);
+            } else {
+                append_run(records + i, nullptr, run, now, results ? results + i : nullptr,
+                           published);
+            }
+            i += run;
+            unannounced += run;
+            continue;
+        }
+        const mq_record &r = records[idx ? idx[i] : i];
         const size_t bytes = record_bytes(r);
         if (!has_room(bytes) || settings_.max_age_ns) {
             if (unannounced) {  // consumers may make the room this batch is about to wait for
@@ -239,8 +299,9 @@ mq_status Partition::publish_many(const mq_record *records, const uint32_t *idx,
         }
         const int64_t offset = append(r, bytes, nullptr, now);
         unannounced++;
-        if (results) results[idx[i]].offset = offset;
+        if (results) results[idx ? idx[i] : i].offset = offset;
         ++*published;
+        ++i;
     }
     if (unannounced) wake_consumers();
     return st;

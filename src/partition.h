@@ -82,7 +82,8 @@ public:
     // `origin` is set when the record is a dead letter.
     mq_status publish(const mq_record &r, Wait wait, mq_cancel *cancel, int64_t *offset,
                       const mq_dead_letter *origin = nullptr);
-    // Batch publish of records[idx[0..n)] under one lock acquisition; results[idx[i]] filled.
+    // Batch publish of records[idx[0..n)] (records[0..n) if idx is null) under one lock
+    // acquisition; results[idx[i]] (results[i]) filled.
     mq_status publish_many(const mq_record *records, const uint32_t *idx, size_t n, Wait wait,
                            mq_cancel *cancel, mq_publish_result *results, size_t *published);
 
@@ -160,6 +161,9 @@ private:
                             const CancelScope &cancel, bool &waited);
     // Appends without waking consumers (the caller wakes them once for all it appended).
     int64_t append(const mq_record &r, size_t bytes, const mq_dead_letter *origin, int64_t now);
+    size_t room_for_run(size_t want) const noexcept;
+    void append_run(const mq_record *records, const uint32_t *idx, size_t n, int64_t now,
+                    mq_publish_result *results, size_t *published);
     void make_room(size_t bytes) noexcept;  // bounded retention: drop the oldest
     void expire(int64_t now) noexcept;      // max age
     void drop_head(int64_t new_start) noexcept;

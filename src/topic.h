@@ -33,6 +33,10 @@ public:
         return static_cast<int32_t>(round_robin_.fetch_add(1, std::memory_order_relaxed) %
                                     partitions_.size());
     }
+    // The first of n consecutive round-robin slots (a batch's keyless records).
+    uint64_t reserve_round_robin(size_t n) noexcept {
+        return round_robin_.fetch_add(n, std::memory_order_relaxed);
+    }
 
     const Group *find_group(std::string_view name) const noexcept;
 
