@@ -89,6 +89,7 @@ mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &
 }
 
 int32_t route(mq::Topic &t, const mq_record &r) {
+    if (t.partition_count() == 1) return 0;  // and the shared round-robin counter stays cold
     if (!r.key) return t.next_round_robin();
     return mq::partition_for_key(r.key, r.key_len, t.partition_count());
 }

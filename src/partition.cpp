@@ -77,19 +77,25 @@ Cursor *Partition::find_owned(const Group *g, Caller who, mq_status *st) noexcep
 
 // One publisher per freed slot is enough when only the message count limits them; a byte
 // budget may let any of them (or none) fit, so then all of them look.
-void Partition::wake_publishers(int64_t freed) noexcept {
-    if (!publishers_waiting_) return;
-    if (settings_.max_bytes || freed >= publishers_waiting_) {
-        w_.not_full.notify_all();
-    } else {
-        for (int64_t i = 0; i < freed; i++) w_.not_full.notify_one();
-    }
+int64_t Partition::publishers_to_wake(int64_t freed) const noexcept {
+    if (!publishers_waiting_ || freed <= 0) return 0;
+    if (settings_.max_bytes || freed >= publishers_waiting_) return INT64_MAX;
+    return freed;
 }
 
-void Partition::wake_consumers() noexcept {
+bool Partition::announce() noexcept {
     changes_.store(changes_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-    if (pollers_waiting_) w_.not_empty.notify_all();
     if (!w_.watchers.empty()) w_.signal_watchers();
+    return pollers_waiting_ > 0;
+}
+
+void Partition::send(const Wakeup &w) noexcept {
+    if (w.consumers) w_.not_empty.notify_all();
+    if (w.publishers == INT64_MAX) {
+        w_.not_full.notify_all();
+    } else {
+        for (int64_t i = 0; i < w.publishers; i++) w_.not_full.notify_one();
+    }
 }
 
 std::chrono::steady_clock::time_point Partition::real_time_of(int64_t clock_ns,
@@ -197,6 +203,8 @@ int64_t Partition::append(const mq_record &r, size_t bytes, const mq_dead_letter
     uint32_t key_field = static_cast<uint32_t>(key_len);
     if (!r.key) key_field |= kNoKey;
     if (origin) key_field |= kDeadLetter;
+    now = std::max(now, last_timestamp_);
+    last_timestamp_ = now;
     slot(offset) = Slot{data, key_field, static_cast<uint32_t>(r.payload_len), now};
     bytes_ += static_cast<int64_t>(bytes);
     end_++;
@@ -207,12 +215,18 @@ int64_t Partition::append(const mq_record &r, size_t bytes, const mq_dead_letter
 mq_status Partition::publish(const mq_record &r, Wait wait, mq_cancel *cancel, int64_t *offset,
                              const mq_dead_letter *origin) {
     CancelScope scope(cancel, w_);
-    std::unique_lock lk(w_.mu);
-    bool waited = false;
-    const size_t bytes = record_bytes(r);
-    if (mq_status st = wait_for_room(lk, bytes, wait, scope, waited); st != MQ_OK) return st;
-    *offset = append(r, bytes, origin, clock_.now());
-    wake_consumers();
+    int64_t now = clock_.now();
+    bool wake;
+    {
+        std::unique_lock lk(w_.mu);
+        bool waited = false;
+        const size_t bytes = record_bytes(r);
+        if (mq_status st = wait_for_room(lk, bytes, wait, scope, waited); st != MQ_OK) return st;
+        if (waited) now = clock_.now();
+        *offset = append(r, bytes, origin, now);
+        wake = announce();
+    }
+    send({wake, 0});
     return MQ_OK;
 }
 
@@ -227,60 +241,78 @@ size_t Partition::room_for_run(size_t want) const noexcept {
 
 // Appends records that room_for_run said fit. Each record is committed as it is written, so
 // if the arena cannot grow (bad_alloc) the records before it stay published and counted.
+// kIndexed: record k is records[idx[k]] (results likewise), else records[k].
+template <bool kIndexed>
 void Partition::append_run(const mq_record *records, const uint32_t *idx, size_t n,
                            int64_t now, mq_publish_result *results, size_t *published) {
     if (cursors_.empty()) {  // Rule 8: trimmed as appended
         for (size_t k = 0; k < n; k++) {
-            if (results) results[idx ? idx[k] : k].offset = end_;
-            end_++;
-            ++*published;
+            if (results) results[kIndexed ? idx[k] : k].offset = end_ + static_cast<int64_t>(k);
         }
+        end_ += static_cast<int64_t>(n);
         start_ = end_;
+        *published += n;
         return;
     }
     while (static_cast<size_t>(end_ - start_) + n > slots_.size()) grow_slots();
     const size_t mask = slots_.size() - 1;
-    Slot *slots = slots_.data();
+    Slot *const slots = slots_.data();
+    now = std::max(now, last_timestamp_);
+    last_timestamp_ = now;
+    const int64_t first = end_;
+    int64_t offset = first;
+    int64_t bytes_total = bytes_;
+    // Commits what was appended, also when the arena throws part-way.
+    struct Commit {
+        Partition &p;
+        int64_t &offset, &bytes_total;
+        const int64_t first;
+        size_t *published;
+        ~Commit() {
+            p.end_ = offset;
+            p.bytes_ = bytes_total;
+            *published += static_cast<size_t>(offset - first);
+            p.max_backlog_ = std::max(p.max_backlog_, p.end_ - p.start_);
+        }
+    } commit{*this, offset, bytes_total, first, published};
+    Arena::Run arena(arena_);
     for (size_t k = 0; k < n; k++) {
-        const size_t at = idx ? idx[k] : k;
+        const size_t at = kIndexed ? idx[k] : k;
         const mq_record &r = records[at];
         const size_t key_len = r.key ? r.key_len : 0;
         const size_t bytes = key_len + r.payload_len;
-        const int64_t offset = end_;
         char *data = const_cast<char *>(kEmpty);
         if (bytes) {
-            data = arena_.allocate(bytes, offset, static_cast<size_t>(bytes_));
+            data = arena.take(bytes, offset, static_cast<size_t>(bytes_total));
             if (key_len) std::memcpy(data, r.key, key_len);
             if (r.payload_len) std::memcpy(data + key_len, r.payload, r.payload_len);
         }
         const uint32_t key_field = static_cast<uint32_t>(key_len) | (r.key ? 0 : kNoKey);
         slots[static_cast<size_t>(offset) & mask] =
             Slot{data, key_field, static_cast<uint32_t>(r.payload_len), now};
-        bytes_ += static_cast<int64_t>(bytes);
-        end_ = offset + 1;
         if (results) results[at].offset = offset;
-        ++*published;
+        bytes_total += static_cast<int64_t>(bytes);
+        offset++;
     }
-    max_backlog_ = std::max(max_backlog_, end_ - start_);
 }
 
 mq_status Partition::publish_many(const mq_record *records, const uint32_t *idx, size_t n,
                                   Wait wait, mq_cancel *cancel, mq_publish_result *results,
                                   size_t *published) {
     CancelScope scope(cancel, w_);
+    int64_t now = clock_.now();  // one timestamp for the records appended together
     std::unique_lock lk(w_.mu);
     bool waited = false;
-    int64_t now = clock_.now();  // one timestamp for the records appended together
     size_t unannounced = 0;      // appended since consumers were last woken
     mq_status st = MQ_OK;
     for (size_t i = 0; i < n;) {
         if (const size_t run = room_for_run(n - i); run > 0) {
             // With idx, records and results are indexed by idx's values; without, by position.
             if (idx) {
-                append_run(records, idx + i, run, now, results, published);
+                append_run<true>(records, idx + i, run, now, results, published);
             } else {
-                append_run(records + i, nullptr, run, now, results ? results + i : nullptr,
-                           published);
+                append_run<false>(records + i, nullptr, run, now,
+                                  results ? results + i : nullptr, published);
             }
             i += run;
             unannounced += run;
@@ -303,7 +335,9 @@ mq_status Partition::publish_many(const mq_record *records, const uint32_t *idx,
         ++*published;
         ++i;
     }
-    if (unannounced) wake_consumers();
+    const bool wake = unannounced && announce();
+    lk.unlock();
+    send({wake, 0});
     return st;
 }
 
@@ -349,17 +383,18 @@ void Partition::drop_head(int64_t new_start) noexcept {
     wake_publishers(freed);
 }
 
-void Partition::trim() noexcept {
+int64_t Partition::trim_quiet() noexcept {
     int64_t slowest = end_;
     for (const Cursor &c : cursors_) slowest = std::min(slowest, c.committed);
+    int64_t freed = 0;
     if (slowest > start_) {
         for (int64_t o = start_; o < slowest; o++)
             bytes_ -= static_cast<int64_t>(slot_bytes(slot(o)));
-        const int64_t freed = slowest - start_;
+        freed = slowest - start_;
         start_ = slowest;
-        wake_publishers(freed);
     }
     release_bytes();
+    return freed;
 }
 
 void Partition::release_bytes() noexcept {

@@ -151,8 +151,17 @@ private:
     // The group's cursor, checked for ownership; nullptr with the failure status in *st.
     Cursor *find_owned(const Group *g, Caller who, mq_status *st) noexcept;
     mq_status no_group(const Group *g) const noexcept;
-    void wake_consumers() noexcept;
-    void wake_publishers(int64_t freed) noexcept;
+    // Waking is decided under the lock and, on the hot paths (publish, ack), sent after it is
+    // released, so a woken thread does not at once block on a lock its waker still holds.
+    struct Wakeup {
+        bool consumers = false;
+        int64_t publishers = 0;  // notify_one this many times; INT64_MAX: notify_all
+    };
+    void send(const Wakeup &w) noexcept;           // without the lock
+    bool announce() noexcept;                      // new work: true if a poller waits to be woken
+    int64_t publishers_to_wake(int64_t freed) const noexcept;
+    void wake_consumers() noexcept { send({announce(), 0}); }
+    void wake_publishers(int64_t freed) noexcept { send({false, publishers_to_wake(freed)}); }
     mq_status closed_status() const noexcept;
 
     // The log (partition.cpp).
@@ -162,12 +171,14 @@ private:
     // Appends without waking consumers (the caller wakes them once for all it appended).
     int64_t append(const mq_record &r, size_t bytes, const mq_dead_letter *origin, int64_t now);
     size_t room_for_run(size_t want) const noexcept;
+    template <bool kIndexed>
     void append_run(const mq_record *records, const uint32_t *idx, size_t n, int64_t now,
                     mq_publish_result *results, size_t *published);
     void make_room(size_t bytes) noexcept;  // bounded retention: drop the oldest
     void expire(int64_t now) noexcept;      // max age
     void drop_head(int64_t new_start) noexcept;
-    void trim() noexcept;
+    int64_t trim_quiet() noexcept;  // returns how many slots it freed, waking nobody
+    void trim() noexcept { wake_publishers(trim_quiet()); }
     void release_bytes() noexcept;
     void grow_slots();
     std::chrono::steady_clock::time_point real_time_of(int64_t clock_ns,
@@ -190,6 +201,10 @@ private:
     std::vector<Slot> slots_;
     Arena arena_;
     int64_t bytes_ = 0;  // key + payload bytes of [start_, end_)
+    // Clocks are read before the lock is taken (a read is slow, the lock contended), so two
+    // publishers can read them in one order and append in the other: timestamps are clamped to
+    // stay non-decreasing along the log, which expiry by age relies on.
+    int64_t last_timestamp_ = INT64_MIN;
 
     std::vector<Cursor> cursors_;  // in subscription order
 

@@ -32,11 +32,12 @@ void Partition::fill(mq_message &m, int64_t offset, uint32_t count) const noexce
 mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t max, Wait wait,
                           mq_cancel *cancel, size_t *count) {
     CancelScope scope(cancel, w_);
+    int64_t now = clock_.now();  // read before the lock: it is slow, and the lock contended
     std::unique_lock lk(w_.mu);
     bool spun = false;
-    for (;;) {
+    for (bool first = true;; first = false) {
         if (closed_.load(std::memory_order_acquire)) return closed_status();
-        const int64_t now = clock_.now();
+        if (!first) now = clock_.now();  // the lock was released meanwhile
         if (settings_.max_age_ns) expire(now);
         mq_status st;  // found anew after every wait: the group may have gone or moved meanwhile
         Cursor *c = find_owned(g, who, &st);
@@ -161,28 +162,35 @@ mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wa
 }
 
 mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
-    std::lock_guard lk(w_.mu);
-    if (closed_.load(std::memory_order_acquire)) return closed_status();
-    if (settings_.max_age_ns) expire(clock_.now());
-    mq_status st;
-    Cursor *c = find_owned(g, who, &st);
-    if (!c) return st;
-    // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
-    if (offset < c->committed || offset >= c->next) {
-        if (c->next == c->committed) {
-            return fail(MQ_ERR_NOT_IN_FLIGHT, "offset %lld is not in flight for %s (nothing is)",
-                        static_cast<long long>(offset), g->name.c_str());
+    int64_t wake = 0;
+    const mq_status st = [&] {
+        std::lock_guard lk(w_.mu);
+        if (closed_.load(std::memory_order_acquire)) return closed_status();
+        if (settings_.max_age_ns) expire(clock_.now());
+        mq_status found;
+        Cursor *c = find_owned(g, who, &found);
+        if (!c) return found;
+        // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
+        if (offset < c->committed || offset >= c->next) {
+            if (c->next == c->committed) {
+                return fail(MQ_ERR_NOT_IN_FLIGHT,
+                            "offset %lld is not in flight for %s (nothing is)",
+                            static_cast<long long>(offset), g->name.c_str());
+            }
+            return fail(MQ_ERR_NOT_IN_FLIGHT,
+                        "offset %lld is not in flight for %s (in flight: %lld..%lld)",
+                        static_cast<long long>(offset), g->name.c_str(),
+                        static_cast<long long>(c->committed),
+                        static_cast<long long>(c->next - 1));
         }
-        return fail(MQ_ERR_NOT_IN_FLIGHT,
-                    "offset %lld is not in flight for %s (in flight: %lld..%lld)",
-                    static_cast<long long>(offset), g->name.c_str(),
-                    static_cast<long long>(c->committed), static_cast<long long>(c->next - 1));
-    }
-    c->committed = offset + 1;
-    c->view_floor = c->committed;
-    c->counts.ack(c->committed);
-    trim();
-    return MQ_OK;
+        c->committed = offset + 1;
+        c->view_floor = c->committed;
+        c->counts.ack(c->committed);
+        wake = publishers_to_wake(trim_quiet());
+        return MQ_OK;
+    }();
+    send({false, wake});
+    return st;
 }
 
 mq_status Partition::nack(const Group *g, Caller who, int64_t delay_ns) {
