@@ -318,7 +318,9 @@ typedef struct mq_message {
     size_t key_len;
     const void *payload;       /* never NULL (a zero-length payload points at an empty buffer) */
     size_t payload_len;
-    int64_t timestamp_ns;      /* broker clock when it was published */
+    /* Broker clock when it was published. Never less than the timestamp of the message before
+     * it in the partition (two publishers racing are clamped into offset order). */
+    int64_t timestamp_ns;
     /* Messages of this partition the group lost (dropped before it acked them, by
      * MQ_RETAIN_BOUNDED or max_age_ms) since the message it was handed before this one.
      * 0 when nothing was lost: the loss is never silent. */
