@@ -129,8 +129,8 @@ typedef struct mq_broker_options {
     mq_clock_fn clock;           /* default NULL: the system's monotonic clock */
     void *clock_user;            /* passed to clock */
     size_t max_message_bytes;    /* largest key + payload accepted; default 1 MiB (1048576) */
-    /* Wait strategy of mq_poll and push loops: before a poll with nothing to hand out blocks,
-     * it spins up to spin_ns nanoseconds watching its partition for a change. 0 (default) blocks
+    /* Wait strategy of mq_poll, mq_member_poll and push loops: before a poll with nothing to
+     * hand out blocks, it spins up to spin_ns nanoseconds watching for a change. 0 (default) blocks
      * at once. Spinning makes a waiting consumer see a publish sooner (no sleep and wake-up)
      * at the price of a busy CPU while it spins: worth it only with cores to spare. */
     int64_t spin_ns;

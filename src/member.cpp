@@ -41,12 +41,28 @@ mq_status mq_member::check(bool check_generation) {
     return MQ_OK;
 }
 
+// Spins up to the broker's spin_ns (never past the wait's deadline) until the member is
+// signalled (a watched partition changed, a rebalance, close) or cancelled.
+void mq_member::spin_for_signal(mq::Notifier &n, uint64_t seen, const mq::Wait &wait,
+                                const mq::CancelScope &scope) {
+    const int64_t until = wait.spin_until_ns(mq::steady_now_ns(), broker->spin_ns);
+    for (unsigned i = 1;; i++) {
+        if (n.signals.load(std::memory_order_acquire) != seen) return;
+        if (broker->closed() || scope.triggered()) return;
+        if (i % 64 == 0 && mq::steady_now_ns() >= until) return;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
+
 mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel,
                           size_t *count) {
     Call call(*this);
     mq::Notifier &n = state->notifier;
     mq::CancelScope scope(cancel, n);
     thread_local std::vector<int32_t> parts;  // reused: polling does not allocate
+    bool spun = false;
     for (;;) {
         if (mq_status st = check(true); st != MQ_OK) return st;
         {
@@ -59,6 +75,7 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
         }
         // Watch before looking, so a publish between the look and the wait is not missed.
         for (int32_t p : parts) topic->partition(p).watch(&n);
+        const uint64_t seen = n.signals.load(std::memory_order_acquire);
         struct Unwatch {
             mq_member &m;
             mq::Notifier &n;
@@ -83,6 +100,11 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
         }
         if (scope.triggered())
             return mq::fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
+        if (!spun && broker->spin_ns > 0) {  // the wait strategy: spin once, then block
+            spun = true;
+            spin_for_signal(n, seen, wait, scope);
+            continue;
+        }
         // Sleep until a watched partition changes, or a lease / delayed nack of one runs out.
         const int64_t now = broker->clock.now();
         int64_t change = INT64_MAX;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "cancel.h"
 #include "membership.h"
 #include "partition.h"
 #include "topic.h"
@@ -28,4 +29,6 @@ private:
     class Call;
     mq_status check(bool check_generation);
     mq::Caller caller() const noexcept { return {state->id, state->seen_generation.load()}; }
+    void spin_for_signal(mq::Notifier &n, uint64_t seen, const mq::Wait &wait,
+                         const mq::CancelScope &scope);
 };

@@ -104,11 +104,11 @@ std::chrono::steady_clock::time_point Partition::real_time_of(int64_t clock_ns,
            std::chrono::nanoseconds(std::max<int64_t>(clock_ns - now, 0));
 }
 
-void Partition::spin_for_change(std::unique_lock<Mutex> &lk) noexcept {
+void Partition::spin_for_change(std::unique_lock<Mutex> &lk, const Wait &wait) noexcept {
     if (settings_.spin_ns <= 0) return;
     const uint64_t seen = changes_.load(std::memory_order_acquire);
     lk.unlock();
-    const int64_t until = steady_now_ns() + settings_.spin_ns;
+    const int64_t until = wait.spin_until_ns(steady_now_ns(), settings_.spin_ns);
     for (unsigned i = 1;; i++) {
         if (changes_.load(std::memory_order_acquire) != seen) break;
         if (closed_.load(std::memory_order_relaxed)) break;

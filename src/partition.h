@@ -7,6 +7,7 @@
 // partition_groups.cpp (groups, ownership, introspection).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -42,6 +43,15 @@ struct Wait {
             at = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
             started = true;
         }
+    }
+    // Where a spin of spin_ns starting now must stop: no later than the deadline.
+    int64_t spin_until_ns(int64_t now_ns, int64_t spin_ns) const noexcept {
+        const int64_t until = now_ns + spin_ns;
+        if (kind != kUntil || !started) return until;
+        const int64_t at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  at.time_since_epoch())
+                                  .count();
+        return std::min(until, at_ns);
     }
     bool over() noexcept {
         if (kind != kUntil) return kind == kNone;
@@ -99,9 +109,10 @@ public:
     // The broker-clock time at which the group's state here changes by itself (its lease runs
     // out, its delayed nack ends), or INT64_MAX.
     int64_t next_change(const Group *g);
-    // Spins (without the lock) up to the broker's spin_ns until something a consumer may wait
-    // for changes; returns at once when spinning is off. Called with lk held; returns with it.
-    void spin_for_change(std::unique_lock<Mutex> &lk) noexcept;
+    // Spins (without the lock) up to the broker's spin_ns, and never past the wait's deadline,
+    // until something a consumer may wait for changes; returns at once when spinning is off.
+    // Called with lk held; returns with it.
+    void spin_for_change(std::unique_lock<Mutex> &lk, const Wait &wait) noexcept;
     void watch(Notifier *n);
     void unwatch(Notifier *n);
 

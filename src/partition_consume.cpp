@@ -77,7 +77,7 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
         if (scope.triggered()) return fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
         if (!spun && settings_.spin_ns > 0) {  // the wait strategy: spin once, then block
             spun = true;
-            spin_for_change(lk);
+            spin_for_change(lk, wait);
             continue;
         }
         // Also wake when the lease runs out or the delayed nack ends: an already-waiting poll

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -33,10 +35,13 @@ struct Waitable {
 // cancel) sets `signalled` and wakes it.
 struct Notifier : Waitable {
     bool signalled = false;  // guarded by mu
+    // Bumped by every signal: what a member poll spinning before it sleeps watches.
+    std::atomic<uint64_t> signals{0};
 
     void signal() {
         std::lock_guard g(mu);
         signalled = true;
+        signals.fetch_add(1, std::memory_order_release);
         not_empty.notify_all();
     }
 };
