@@ -8,8 +8,11 @@
 // glibc.pthread.mutex_spin_count), which is enough for the holder to leave, and then parks as
 // before: fewer than 0.25 futex calls per message, and no CPU burnt while nobody holds it.
 //
-// std::condition_variable only waits on std::mutex, hence a condition variable of our own.
-// It measures timeouts on CLOCK_MONOTONIC, like std::chrono::steady_clock.
+// std::condition_variable only waits on std::mutex, hence a condition variable of our own: a
+// thin wrapper of pthread_cond_t measuring timeouts on CLOCK_MONOTONIC, like steady_clock.
+// (A sequence-number futex with a short spin was tried in its place: fan-out gained about
+// 30%, but single messages lost 20%, push subscriptions lost half and the p50 latency of a
+// waiting poll went from 3 to 25 us, so glibc's stays.)
 #pragma once
 
 #include <pthread.h>
