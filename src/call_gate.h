@@ -28,6 +28,13 @@ public:
         cv_.wait(lk, [this] { return inside() == 0; });
     }
 
+    // How many calls are inside (for drain, and tests).
+    int64_t inside() const noexcept {
+        int64_t n = 0;
+        for (const Shard &s : shards_) n += s.count.load(std::memory_order_seq_cst);
+        return n;
+    }
+
 private:
     struct alignas(64) Shard {
         std::atomic<int64_t> count{0};
@@ -43,12 +50,6 @@ private:
     // __tls_get_addr (the variable is tiny, so it fits the static TLS surplus even when the
     // library is loaded with dlopen by a language runtime).
     [[gnu::tls_model("initial-exec")]] static inline thread_local unsigned tl_shard_ = 0;
-    int64_t inside() const noexcept {
-        int64_t n = 0;
-        for (const Shard &s : shards_) n += s.count.load(std::memory_order_seq_cst);
-        return n;
-    }
-
     Shard shards_[kShards];
     std::atomic<bool> draining_{false};
     std::mutex mu_;

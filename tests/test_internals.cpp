@@ -1,12 +1,17 @@
 // Unit tests of core pieces whose rules are easier to pin down directly than through the C API.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <future>
+#include <thread>
 #include <map>
+#include <memory>
 #include <random>
 #include <vector>
 
 #include "arena.h"
+#include "call_gate.h"
 #include "cursor.h"
 #include "murmur2.h"
 
@@ -115,6 +120,58 @@ TEST(Murmur2, KafkaVectors) {
     EXPECT_EQ(mq::murmur2("a-little-bit-long-string", 24), -985981536);
     EXPECT_EQ(mq::murmur2("a-little-bit-longer-string", 26), -1486304829);
     EXPECT_EQ(mq::murmur2("lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", 48), -58897971);
+}
+
+// The call gate: mq_broker_free's drain must wait for every call inside, also when calls nest
+// (a handler calling back into mq) and when threads share a shard.
+TEST(CallGate, DrainWaitsForACallInside) {
+    mq::CallGate gate;
+    std::promise<void> entered, release;
+    std::thread caller([&] {
+        mq::GateScope scope(gate);
+        entered.set_value();
+        release.get_future().wait();
+    });
+    entered.get_future().wait();
+    EXPECT_EQ(gate.inside(), 1);
+    auto drained = std::async(std::launch::async, [&] { gate.drain(); });
+    // Never ready while the call is inside; a wrong gate would let it return.
+    EXPECT_EQ(drained.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+    release.set_value();
+    caller.join();
+    EXPECT_EQ(drained.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(gate.inside(), 0);
+}
+
+TEST(CallGate, NestedCallsOnSeveralGatesAreCounted) {
+    mq::CallGate gate, other;
+    std::vector<std::unique_ptr<mq::GateScope>> scopes;
+    for (int i = 0; i < 7; i++) {
+        scopes.push_back(std::make_unique<mq::GateScope>(i % 3 == 2 ? other : gate));
+        EXPECT_EQ(gate.inside() + other.inside(), i + 1);
+    }
+    EXPECT_EQ(other.inside(), 2);
+    while (!scopes.empty()) scopes.pop_back();  // innermost first
+    EXPECT_EQ(gate.inside(), 0);
+    EXPECT_EQ(other.inside(), 0);
+}
+
+TEST(CallGate, ManyThreadsEnterAndLeaveThenDrainReturns) {
+    mq::CallGate gate;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 20; t++) {  // more threads than shards
+        threads.emplace_back([&gate, t] {
+            for (int i = 0; i < 20000; i++) {
+                mq::GateScope a(gate);
+                if ((i + t) % 7 == 0) {  // sometimes nested
+                    mq::GateScope b(gate), c(gate), d(gate), e(gate);
+                }
+            }
+        });
+    }
+    for (auto &th : threads) th.join();
+    EXPECT_EQ(gate.inside(), 0);
+    gate.drain();
 }
 
 }  // namespace
