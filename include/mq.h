@@ -178,7 +178,11 @@ typedef struct mq_topic_config {
     int64_t capacity;          /* messages retained per partition, >= 1; default 1024 */
     int64_t max_bytes;         /* key + payload bytes retained per partition; 0 = no budget
                                 * (default) */
-    int64_t ack_timeout_ms;    /* lease length, >= 1; default 30000 */
+    /* Lease length, >= 1; default 30000. A lease starts when the poll that hands messages out
+     * starts. With the system clock it may last up to one clock tick longer (CLOCK_MONOTONIC_
+     * COARSE's resolution, a few ms: polls read that cheaper clock), never shorter; likewise a
+     * delayed nack's pause and max_age_ms. */
+    int64_t ack_timeout_ms;
     int32_t retention;         /* an mq_retention; default MQ_RETAIN_UNTIL_ACKED */
     int64_t max_age_ms;        /* trim messages older than this whatever the groups' cursors;
                                 * 0 = no limit (default) */

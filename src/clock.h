@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 
 #include "mq.h"
 
@@ -15,10 +16,26 @@ inline int64_t steady_now_ns() noexcept {
         .count();
 }
 
+// The system's monotonic clock as of its last tick: a few nanoseconds to read instead of
+// tens, never ahead of steady_now_ns() and behind it by less than coarse_tick_ns().
+inline int64_t coarse_now_ns() noexcept {
+#if defined(CLOCK_MONOTONIC_COARSE)
+    timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0)
+        return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+#endif
+    return steady_now_ns();
+}
+int64_t coarse_tick_ns() noexcept;  // its resolution, read once (0 where it is not coarse)
+
 struct Clock {
     mq_clock_fn fn = nullptr;
     void *user = nullptr;
     int64_t now() const noexcept { return fn ? fn(user) : steady_now_ns(); }
+    // For deadlines that may come late but never early (leases, delayed nacks, expiry): a
+    // reading at most `lag()` behind now(). The caller adds lag() to a deadline it sets.
+    int64_t coarse() const noexcept { return fn ? fn(user) : coarse_now_ns(); }
+    int64_t lag() const noexcept { return fn ? 0 : coarse_tick_ns(); }
 };
 
 }  // namespace mq
