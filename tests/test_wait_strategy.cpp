@@ -23,6 +23,21 @@ BrokerPtr spinning_broker(int64_t spin_ns) {
     return BrokerPtr(b);
 }
 
+// Creates topic t with `partitions` partitions and joins one member, which then owns them all
+// (its assignment fetched, so its polls are not refused as stale).
+mq_member *sole_member(mq_broker *b, int32_t partitions) {
+    mq_topic_config cfg = topic_config(partitions, 64);
+    EXPECT_EQ(mq_topic_create(b, "t", &cfg), MQ_OK) << mq_last_error();
+    mq_member *m = nullptr;
+    EXPECT_EQ(mq_member_join(b, "t", "g", nullptr, &m), MQ_OK) << mq_last_error();
+    int64_t gen = 0;
+    int32_t parts[8];
+    size_t np = 0;
+    EXPECT_EQ(mq_member_assignment(m, &gen, parts, 8, &np), MQ_OK) << mq_last_error();
+    EXPECT_EQ(np, static_cast<size_t>(partitions));
+    return m;
+}
+
 TEST(WaitStrategy, ASpinningPollSeesAPublishFromAnotherThread) {
     auto b = spinning_broker(2'000'000);
     ASSERT_EQ(mq_topic_create(b.get(), "t", nullptr), MQ_OK);
@@ -67,15 +82,8 @@ TEST(WaitStrategy, ASpinningPollStillTimesOutAndWakesOnClose) {
 // leaves half of that for a loaded machine.
 TEST(WaitStrategy, ASpinningMemberPollReturnsAsSoonAsAWatchedPartitionChanges) {
     auto b = spinning_broker(1'000'000'000);
-    mq_topic_config cfg = topic_config(2, 64);
-    ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
-    mq_member *m = nullptr;
-    ASSERT_EQ(mq_member_join(b.get(), "t", "g", nullptr, &m), MQ_OK) << mq_last_error();
-    int64_t gen = 0;
-    int32_t parts[2];
-    size_t np = 0;
-    ASSERT_EQ(mq_member_assignment(m, &gen, parts, 2, &np), MQ_OK);
-    ASSERT_EQ(np, 2u);
+    mq_member *m = sole_member(b.get(), 2);
+    ASSERT_NE(m, nullptr);
     // One poller; each publish waits until the previous message was taken, then a moment more
     // so that the poller is usually already spinning when it comes (if it is not, the poll
     // finds the message at once: the test passes either way when spins end on a signal).
@@ -110,21 +118,16 @@ TEST(WaitStrategy, ASpinningMemberPollReturnsAsSoonAsAWatchedPartitionChanges) {
 // one-second spin take 10 s or more if it did not.
 TEST(WaitStrategy, ASpinNeverOutlastsThePollsWait) {
     auto b = spinning_broker(1'000'000'000);
+    mq_member *m = sole_member(b.get(), 1);
+    ASSERT_NE(m, nullptr);
     mq_topic_config cfg = topic_config(1, 64);
-    ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     ASSERT_EQ(mq_topic_create(b.get(), "u", &cfg), MQ_OK);
-    ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
-    mq_member *m = nullptr;
-    ASSERT_EQ(mq_member_join(b.get(), "u", "g", nullptr, &m), MQ_OK) << mq_last_error();
-    int64_t gen = 0;
-    int32_t parts[1];
-    size_t np = 0;
-    ASSERT_EQ(mq_member_assignment(m, &gen, parts, 1, &np), MQ_OK);
+    ASSERT_EQ(mq_group_subscribe(b.get(), "u", "g", nullptr), MQ_OK);
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < 5; i++) {
         mq_message got[1];
         size_t n = 0;
-        EXPECT_EQ(mq_poll(b.get(), "t", "g", 0, got, 1, 20, nullptr, &n), MQ_TIMEOUT);
+        EXPECT_EQ(mq_poll(b.get(), "u", "g", 0, got, 1, 20, nullptr, &n), MQ_TIMEOUT);
         EXPECT_EQ(mq_member_poll(m, got, 1, 20, nullptr, &n), MQ_TIMEOUT);
     }
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
@@ -133,14 +136,8 @@ TEST(WaitStrategy, ASpinNeverOutlastsThePollsWait) {
 
 TEST(WaitStrategy, ASpinningMemberPollTimesOutAndWakesOnRebalanceAndClose) {
     auto b = spinning_broker(1'000'000);
-    mq_topic_config cfg = topic_config(2, 64);
-    ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
-    mq_member *m = nullptr;
-    ASSERT_EQ(mq_member_join(b.get(), "t", "g", nullptr, &m), MQ_OK) << mq_last_error();
-    int64_t gen = 0;
-    int32_t parts[2];
-    size_t np = 0;
-    ASSERT_EQ(mq_member_assignment(m, &gen, parts, 2, &np), MQ_OK);
+    mq_member *m = sole_member(b.get(), 2);
+    ASSERT_NE(m, nullptr);
     mq_message got[1];
     size_t n = 0;
     EXPECT_EQ(mq_member_poll(m, got, 1, 20, nullptr, &n), MQ_TIMEOUT);
@@ -154,6 +151,9 @@ TEST(WaitStrategy, ASpinningMemberPollTimesOutAndWakesOnRebalanceAndClose) {
     ASSERT_EQ(mq_member_join(b.get(), "t", "g", nullptr, &other), MQ_OK) << mq_last_error();
     ASSERT_EQ(rebalanced.wait_for(10s), std::future_status::ready);
     EXPECT_EQ(rebalanced.get(), MQ_REBALANCED);
+    int64_t gen = 0;
+    int32_t parts[2];
+    size_t np = 0;
     ASSERT_EQ(mq_member_assignment(m, &gen, parts, 2, &np), MQ_OK);
 
     auto closed = std::async(std::launch::async, [&] {
