@@ -243,8 +243,8 @@ size_t Partition::room_for_run(size_t want) const noexcept {
 // if the arena cannot grow (bad_alloc) the records before it stay published and counted.
 // kIndexed: record k is records[idx[k]] (results likewise), else records[k].
 template <bool kIndexed>
-void Partition::append_run(const mq_record *records, const uint32_t *idx, size_t n,
-                           int64_t now, mq_publish_result *results, size_t *published) {
+void Partition::append_run(const mq_record *records, const uint32_t *idx, size_t n, int64_t now,
+                           mq_publish_result *results, size_t *published) {
     if (cursors_.empty()) {  // Rule 8: trimmed as appended
         for (size_t k = 0; k < n; k++) {
             if (results) results[kIndexed ? idx[k] : k].offset = end_ + static_cast<int64_t>(k);
@@ -303,7 +303,7 @@ mq_status Partition::publish_many(const mq_record *records, const uint32_t *idx,
     int64_t now = clock_.now();  // one timestamp for the records appended together
     std::unique_lock lk(w_.mu);
     bool waited = false;
-    size_t unannounced = 0;      // appended since consumers were last woken
+    size_t unannounced = 0;  // appended since consumers were last woken
     mq_status st = MQ_OK;
     for (size_t i = 0; i < n;) {
         if (const size_t run = room_for_run(n - i); run > 0) {
@@ -311,8 +311,8 @@ mq_status Partition::publish_many(const mq_record *records, const uint32_t *idx,
             if (idx) {
                 append_run<true>(records, idx + i, run, now, results, published);
             } else {
-                append_run<false>(records + i, nullptr, run, now,
-                                  results ? results + i : nullptr, published);
+                append_run<false>(records + i, nullptr, run, now, results ? results + i : nullptr,
+                                  published);
             }
             i += run;
             unannounced += run;

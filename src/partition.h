@@ -48,9 +48,8 @@ struct Wait {
     int64_t spin_until_ns(int64_t now_ns, int64_t spin_ns) const noexcept {
         const int64_t until = now_ns + spin_ns;
         if (kind != kUntil || !started) return until;
-        const int64_t at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  at.time_since_epoch())
-                                  .count();
+        const int64_t at_ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
         return std::min(until, at_ns);
     }
     bool over() noexcept {
@@ -168,8 +167,8 @@ private:
         bool consumers = false;
         int64_t publishers = 0;  // notify_one this many times; INT64_MAX: notify_all
     };
-    void send(const Wakeup &w) noexcept;           // without the lock
-    bool announce() noexcept;                      // new work: true if a poller waits to be woken
+    void send(const Wakeup &w) noexcept;  // without the lock
+    bool announce() noexcept;             // new work: true if a poller waits to be woken
     int64_t publishers_to_wake(int64_t freed) const noexcept;
     void wake_consumers() noexcept { send({announce(), 0}); }
     void wake_publishers(int64_t freed) noexcept { send({false, publishers_to_wake(freed)}); }

@@ -184,8 +184,7 @@ mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
             return fail(MQ_ERR_NOT_IN_FLIGHT,
                         "offset %lld is not in flight for %s (in flight: %lld..%lld)",
                         static_cast<long long>(offset), g->name.c_str(),
-                        static_cast<long long>(c->committed),
-                        static_cast<long long>(c->next - 1));
+                        static_cast<long long>(c->committed), static_cast<long long>(c->next - 1));
         }
         c->committed = offset + 1;
         c->view_floor = c->committed;

@@ -36,10 +36,10 @@ TEST(DeliveryCounts, FirstDeliveryCountsOne) {
 TEST(DeliveryCounts, RedeliveryOfAPrefixCountsOnlyWhatIsHandedOutAgain) {
     mq::DeliveryCounts dc;
     dc.reset(10);
-    deliver(dc, 10, 15);                                  // 10..14 once
+    deliver(dc, 10, 15);                                         // 10..14 once
     EXPECT_EQ(deliver(dc, 10, 12), (Counts{{10, 2}, {11, 2}}));  // rewind, poll 2
     EXPECT_EQ(deliver(dc, 12, 17), (Counts{{12, 2}, {13, 2}, {14, 2}, {15, 1}, {16, 1}}));
-    EXPECT_EQ(deliver(dc, 10, 11), (Counts{{10, 3}}));           // rewind again, poll 1
+    EXPECT_EQ(deliver(dc, 10, 11), (Counts{{10, 3}}));  // rewind again, poll 1
 }
 
 TEST(DeliveryCounts, AckForgetsAndLaterOffsetsKeepTheirCounts) {
@@ -75,7 +75,8 @@ TEST(DeliveryCounts, MatchesAPerOffsetModel) {
                 break;
             case 3:  // ack something in flight
                 if (next > committed) {
-                    committed += 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(next - committed));
+                    committed +=
+                        1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(next - committed));
                     dc.ack(committed);
                     model.erase(model.begin(), model.lower_bound(committed));
                 }
@@ -98,7 +99,8 @@ TEST(Arena, BytesStayPutUntilTrimmedAndChunksAreReused) {
     const size_t held = a.chunk_bytes();
     a.trim(1000);
     for (int round = 0; round < 10; round++) {
-        for (int64_t o = 0; o < 1000; o++) a.allocate(100, 1000 * (round + 1) + o, static_cast<size_t>(o) * 100);
+        for (int64_t o = 0; o < 1000; o++)
+            a.allocate(100, 1000 * (round + 1) + o, static_cast<size_t>(o) * 100);
         a.trim(1000 * (round + 2));
     }
     EXPECT_EQ(a.chunk_bytes(), held);  // recycled, not grown
