@@ -88,10 +88,14 @@ mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &
     return MQ_OK;
 }
 
-int32_t route(mq::Topic &t, const mq_record &r) {
-    if (t.partition_count() == 1) return 0;  // and the shared round-robin counter stays cold
-    if (!r.key) return t.next_round_robin();
-    return mq::partition_for_key(r.key, r.key_len, t.partition_count());
+// rr: the next of the round-robin slots a batch reserved for its keyless records; without it
+// a keyless record takes the topic's next slot.
+int32_t route(mq::Topic &t, const mq_record &r, uint64_t *rr = nullptr) {
+    const int32_t parts = t.partition_count();
+    if (parts == 1) return 0;  // and the shared round-robin counter stays cold
+    if (r.key) return mq::partition_for_key(r.key, r.key_len, parts);
+    if (!rr) return t.next_round_robin();
+    return static_cast<int32_t>((*rr)++ % static_cast<uint64_t>(parts));
 }
 
 // snprintf-style output of a string.
@@ -442,56 +446,53 @@ MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_reco
         size_t done = 0;
         mq_status st = MQ_OK;
         const int32_t parts = t->partition_count();
-        if (parts == 1) {  // nothing to route: the records go in as they are
-            if (results) {
-                for (size_t i = 0; i < count; i++) results[i] = mq_publish_result{0, -1};
-            }
-            if (count) {
-                st = t->partition(0).publish_many(records, nullptr, count, wait, cancel, results,
-                                                  &done);
-            }
-            if (published) *published = done;
-            return st;
-        }
         // Order the records by partition (stably) so each partition's lock is taken once.
-        // The scratch space is per thread and reused, so steady-state batches do not allocate.
+        // The scratch space is per thread and reused, so steady-state batches do not allocate;
+        // a one-partition topic does not touch it.
         struct Scratch {
             std::vector<int32_t> part;
             std::vector<uint32_t> order, first, at;
         };
         thread_local Scratch scratch;
-        Scratch &s = scratch;
-        s.part.resize(count);
-        s.order.resize(count);
-        // Keyless records take consecutive round-robin slots, reserved with one atomic add.
-        size_t keyless = 0;
-        for (size_t i = 0; i < count; i++) keyless += records[i].key == nullptr;
-        uint64_t rr = keyless ? t->reserve_round_robin(keyless) : 0;
-        bool one_partition = true;
-        for (size_t i = 0; i < count; i++) {
-            const mq_record &r = records[i];
-            s.part[i] = r.key ? mq::partition_for_key(r.key, r.key_len, parts)
-                              : static_cast<int32_t>(rr++ % static_cast<uint64_t>(parts));
-            one_partition = one_partition && s.part[i] == s.part[0];
-            if (results) results[i] = mq_publish_result{s.part[i], -1};
+        Scratch *s = nullptr;
+        int32_t only = 0;  // the partition every record goes to, or -1
+        if (parts == 1) {
+            if (results) {
+                for (size_t i = 0; i < count; i++) results[i] = mq_publish_result{0, -1};
+            }
+        } else {
+            s = &scratch;
+            s->part.resize(count);
+            // Keyless records take consecutive round-robin slots, reserved with one atomic add.
+            size_t keyless = 0;
+            for (size_t i = 0; i < count; i++) keyless += records[i].key == nullptr;
+            uint64_t rr = keyless ? t->reserve_round_robin(keyless) : 0;
+            bool same = true;
+            for (size_t i = 0; i < count; i++) {
+                s->part[i] = route(*t, records[i], &rr);
+                same = same && s->part[i] == s->part[0];
+                if (results) results[i] = mq_publish_result{s->part[i], -1};
+            }
+            only = !same ? -1 : count ? s->part[0] : 0;
         }
-        if (one_partition) {  // the common case (one key): input order
+        if (only >= 0) {  // the common case (one partition, or one key): input order
             if (count) {
-                st = t->partition(s.part[0]).publish_many(records, nullptr, count, wait, cancel,
-                                                          results, &done);
+                st = t->partition(only).publish_many(records, nullptr, count, wait, cancel, results,
+                                                     &done);
             }
         } else {  // a counting sort by partition
-            s.first.assign(static_cast<size_t>(parts) + 1, 0);
-            for (size_t i = 0; i < count; i++) s.first[static_cast<size_t>(s.part[i]) + 1]++;
-            for (size_t p = 1; p < s.first.size(); p++) s.first[p] += s.first[p - 1];
-            s.at.assign(s.first.begin(), s.first.end() - 1);
+            s->order.resize(count);
+            s->first.assign(static_cast<size_t>(parts) + 1, 0);
+            for (size_t i = 0; i < count; i++) s->first[static_cast<size_t>(s->part[i]) + 1]++;
+            for (size_t p = 1; p < s->first.size(); p++) s->first[p] += s->first[p - 1];
+            s->at.assign(s->first.begin(), s->first.end() - 1);
             for (size_t i = 0; i < count; i++)
-                s.order[s.at[static_cast<size_t>(s.part[i])]++] = static_cast<uint32_t>(i);
+                s->order[s->at[static_cast<size_t>(s->part[i])]++] = static_cast<uint32_t>(i);
             for (int32_t p = 0; p < parts && st == MQ_OK; p++) {
-                const size_t lo = s.first[static_cast<size_t>(p)];
-                const size_t hi = s.first[static_cast<size_t>(p) + 1];
+                const size_t lo = s->first[static_cast<size_t>(p)];
+                const size_t hi = s->first[static_cast<size_t>(p) + 1];
                 if (lo == hi) continue;
-                st = t->partition(p).publish_many(records, s.order.data() + lo, hi - lo, wait,
+                st = t->partition(p).publish_many(records, s->order.data() + lo, hi - lo, wait,
                                                   cancel, results, &done);
             }
         }

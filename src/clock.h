@@ -26,7 +26,18 @@ inline int64_t coarse_now_ns() noexcept {
 #endif
     return steady_now_ns();
 }
-int64_t coarse_tick_ns() noexcept;  // its resolution, read once (0 where it is not coarse)
+// Its resolution, read once (0 where there is no coarse clock).
+inline int64_t coarse_tick_ns() noexcept {
+    static const int64_t tick = [] {
+#if defined(CLOCK_MONOTONIC_COARSE)
+        timespec res;
+        if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0)
+            return static_cast<int64_t>(res.tv_sec) * 1000000000 + res.tv_nsec;
+#endif
+        return int64_t{0};
+    }();
+    return tick;
+}
 
 struct Clock {
     mq_clock_fn fn = nullptr;

@@ -45,15 +45,9 @@ mq_status mq_member::check(bool check_generation) {
 // signalled (a watched partition changed, a rebalance, close) or cancelled.
 void mq_member::spin_for_signal(mq::Notifier &n, uint64_t seen, const mq::Wait &wait,
                                 const mq::CancelScope &scope) {
-    const int64_t until = wait.spin_until_ns(mq::steady_now_ns(), broker->spin_ns);
-    for (unsigned i = 1;; i++) {
-        if (n.signals.load(std::memory_order_acquire) != seen) return;
-        if (broker->closed() || scope.triggered()) return;
-        if (i % 64 == 0 && mq::steady_now_ns() >= until) return;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
+    mq::spin_until_changed(n.signals, seen,
+                           wait.spin_until_ns(mq::steady_now_ns(), broker->spin_ns),
+                           [&] { return broker->closed() || scope.triggered(); });
 }
 
 mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel,

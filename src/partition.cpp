@@ -108,15 +108,8 @@ void Partition::spin_for_change(std::unique_lock<Mutex> &lk, const Wait &wait) n
     if (settings_.spin_ns <= 0) return;
     const uint64_t seen = changes_.load(std::memory_order_acquire);
     lk.unlock();
-    const int64_t until = wait.spin_until_ns(steady_now_ns(), settings_.spin_ns);
-    for (unsigned i = 1;; i++) {
-        if (changes_.load(std::memory_order_acquire) != seen) break;
-        if (closed_.load(std::memory_order_relaxed)) break;
-        if (i % 64 == 0 && steady_now_ns() >= until) break;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
+    spin_until_changed(changes_, seen, wait.spin_until_ns(steady_now_ns(), settings_.spin_ns),
+                       [&] { return closed_.load(std::memory_order_relaxed); });
     lk.lock();
 }
 
@@ -203,8 +196,7 @@ int64_t Partition::append(const mq_record &r, size_t bytes, const mq_dead_letter
     uint32_t key_field = static_cast<uint32_t>(key_len);
     if (!r.key) key_field |= kNoKey;
     if (origin) key_field |= kDeadLetter;
-    now = std::max(now, last_timestamp_);
-    last_timestamp_ = now;
+    now = stamp(now);
     slot(offset) = Slot{data, key_field, static_cast<uint32_t>(r.payload_len), now};
     bytes_ += static_cast<int64_t>(bytes);
     end_++;
@@ -257,8 +249,7 @@ void Partition::append_run(const mq_record *records, const uint32_t *idx, size_t
     while (static_cast<size_t>(end_ - start_) + n > slots_.size()) grow_slots();
     const size_t mask = slots_.size() - 1;
     Slot *const slots = slots_.data();
-    now = std::max(now, last_timestamp_);
-    last_timestamp_ = now;
+    now = stamp(now);
     const int64_t first = end_;
     int64_t offset = first;
     int64_t bytes_total = bytes_;

@@ -184,6 +184,8 @@ private:
     template <bool kIndexed>
     void append_run(const mq_record *records, const uint32_t *idx, size_t n, int64_t now,
                     mq_publish_result *results, size_t *published);
+    // The timestamp of the next append: `now`, or the previous one's if the clock read earlier.
+    int64_t stamp(int64_t now) noexcept { return last_timestamp_ = std::max(now, last_timestamp_); }
     void make_room(size_t bytes) noexcept;  // bounded retention: drop the oldest
     void expire(int64_t now) noexcept;      // max age
     void drop_head(int64_t new_start) noexcept;

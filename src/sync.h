@@ -17,12 +17,15 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <ctime>
 #include <mutex>
+
+#include "clock.h"
 
 namespace mq {
 
@@ -43,12 +46,26 @@ public:
 
     void lock() noexcept { pthread_mutex_lock(&m_); }
     void unlock() noexcept { pthread_mutex_unlock(&m_); }
-    bool try_lock() noexcept { return pthread_mutex_trylock(&m_) == 0; }
     pthread_mutex_t *native_handle() noexcept { return &m_; }
 
 private:
     pthread_mutex_t m_;
 };
+
+// The spinning wait strategy (spin_ns): spins until `counter` moves on from `seen`, `stop()`
+// says to (close, cancel), or the clock passes `until_ns` (steady_now_ns's scale). Call it
+// without holding any lock.
+template <class Stop>
+void spin_until_changed(const std::atomic<uint64_t> &counter, uint64_t seen, int64_t until_ns,
+                        Stop &&stop) noexcept {
+    for (unsigned i = 1;; i++) {
+        if (counter.load(std::memory_order_acquire) != seen || stop()) return;
+        if (i % 64 == 0 && steady_now_ns() >= until_ns) return;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
 
 class CondVar {
 public:
