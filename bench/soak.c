@@ -43,13 +43,13 @@ static void *publisher(void *arg) {
     for (int k = 0;; k++) {
         int32_t kp;
         snprintf(key, sizeof key, "key-%d", k);
-        mq_partition_for_key(key, strlen(key), PARTITIONS, &kp);
+        mq_key_partition(key, strlen(key), PARTITIONS, &kp);
         if (kp == p) break;
     }
     for (long long i = 0; i < per_partition; i++) {
         int n = snprintf(payload, sizeof payload, "%lld........................................", i);
         (void)n;
-        if (mq_publish(broker, "soak", key, strlen(key), payload, 48, MQ_WAIT_FOREVER, NULL, NULL, NULL) != MQ_OK) {
+        if (mq_topic_publish(broker, "soak", key, strlen(key), payload, 48, NULL, 0, MQ_WAIT_FOREVER, NULL, NULL, NULL) != MQ_OK) {
             fprintf(stderr, "publish failed: %s\n", mq_last_error());
             exit(1);
         }
@@ -69,7 +69,7 @@ static void *consumer(void *argp) {
     long long expect = 0;
     while (expect < per_partition) {
         size_t n = 0;
-        mq_status st = mq_poll(broker, "soak", group, a->partition, msgs, 256, 1000, NULL, &n);
+        mq_status st = mq_group_poll(broker, "soak", group, a->partition, msgs, sizeof(mq_message), 256, 1000, NULL, &n);
         if (st == MQ_TIMEOUT) continue;
         if (st != MQ_OK) {
             fprintf(stderr, "poll failed: %s\n", mq_last_error());
@@ -79,7 +79,7 @@ static void *consumer(void *argp) {
             if (msgs[i].offset != expect || strtoll(msgs[i].payload, NULL, 10) != expect) order_errors++;
             expect++;
         }
-        if (mq_ack(broker, "soak", group, a->partition, msgs[n - 1].offset) != MQ_OK) {
+        if (mq_group_ack(broker, "soak", group, a->partition, msgs[n - 1].offset) != MQ_OK) {
             fprintf(stderr, "ack failed: %s\n", mq_last_error());
             exit(1);
         }

@@ -2,7 +2,7 @@
  * mq_bench_throughput: messages per second through the C API, for three workloads:
  *   single   1 producer -> 1 group: publish one, poll one, ack one (producer and consumer on
  *            their own threads);
- *   batch64  the same with mq_publish_batch of 64, polls of up to 64, one cumulative ack each;
+ *   batch64  the same with mq_topic_publish_batch of 64, polls of up to 64, one cumulative ack each;
  *   stress   the reference stress without the pause: 4 producers over 40 keys (each key owned
  *            by one producer), 4 partitions, capacity 64, 2 groups x 2 consumers, polls of 10.
  * Payloads are 64 bytes. Every run verifies what each group received (count, per-key order, a
@@ -33,7 +33,7 @@ typedef struct workload {
     int groups;
     int members;        /* consumers per group, partitions assigned round-robin */
     size_t poll_max;
-    size_t publish_batch; /* 0: mq_publish one at a time */
+    size_t publish_batch; /* 0: mq_topic_publish one at a time */
 } workload;
 
 static const workload WORKLOADS[] = {
@@ -180,7 +180,7 @@ static void produce(producer *pr)
         mq_status s;
         if (w->publish_batch) {
             size_t published = 0;
-            s = mq_publish_batch(pr->r->b, TOPIC, recs, n, MQ_WAIT_FOREVER, NULL, NULL,
+            s = mq_topic_publish_batch(pr->r->b, TOPIC, recs, sizeof(mq_record), n, MQ_WAIT_FOREVER, NULL, NULL, sizeof(mq_publish_result),
                                  &published);
             if (s == MQ_OK && published != n) {
                 snprintf(pr->error, sizeof pr->error, "publish_batch: %zu of %zu published",
@@ -188,8 +188,8 @@ static void produce(producer *pr)
                 return;
             }
         } else {
-            s = mq_publish(pr->r->b, TOPIC, recs[0].key, recs[0].key_len, recs[0].payload,
-                           PAYLOAD, MQ_WAIT_FOREVER, NULL, NULL, NULL);
+            s = mq_topic_publish(pr->r->b, TOPIC, recs[0].key, recs[0].key_len, recs[0].payload,
+                           PAYLOAD, NULL, 0, MQ_WAIT_FOREVER, NULL, NULL, NULL);
         }
         if (s != MQ_OK) {
             set_error(pr->error, sizeof pr->error, w->publish_batch ? "publish_batch" : "publish",
@@ -253,7 +253,7 @@ static void consume(consumer *c)
              * that found nothing, so a quiet partition does not hold up a busy one. */
             int64_t wait = c->nparts == 1 ? 100 : idle ? 1 : MQ_NO_WAIT;
             size_t n = 0;
-            mq_status s = mq_poll(c->r->b, TOPIC, c->group, c->parts[i], msgs, w->poll_max, wait,
+            mq_status s = mq_group_poll(c->r->b, TOPIC, c->group, c->parts[i], msgs, sizeof(mq_message), w->poll_max, wait,
                                   NULL, &n);
             if (s == MQ_TIMEOUT || (s == MQ_OK && n == 0)) continue;
             if (s != MQ_OK) {
@@ -269,7 +269,7 @@ static void consume(consumer *c)
                          c->parts[i]);
                 return;
             }
-            s = mq_ack(c->r->b, TOPIC, c->group, c->parts[i], msgs[n - 1].offset);
+            s = mq_group_ack(c->r->b, TOPIC, c->group, c->parts[i], msgs[n - 1].offset);
             if (s != MQ_OK) {
                 set_error(c->error, sizeof c->error, "ack", s);
                 return;
@@ -320,7 +320,7 @@ static double run_once(const workload *w, int64_t messages)
         int32_t part = 0;
         char name[8];
         key_name(k, name);
-        if (w->keys > 1) must(mq_partition_for_key(name, 6, w->partitions, &part), "partition");
+        if (w->keys > 1) must(mq_key_partition(name, 6, w->partitions, &part), "partition");
         per_part[part] += per_key[k];
     }
 
@@ -338,9 +338,9 @@ static double run_once(const workload *w, int64_t messages)
             c->r = &r;
             c->group = group_names[g];
             c->next_seq = next_seq[g];
-            must(mq_assign_round_robin(w->partitions, w->members, m, c->parts, MAX_PARTS,
+            must(mq_assignment_round_robin(w->partitions, w->members, m, c->parts, MAX_PARTS,
                                        &c->nparts),
-                 "mq_assign_round_robin");
+                 "mq_assignment_round_robin");
             for (size_t i = 0; i < c->nparts; ++i) c->expected[i] = per_part[c->parts[i]];
         }
     }

@@ -90,7 +90,7 @@ static const char *grouped(int64_t v, char *buf, size_t cap)
 
 static void describe(mq_broker *b, const char *topic, int32_t partition, char *buf, size_t cap)
 {
-    must(mq_describe(b, topic, partition, buf, cap, NULL), "mq_describe");
+    must(mq_partition_describe(b, topic, partition, buf, cap, NULL), "mq_partition_describe");
 }
 
 /* ---- the reference trace ----------------------------------------------------------------- */
@@ -110,7 +110,7 @@ static int64_t manual_clock(void *user)
 static mq_status publish_str(mq_broker *b, const char *topic, const char *key, const char *payload,
                              int64_t wait_ms, int32_t *partition, int64_t *offset)
 {
-    return mq_publish(b, topic, key, key ? strlen(key) : 0, payload, strlen(payload), wait_ms,
+    return mq_topic_publish(b, topic, key, key ? strlen(key) : 0, payload, strlen(payload), NULL, 0, wait_ms,
                       NULL, partition, offset);
 }
 
@@ -130,7 +130,7 @@ static void poll_row(mq_broker *b, const char *group, size_t max, char *res, siz
 {
     mq_message msgs[16];
     size_t n = 0;
-    mq_status s = mq_poll(b, ORDERS, group, 1, msgs, max, MQ_NO_WAIT, NULL, &n);
+    mq_status s = mq_group_poll(b, ORDERS, group, 1, msgs, sizeof(mq_message), max, MQ_NO_WAIT, NULL, &n);
     if (s != MQ_OK) {
         snprintf(res, cap, "poll: %s", status_text(s));
         return;
@@ -145,7 +145,7 @@ static void poll_row(mq_broker *b, const char *group, size_t max, char *res, siz
 
 static void ack_into(mq_broker *b, const char *group, int64_t offset, char *res, size_t cap)
 {
-    mq_status s = mq_ack(b, ORDERS, group, 1, offset);
+    mq_status s = mq_group_ack(b, ORDERS, group, 1, offset);
     if (s != MQ_OK) {
         size_t len = strlen(res);
         snprintf(res + len, cap - len, "; ack %lld: %s", (long long)offset, status_text(s));
@@ -180,8 +180,8 @@ static void run_trace(mq_broker *b)
     must(mq_group_subscribe(b, ORDERS, "email", NULL), "subscribe email");
 
     int32_t pa = -1, pb = -1;
-    must(mq_partition_for_key("user-a", 6, 2, &pa), "mq_partition_for_key(user-a)");
-    must(mq_partition_for_key("user-b", 6, 2, &pb), "mq_partition_for_key(user-b)");
+    must(mq_key_partition("user-a", 6, 2, &pa), "mq_key_partition(user-a)");
+    must(mq_key_partition("user-b", 6, 2, &pb), "mq_key_partition(user-b)");
 
     printf("%sReference trace%s: topic orders, 2 partitions, capacity 3, ack timeout 30 s;\n",
            BOLD, RESET);
@@ -253,12 +253,12 @@ static void run_trace(mq_broker *b)
         "log 1..3, backlog 3/3; billing 1/4; email 3/3");
 
     /* 7 */
-    s = mq_ack(b, ORDERS, "billing", 1, 3);
+    s = mq_group_ack(b, ORDERS, "billing", 1, 3);
     snprintf(res, sizeof res, "%s", s == MQ_OK ? "ok" : status_text(s));
     row(b, 7, "billing acks 3", res, "ok", "log 3..3, backlog 1/3; billing 4/4; email 3/3");
 
     /* 8: never delivered, so rejected with a message naming the in-flight range */
-    s = mq_ack(b, ORDERS, "billing", 1, 7);
+    s = mq_group_ack(b, ORDERS, "billing", 1, 7);
     if (s == MQ_ERR_NOT_IN_FLIGHT)
         snprintf(res, sizeof res, "rejected: %s", mq_last_error());
     else
@@ -339,8 +339,8 @@ static void run_push(mq_broker *b)
     pthread_condattr_destroy(&ca);
 
     mq_subscription *sub = NULL;
-    must(mq_subscribe(b, "payments", "ledger", NULL, ledger_handler, &l, ledger_free, &sub),
-         "mq_subscribe(ledger)");
+    must(mq_subscription_open(b, "payments", "ledger", NULL, ledger_handler, &l, ledger_free, &sub),
+         "mq_subscription_open(ledger)");
     const char *pays[3] = {"pay-1", "pay-2", "pay-3"};
     for (int i = 0; i < 3; ++i)
         must(publish_str(b, "payments", NULL, pays[i], MQ_WAIT_FOREVER, NULL, NULL),
@@ -355,7 +355,7 @@ static void run_push(mq_broker *b)
     pthread_mutex_unlock(&l.mu);
     mq_group_info gi = {0};
     for (;;) {
-        must(mq_group_info_get(b, "payments", "ledger", 0, &gi, sizeof gi), "mq_group_info_get");
+        must(mq_group_get_info(b, "payments", "ledger", 0, &gi, sizeof gi), "mq_group_get_info");
         if (gi.committed == 3 || now_s() > until) break;
         struct timespec pause = {0, 1000000};
         nanosleep(&pause, NULL); /* the interval between looks at observable state */
@@ -420,7 +420,7 @@ static void *producer_main(void *arg)
         s_payload pl = {(uint32_t)k, (uint32_t)(i / (S_KEYS / S_PRODUCERS))};
         char key[8];
         key_name(k, key);
-        mq_status s = mq_publish(g_sb, S_TOPIC, key, 6, &pl, sizeof pl, MQ_WAIT_FOREVER, NULL,
+        mq_status s = mq_topic_publish(g_sb, S_TOPIC, key, 6, &pl, sizeof pl, NULL, 0, MQ_WAIT_FOREVER, NULL,
                                  NULL, NULL);
         if (s != MQ_OK) {
             snprintf(p->error, sizeof p->error, "publish: %s", status_text(s));
@@ -482,7 +482,7 @@ static void consume(consumer *c)
             size_t n = 0;
             /* Block briefly only when a whole round found nothing, so one quiet partition
              * does not hold up the other. */
-            mq_status s = mq_poll(g_sb, S_TOPIC, c->group, c->parts[i], msgs, S_BATCH,
+            mq_status s = mq_group_poll(g_sb, S_TOPIC, c->group, c->parts[i], msgs, sizeof(mq_message), S_BATCH,
                                   idle ? 1 : MQ_NO_WAIT, NULL, &n);
             if (s == MQ_TIMEOUT || (s == MQ_OK && n == 0)) continue;
             if (s != MQ_OK) {
@@ -492,7 +492,7 @@ static void consume(consumer *c)
             for (size_t j = 0; j < n; ++j) check_message(c, &msgs[j]);
             c->received += (int64_t)n;
             remaining[i] -= (int64_t)n;
-            s = mq_ack(g_sb, S_TOPIC, c->group, c->parts[i], msgs[n - 1].offset);
+            s = mq_group_ack(g_sb, S_TOPIC, c->group, c->parts[i], msgs[n - 1].offset);
             if (s != MQ_OK) {
                 snprintf(c->error, sizeof c->error, "ack: %s", status_text(s));
                 return;
@@ -534,8 +534,8 @@ static void run_stress(void)
     for (int k = 0; k < S_KEYS; ++k) {
         char key[8];
         key_name(k, key);
-        must(mq_partition_for_key(key, 6, S_PARTITIONS, &g_key_partition[k]),
-             "mq_partition_for_key");
+        must(mq_key_partition(key, 6, S_PARTITIONS, &g_key_partition[k]),
+             "mq_key_partition");
         per_partition[g_key_partition[k]] += S_TOTAL / S_KEYS;
     }
 
@@ -550,9 +550,9 @@ static void run_stress(void)
             c->group = groups[g];
             c->pause = g == 1;
             c->next_seq = next_seq[g];
-            must(mq_assign_round_robin(S_PARTITIONS, S_CONSUMERS, m, c->parts, S_PARTITIONS,
+            must(mq_assignment_round_robin(S_PARTITIONS, S_CONSUMERS, m, c->parts, S_PARTITIONS,
                                        &c->nparts),
-                 "mq_assign_round_robin");
+                 "mq_assignment_round_robin");
             for (size_t i = 0; i < c->nparts; ++i) c->expected[i] = per_partition[c->parts[i]];
         }
     }
@@ -610,7 +610,7 @@ static void run_stress(void)
     int64_t waits = 0, largest = 0;
     for (int32_t p = 0; p < S_PARTITIONS; ++p) {
         mq_partition_info pi;
-        must(mq_partition_info_get(g_sb, S_TOPIC, p, &pi, sizeof pi), "mq_partition_info_get");
+        must(mq_partition_get_info(g_sb, S_TOPIC, p, &pi, sizeof pi), "mq_partition_get_info");
         waits += pi.producer_waits;
         if (pi.max_backlog > largest) largest = pi.max_backlog;
     }

@@ -4,23 +4,42 @@
  * Promises of this header
  * -----------------------
  * - Status values and enum constants never change and are never reused.
- * - Config structs start with a `size` field. Fill them with the matching `*_init` function,
- *   passing `sizeof` of the struct as you compiled it; the library reads only the fields that
- *   fit in `size` and uses defaults for the rest. Fields are only ever appended, so a program
- *   built against this header keeps working with a newer library.
- * - Info structs (filled by the library) are passed with their size (`sizeof *out`); the library
- *   writes only what fits.
+ * - Function signatures, struct layouts and constant values of 1.x never change: a program
+ *   built against 1.m runs against any library 1.n with n >= m (docs/ABI.md).
+ * - Structs grow only by appending fields, and the library always learns the caller's size:
+ *   - config structs start with a `size` field, filled by the matching `*_init` function
+ *     (pass `sizeof` of the struct as you compiled it); the library reads only the fields
+ *     that fit and uses defaults for the rest;
+ *   - info structs (filled by the library) are passed with their size (`sizeof *out`); the
+ *     library writes only what fits;
+ *   - arrays of mq_record, mq_message and mq_publish_result are passed with their element size
+ *     (`sizeof(mq_message)`, ...); the library strides by it and reads or writes only the
+ *     fields that fit. A size below the 1.0 struct's is MQ_ERR_INVALID.
+ *   mq_header is frozen: it never gains a field.
+ * - Lifetimes: every handle (broker, subscription, member, cancel token) stays valid until its
+ *   own release (mq_broker_free, mq_subscription_close, mq_member_close, mq_cancel_free), and
+ *   handles may be released in any order, from any thread but the ones named at each release
+ *   function. Releasing the broker first closes it; subscriptions and members made from it keep
+ *   working as closed handles (their calls return MQ_CLOSED) until they are released, and the
+ *   broker's memory (with every message view) goes when the last of them is (SQLite's
+ *   sqlite3_close_v2 rule, what garbage-collected languages need).
  * - Every function is thread-safe on one broker. Different partitions never contend on one lock.
  * - No C++ exception crosses this boundary. Every failure is an `mq_status` plus a thread-local
  *   detail message (`mq_last_error()`). A failed call changes no state unless its documentation
  *   says otherwise (only batch publish can partially succeed).
+ * - When several statuses apply, the first in this order is returned: MQ_ERR_INVALID for a
+ *   NULL handle; MQ_CLOSED; then the arguments left to right (topic: MQ_ERR_INVALID for an
+ *   illegal name, then MQ_ERR_NO_TOPIC; group: likewise, then MQ_ERR_NO_GROUP; partition:
+ *   MQ_ERR_PARTITION; then the other arguments, each MQ_ERR_INVALID or MQ_ERR_TOO_LARGE); then
+ *   the state of the partition (MQ_ERR_FENCED, MQ_REBALANCED, MQ_ERR_NOT_IN_FLIGHT, ...) and
+ *   last the outcome of waiting (MQ_FULL, MQ_TIMEOUT, MQ_CANCELLED).
  * - Waits are in milliseconds: `MQ_WAIT_FOREVER` (-1) waits without limit, `MQ_NO_WAIT` (0) does
  *   not block. Any other negative wait is MQ_ERR_INVALID. Every blocking call wakes on
  *   `mq_broker_close` (MQ_CLOSED) and on its `mq_cancel` token (MQ_CANCELLED).
  * - Names (topics, groups, members) follow Kafka's topic rule: 1 to 249 characters of
  *   `[a-zA-Z0-9._-]`, NUL-terminated. Any call given an illegal name returns MQ_ERR_INVALID
  *   (a legal name that does not exist: MQ_ERR_NO_TOPIC / MQ_ERR_NO_GROUP).
- * - Durations (delays, timeouts, ages) are limited to 2^40 ms; above that is MQ_ERR_INVALID.
+ * - Durations and waits are limited to 2^40 ms (about 35 years); above that is MQ_ERR_INVALID.
  * - No symbol is named after a POSIX <mqueue.h> function: this header and <mqueue.h> can be
  *   included together.
  */
@@ -48,12 +67,12 @@ extern "C" {
 #endif
 
 /* ---- version ----------------------------------------------------------------------------- */
-#define MQ_VERSION_MAJOR 0
-#define MQ_VERSION_MINOR 1
+#define MQ_VERSION_MAJOR 1
+#define MQ_VERSION_MINOR 0
 #define MQ_VERSION_PATCH 0
 /* major * 1000000 + minor * 1000 + patch */
 #define MQ_VERSION_NUMBER (MQ_VERSION_MAJOR * 1000000 + MQ_VERSION_MINOR * 1000 + MQ_VERSION_PATCH)
-#define MQ_VERSION_STRING "0.1.0"
+#define MQ_VERSION_STRING "1.0.0"
 
 /* The library's version at run time; compare with MQ_VERSION_NUMBER to catch header/library
  * skew (compatible when the majors match and the runtime minor is >= the compiled one). */
@@ -69,7 +88,7 @@ typedef enum mq_status {
     MQ_CANCELLED = 4,         /* the call's mq_cancel token was triggered while it waited */
     MQ_REBALANCED = 5,        /* member call: the group's generation changed since the member
                                * last fetched its assignment; nothing was done; call
-                               * mq_member_assignment and carry on */
+                               * mq_member_get_assignment and carry on */
     MQ_ERR_INVALID = 10,      /* NULL pointer, bad value, illegal name, bad config */
     MQ_ERR_NO_TOPIC = 11,     /* no topic of that name */
     MQ_ERR_NO_GROUP = 12,     /* no such group on that topic */
@@ -91,7 +110,12 @@ MQ_API const char *mq_status_name(int status);
 
 /* The detail of the last failure on the calling thread, in words a user can act on
  * (e.g. "offset 7 is not in flight for billing (nothing is)"). Never NULL; "" when no call on
- * this thread has failed. Valid until the next failing mq call on this thread. */
+ * this thread has failed. Valid until the next failing mq call on this thread.
+ * Normal outcomes (MQ_TIMEOUT, MQ_FULL, MQ_CLOSED, MQ_CANCELLED) carry fixed texts.
+ * Bindings: the message belongs to the OS thread that made the failing call, so read it in the
+ * same native call as the failure (a Go goroutine may move to another thread between two cgo
+ * calls; a JNI or cffi wrapper should copy it before returning to the managed side). A small C
+ * wrapper that calls the function and, on failure, copies mq_last_error() is the safe shape. */
 MQ_API const char *mq_last_error(void);
 
 /* ---- waits and cancellation -------------------------------------------------------------- */
@@ -114,7 +138,8 @@ MQ_API void mq_cancel_trigger(mq_cancel *cancel);
 MQ_API void mq_cancel_reset(mq_cancel *cancel);
 /* 1 if triggered, else 0 (0 for NULL). */
 MQ_API int mq_cancel_is_triggered(const mq_cancel *cancel);
-/* Frees the token. It must not be in use by a waiting call. NULL is ignored. */
+/* Releases the token. Safe at any time, also while a call waits with it: that call keeps it
+ * alive until it returns (a trigger no longer reaches it). NULL is ignored. */
 MQ_API void mq_cancel_free(mq_cancel *cancel);
 
 /* ---- broker ------------------------------------------------------------------------------ */
@@ -129,7 +154,7 @@ typedef struct mq_broker_options {
     mq_clock_fn clock;           /* default NULL: the system's monotonic clock */
     void *clock_user;            /* passed to clock */
     size_t max_message_bytes;    /* largest key + payload accepted; default 1 MiB (1048576) */
-    /* Wait strategy of mq_poll, mq_member_poll and push loops: before a poll with nothing to
+    /* Wait strategy of mq_group_poll, mq_member_poll and push loops: before a poll with nothing to
      * hand out blocks, it spins up to spin_ns nanoseconds watching for a change. 0 (default) blocks
      * at once. Spinning makes a waiting consumer see a publish sooner (no sleep and wake-up)
      * at the price of a busy CPU while it spins: worth it only with cores to spare. */
@@ -152,11 +177,12 @@ MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out);
  * idempotent). Does not block on handlers; safe from a handler. MQ_ERR_INVALID if b is NULL. */
 MQ_API mq_status mq_broker_close(mq_broker *b);
 
-/* Closes the broker if needed, closes every subscription still open (waiting for running
- * handlers, calling user_free; their handles become invalid) and frees every member still
- * open (their handles become invalid too), waits until no call is inside the broker, then
- * frees it. Every message view from this broker becomes invalid. Must not be
- * called from a handler of this broker (it would wait for itself). NULL is ignored. */
+/* Releases the broker handle: closes the broker if needed and waits until no call made through
+ * this handle is inside the library (calls blocked in a wait are woken by the close and
+ * return MQ_CLOSED). Subscriptions and members still open stay valid (see "Lifetimes" above):
+ * their handlers stop being called, their calls return MQ_CLOSED, and the broker's memory goes
+ * when the last of them is released. Message views stay valid until then. From a handler or
+ * callback of this broker it does not wait for that handler's own call. NULL is ignored. */
 MQ_API void mq_broker_free(mq_broker *b);
 
 /* ---- topics ------------------------------------------------------------------------------ */
@@ -253,29 +279,47 @@ MQ_API mq_status mq_group_unsubscribe(mq_broker *b, const char *topic, const cha
 
 /* ---- publishing -------------------------------------------------------------------------- */
 
+/* A message header: a name and a value, both byte strings (either may be empty; a NULL pointer
+ * is allowed only with length 0). A message carries an ordered list of them, duplicates
+ * allowed, as Kafka's do. Their bytes count with key and payload against max_message_bytes
+ * and the topic's byte budget. This struct is frozen: it never gains a field. */
+typedef struct mq_header {
+    const void *name;
+    size_t name_len;
+    const void *value;
+    size_t value_len;
+} mq_header;
+
 /* Appends one message. key NULL (with key_len 0) means "no key": round-robin over partitions
  * (each keyless publish that passes its argument checks takes the next partition, whether or
  * not it then succeeds);
  * a non-NULL key (even of length 0) picks partition (murmur2(key) & 0x7fffffff) % partitions,
- * exactly Kafka's default partitioner. Key and payload bytes are copied before return.
+ * exactly Kafka's default partitioner. Key, payload and the header_count headers (headers may be
+ * NULL when header_count is 0) are copied before return.
  * Blocks while the partition's backlog is at capacity (or the byte budget would be exceeded),
  * for at most wait_ms. On MQ_OK, *partition_out and *offset_out (each may be NULL) receive where
  * it went.
  * MQ_FULL: still full when the wait ended; nothing appended. MQ_CLOSED, MQ_CANCELLED (cancel may
- * be NULL). MQ_ERR_INVALID: b or topic NULL, key/payload NULL with nonzero length, bad wait.
- * MQ_ERR_NO_TOPIC. MQ_ERR_TOO_LARGE: key_len + payload_len exceeds max_message_bytes or the
- * topic's byte budget. MQ_ERR_NO_MEMORY. */
-MQ_API mq_status mq_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
-                            const void *payload, size_t payload_len, int64_t wait_ms,
-                            mq_cancel *cancel, int32_t *partition_out, int64_t *offset_out);
+ * be NULL). MQ_ERR_INVALID: b or topic NULL, key/payload/headers (or a header's name or value)
+ * NULL with nonzero length, bad wait. MQ_ERR_NO_TOPIC. MQ_ERR_TOO_LARGE: the message's bytes
+ * (key, payload, header names and values) exceed max_message_bytes or the topic's byte budget.
+ * MQ_ERR_NO_MEMORY. */
+MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *key,
+                                  size_t key_len, const void *payload, size_t payload_len,
+                                  const mq_header *headers, size_t header_count, int64_t wait_ms,
+                                  mq_cancel *cancel, int32_t *partition_out, int64_t *offset_out);
 
+/* One message of a batch. Grows by appending fields: pass sizeof(mq_record) as record_size. */
 typedef struct mq_record {
     const void *key;       /* NULL = no key */
     size_t key_len;
     const void *payload;
     size_t payload_len;
+    const mq_header *headers; /* header_count headers; NULL when header_count is 0 */
+    size_t header_count;
 } mq_record;
 
+/* Where a record of a batch went. Grows by appending fields: pass sizeof(mq_publish_result). */
 typedef struct mq_publish_result {
     int32_t partition;     /* where the record went (or would have gone) */
     int64_t offset;        /* its offset, or -1 if it was not published */
@@ -290,15 +334,25 @@ typedef struct mq_publish_result {
  * be NULL) receives how many were appended.
  * On MQ_FULL, MQ_CLOSED or MQ_CANCELLED the batch stopped part-way: for each partition the
  * published records are a prefix of that partition's records, and the others have offset -1.
- * Other statuses as for mq_publish. */
-MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_record *records,
-                                  size_t count, int64_t wait_ms, mq_cancel *cancel,
-                                  mq_publish_result *results, size_t *published);
+ * record_size is sizeof(mq_record) and result_size sizeof(mq_publish_result) as the caller
+ * compiled them (see the growth rule at the top). A failing record is named by its index.
+ * Other statuses as for mq_topic_publish. */
+MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const mq_record *records,
+                                        size_t record_size, size_t count, int64_t wait_ms,
+                                        mq_cancel *cancel, mq_publish_result *results,
+                                        size_t result_size, size_t *published);
 
 /* ---- pull consumption -------------------------------------------------------------------- */
 
 /* Where a dead-lettered message came from (see mq_group_options.max_deliveries). Its strings
- * live as long as the broker. */
+ * live as long as the broker. The same facts travel as headers appended after the message's
+ * own (values in decimal ASCII for the numbers), so a consumer in any language reads them
+ * alike: */
+#define MQ_HEADER_DEAD_LETTER_TOPIC "mq.dead_letter.topic"
+#define MQ_HEADER_DEAD_LETTER_GROUP "mq.dead_letter.group"
+#define MQ_HEADER_DEAD_LETTER_PARTITION "mq.dead_letter.partition"
+#define MQ_HEADER_DEAD_LETTER_OFFSET "mq.dead_letter.offset"
+#define MQ_HEADER_DEAD_LETTER_DELIVERY_COUNT "mq.dead_letter.delivery_count"
 typedef struct mq_dead_letter {
     const char *topic;         /* the topic it was published to */
     const char *group;         /* the group that gave up on it */
@@ -307,10 +361,13 @@ typedef struct mq_dead_letter {
     int64_t offset;            /* its offset in that partition */
 } mq_dead_letter;
 
-/* A message view. Its pointers point into the log: no copy is made. They stay valid until the
- * group acks past the message (or it is unsubscribed, or the broker is freed); if the message
- * is dropped from under the group (MQ_RETAIN_BOUNDED, max_age_ms), until the group's next poll
- * or ack on that partition. */
+/* A message view. Its pointers (key, payload, headers and their bytes, dead_letter) point into
+ * the log: no copy is made. They stay valid until the group acks past the message, seeks past
+ * it, or is unsubscribed, or the broker's memory goes; if the message is dropped from under the
+ * group (MQ_RETAIN_BOUNDED, max_age_ms), until the group's next poll, ack or seek on that
+ * partition. This holds however the group came to hold the view (first delivery, redelivery,
+ * or a replay after a seek back). Grows by appending fields: pass sizeof(mq_message) as
+ * msg_size. */
 typedef struct mq_message {
     int32_t partition;
     /* How many polls have handed this offset to this group, this one included: 1 on first
@@ -322,6 +379,8 @@ typedef struct mq_message {
     size_t key_len;
     const void *payload;       /* never NULL (a zero-length payload points at an empty buffer) */
     size_t payload_len;
+    const mq_header *headers;  /* header_count headers, in publish order; NULL when none */
+    size_t header_count;
     /* Broker clock when it was published. Never less than the timestamp of the message before
      * it in the partition (two publishers racing are clamped into offset order). */
     int64_t timestamp_ns;
@@ -329,7 +388,10 @@ typedef struct mq_message {
      * MQ_RETAIN_BOUNDED or max_age_ms) since the message it was handed before this one.
      * 0 when nothing was lost: the loss is never silent. */
     int64_t lost;
-    /* NULL, unless this message was dead-lettered into this topic: then where it came from. */
+    /* NULL, unless this message was dead-lettered into this topic: then where it came from
+     * (also in its MQ_HEADER_DEAD_LETTER_* headers). A dead letter's timestamp is the time it
+     * was appended to this topic; it is routed like any record (by its key, round-robin without
+     * one). */
     const mq_dead_letter *dead_letter;
 } mq_message;
 
@@ -340,13 +402,15 @@ typedef struct mq_message {
  * Views die with the ack that passes them: copy what you need before a cumulative ack.
  * With nothing to hand out, waits up to wait_ms; a waiting poll wakes on a publish to its
  * partition, a nack, its lease running out, close and its cancel token. *count_out receives
- * the number written to msgs.
+ * the number written to msgs; msg_size is sizeof(mq_message) as the caller compiled it.
+ * The wait is one deadline: whatever happens during it (dead-lettering included), the poll
+ * returns by then. Messages moved to the dead-letter topic do not count against max.
  * MQ_TIMEOUT: nothing within the wait (count 0). MQ_CLOSED, MQ_CANCELLED.
- * MQ_ERR_INVALID (NULL pointers, max 0, bad wait), MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP,
- * MQ_ERR_PARTITION. */
-MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
-                         mq_message *msgs, size_t max, int64_t wait_ms, mq_cancel *cancel,
-                         size_t *count_out);
+ * MQ_ERR_INVALID (NULL pointers, max 0, msg_size too small, bad wait), MQ_ERR_NO_TOPIC,
+ * MQ_ERR_NO_GROUP, MQ_ERR_PARTITION. */
+MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *group,
+                               int32_t partition, mq_message *msgs, size_t msg_size, size_t max,
+                               int64_t wait_ms, mq_cancel *cancel, size_t *count_out);
 
 /* Acknowledges, cumulatively, every offset up to and including `offset` for the group. What
  * every group has acknowledged is trimmed at once, waking blocked publishers.
@@ -354,62 +418,66 @@ MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int
  * message names the in-flight range, "offset 7 is not in flight for billing (nothing is)" or
  * "offset 9 is not in flight for billing (in flight: 4..5)"; nothing changes.
  * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION, MQ_CLOSED. */
-MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
-                        int64_t offset);
+MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group,
+                              int32_t partition, int64_t offset);
 
 /* Rewinds the group's `next` to `committed`: the in-flight messages are handed out again by the
- * next poll (which is woken). A nack with nothing in flight is MQ_OK and changes nothing.
- * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION, MQ_CLOSED. */
-MQ_API mq_status mq_nack(mq_broker *b, const char *topic, const char *group, int32_t partition);
-
-/* A nack whose messages come back no sooner than delay_ms (by the broker clock): the group's
- * polls of that partition hand out nothing until then (order within the partition is kept, so
- * the group waits rather than skipping ahead). delay_ms 0 is mq_nack. With nothing in flight it
- * is MQ_OK and changes nothing. Statuses as mq_nack; MQ_ERR_INVALID for delay_ms < 0. */
-MQ_API mq_status mq_nack_delayed(mq_broker *b, const char *topic, const char *group,
-                                 int32_t partition, int64_t delay_ms);
+ * next poll (which is woken). With delay_ms > 0 they come back no sooner than that (by the
+ * broker clock): the group's polls of that partition hand out nothing until then (order within
+ * the partition is kept, so the group waits rather than skipping ahead); once the pause is
+ * over, mq_group_info.paused_until_ns reads 0 again. A nack with nothing in flight is MQ_OK and
+ * changes nothing.
+ * MQ_ERR_INVALID (delay_ms < 0 or above 2^40), MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP,
+ * MQ_ERR_PARTITION, MQ_CLOSED. */
+MQ_API mq_status mq_group_nack(mq_broker *b, const char *topic, const char *group,
+                               int32_t partition, int64_t delay_ms);
 
 /* Restarts the lease of the group's in-flight messages on a partition ("still working on it"):
- * they are not redelivered before another ack timeout has passed.
- * MQ_ERR_NOT_IN_FLIGHT: nothing is in flight. Other statuses as mq_ack. */
-MQ_API mq_status mq_lease_extend(mq_broker *b, const char *topic, const char *group,
-                                 int32_t partition);
+ * they are not redelivered before another ack timeout has passed. A lease that has already run
+ * out but whose messages no poll has taken back yet is restarted too (MQ_OK).
+ * MQ_ERR_NOT_IN_FLIGHT: nothing is in flight. Other statuses as mq_group_ack. */
+MQ_API mq_status mq_group_extend_lease(mq_broker *b, const char *topic, const char *group,
+                                       int32_t partition);
 
-#define MQ_OFFSET_END (-1)       /* mq_seek: skip everything retained */
-#define MQ_OFFSET_EARLIEST (-2)  /* mq_seek: replay everything retained */
+#define MQ_OFFSET_END (-1)       /* mq_group_seek: skip everything retained */
+#define MQ_OFFSET_EARLIEST (-2)  /* mq_group_seek: replay everything retained */
 
 /* Moves the group's cursor on a partition to `offset` (committed = next = offset): an offset in
  * the retained range start..end (replay or skip), MQ_OFFSET_EARLIEST or MQ_OFFSET_END. What was
  * in flight is forgotten, a delayed nack is cancelled, delivery counts start over, and what the
- * group no longer holds back is trimmed.
- * MQ_ERR_OUT_OF_RANGE: offset outside start..end (the message names the range); nothing changes.
- * Other statuses as mq_ack. */
-MQ_API mq_status mq_seek(mq_broker *b, const char *topic, const char *group, int32_t partition,
-                         int64_t offset);
+ * group no longer holds back is trimmed. Loss the group has not been told of yet (mq_message.lost)
+ * is kept and reported by its next poll. A seek ends the group's views of the messages it
+ * moves past (forward); a seek back keeps them, and the messages it replays are new views.
+ * MQ_ERR_OUT_OF_RANGE: offset outside start..end (the message names the range, or says the log
+ * is empty and names the only legal offset); nothing changes.
+ * Other statuses as mq_group_ack. */
+MQ_API mq_status mq_group_seek(mq_broker *b, const char *topic, const char *group,
+                               int32_t partition, int64_t offset);
 
 /* ---- push consumption -------------------------------------------------------------------- */
 typedef struct mq_subscription mq_subscription;
 
 /* Called for each message in partition order. Return 0 when the work is done (the message is
  * then acked); nonzero to nack (the message and the rest of its batch are delivered again, at
- * once or after the delay set with mq_handler_nack_delay).
+ * once or after the delay set with mq_handler_set_nack_delay).
  * Runs on a library thread (one per owned partition), never with a library lock held. msg is
- * valid during the call. It may call any mq function except mq_broker_free and
- * mq_subscription_close of its own subscription (which returns MQ_ERR_DEADLOCK). */
+ * valid during the call. It may call any mq function except mq_subscription_close of its own
+ * subscription (which returns MQ_ERR_DEADLOCK). The loop may coalesce the acks of one polled
+ * batch (SPEC rule 10). */
 typedef int (*mq_handler)(void *user, const mq_message *msg);
 
-/* Called exactly once, after the handler can no longer run (from mq_subscription_close,
- * mq_broker_free, or at once if mq_subscribe fails). */
+/* Called exactly once, after the handler can no longer run (from mq_subscription_close, or
+ * before mq_subscription_open returns when it fails). */
 typedef void (*mq_user_free)(void *user);
 
-typedef struct mq_subscribe_options {
-    size_t size;                  /* set by mq_subscribe_options_init */
+typedef struct mq_subscription_options {
+    size_t size;                  /* set by mq_subscription_options_init */
     int32_t prefetch;             /* messages per poll, >= 1; default 10 */
     const int32_t *partitions;    /* partitions to own; NULL = all (default) */
     size_t partition_count;       /* entries in partitions */
-} mq_subscribe_options;
+} mq_subscription_options;
 
-MQ_API void mq_subscribe_options_init(mq_subscribe_options *opts, size_t size);
+MQ_API void mq_subscription_options_init(mq_subscription_options *opts, size_t size);
 
 /* Starts a push subscription: for each owned partition a library thread polls (prefetch
  * messages), calls handler for each in order and acks it. Subscribes the group (at the end of
@@ -424,19 +492,20 @@ MQ_API void mq_subscribe_options_init(mq_subscribe_options *opts, size_t size);
  * partition_count 0), MQ_ERR_NO_TOPIC,
  * MQ_ERR_PARTITION, MQ_CLOSED, MQ_ERR_NO_MEMORY (no thread could be started).
  * On any failure user_free(user) has been called (if not NULL) before return. */
-MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group,
-                              const mq_subscribe_options *opts, mq_handler handler, void *user,
-                              mq_user_free user_free, mq_subscription **out);
+MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const char *group,
+                                      const mq_subscription_options *opts, mq_handler handler,
+                                      void *user, mq_user_free user_free,
+                                      mq_subscription **out);
 
 /* From inside a handler: restarts the lease of the messages this handler's loop holds (see
- * mq_lease_extend), for work that outlives the ack timeout.
+ * mq_group_extend_lease), for work that outlives the ack timeout.
  * MQ_ERR_INVALID: not called from a push handler. MQ_CLOSED. */
 MQ_API mq_status mq_handler_extend_lease(void);
 
 /* From inside a handler: if the handler then returns nonzero, its nack is delayed by delay_ms
- * (see mq_nack_delayed). Applies to the current handler call only.
- * MQ_ERR_INVALID: not called from a push handler, or delay_ms < 0. */
-MQ_API mq_status mq_handler_nack_delay(int64_t delay_ms);
+ * (see mq_group_nack). Applies to the current handler call only.
+ * MQ_ERR_INVALID: not called from a push handler, or delay_ms < 0 or above 2^40. */
+MQ_API mq_status mq_handler_set_nack_delay(int64_t delay_ms);
 
 /* Stops the subscription's loops, waits until no handler of it is running, releases its
  * partitions, calls user_free, and frees the handle. Messages a handler had not finished stay in
@@ -456,7 +525,7 @@ MQ_API mq_status mq_subscription_close(mq_subscription *sub);
  * or through its on_rebalance callback, then fetches its assignment.
  * Fencing: a member's poll, ack or nack on a partition it does not own in the current generation
  * is MQ_ERR_FENCED, so a slow old owner can never ack or take messages of the new one.
- * Plain mq_poll/mq_ack by explicit partition keep working for users who manage assignment
+ * Plain mq_group_poll/mq_group_ack by explicit partition keep working for users who manage assignment
  * themselves (they are not fenced). Members and push subscriptions with an explicit partition
  * list cannot share a group (MQ_ERR_OWNED). */
 typedef struct mq_member mq_member;
@@ -473,7 +542,7 @@ typedef void (*mq_assignor)(void *user, int32_t partitions, const char *const *m
  * before mq_member_join returns, with the handle it is about to return), on the thread that
  * caused it (a join, a close, or the call that noticed a timed-out member), with no library
  * lock held. Generations start at 1 and keep counting while the group is empty. It may call
- * mq_member_assignment; it must not close its own member (MQ_ERR_DEADLOCK). */
+ * mq_member_get_assignment; it must not close its own member (MQ_ERR_DEADLOCK). */
 typedef void (*mq_rebalance_fn)(void *user, mq_member *member, int64_t generation);
 
 typedef struct mq_member_options {
@@ -517,17 +586,18 @@ MQ_API const char *mq_member_id(const mq_member *member);
  * those messages could not otherwise be acked before their lease ran out).
  * MQ_ERR_FENCED: the member was removed (session timeout); close it and join again.
  * MQ_ERR_INVALID (member or count NULL, partitions NULL with cap > 0), MQ_CLOSED. */
-MQ_API mq_status mq_member_assignment(mq_member *member, int64_t *generation,
-                                      int32_t *partitions, size_t cap, size_t *count);
+MQ_API mq_status mq_member_get_assignment(mq_member *member, int64_t *generation,
+                                          int32_t *partitions, size_t cap, size_t *count);
 
 /* Polls the member's partitions (each call starts at the next one, for fairness) and returns
- * messages of one partition, as mq_poll does (msg->partition tells which). Waits up to wait_ms
+ * messages of one partition, as mq_group_poll does (msg->partition tells which). Waits up to wait_ms
  * for any of them. MQ_REBALANCED: the generation changed (before or during the wait); nothing
- * was handed out. MQ_ERR_FENCED: the member was removed. Otherwise statuses as mq_poll. */
-MQ_API mq_status mq_member_poll(mq_member *member, mq_message *msgs, size_t max,
-                                int64_t wait_ms, mq_cancel *cancel, size_t *count_out);
+ * was handed out. MQ_ERR_FENCED: the member was removed. Otherwise statuses as mq_group_poll. */
+MQ_API mq_status mq_member_poll(mq_member *member, mq_message *msgs, size_t msg_size,
+                                size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                size_t *count_out);
 
-/* As mq_ack / mq_nack_delayed (delay_ms 0 = at once) / mq_lease_extend, for a partition the
+/* As mq_group_ack / mq_group_nack / mq_group_extend_lease, for a partition the
  * member owns. MQ_REBALANCED, MQ_ERR_FENCED as above; MQ_ERR_PARTITION; statuses as those. */
 MQ_API mq_status mq_member_ack(mq_member *member, int32_t partition, int64_t offset);
 MQ_API mq_status mq_member_nack(mq_member *member, int32_t partition, int64_t delay_ms);
@@ -537,20 +607,20 @@ MQ_API mq_status mq_member_extend_lease(mq_member *member, int32_t partition);
 
 /* Kafka's default partition for a key: (murmur2(key) & 0x7fffffff) % partitions.
  * MQ_ERR_INVALID: out NULL, key NULL with key_len > 0, partitions < 1. */
-MQ_API mq_status mq_partition_for_key(const void *key, size_t key_len, int32_t partitions,
-                                      int32_t *out);
+MQ_API mq_status mq_key_partition(const void *key, size_t key_len, int32_t partitions,
+                                  int32_t *out);
 
 /* Kafka's murmur2 of a key (signed, as Kafka's Utils.murmur2 returns it). key may be NULL only
  * when key_len is 0. */
-MQ_API int32_t mq_murmur2(const void *key, size_t key_len);
+MQ_API int32_t mq_key_murmur2(const void *key, size_t key_len);
 
 /* Round-robin assignment: the partitions of `partitions` that member `member` of `members`
  * owns (partition p goes to member p % members), written in increasing order to out (at most
  * cap). *count_out receives how many the member owns (may exceed cap).
  * MQ_ERR_INVALID: partitions < 1, members < 1, member not in 0..members-1, out NULL with
  * cap > 0, count_out NULL. */
-MQ_API mq_status mq_assign_round_robin(int32_t partitions, int32_t members, int32_t member,
-                                       int32_t *out, size_t cap, size_t *count_out);
+MQ_API mq_status mq_assignment_round_robin(int32_t partitions, int32_t members, int32_t member,
+                                           int32_t *out, size_t cap, size_t *count_out);
 
 /* ---- introspection (works after close) --------------------------------------------------- */
 typedef struct mq_topic_info {
@@ -564,7 +634,7 @@ typedef struct mq_topic_info {
 
 /* Fills *out (out_size = sizeof *out; a smaller out_size gets the fields that fit) with the
  * topic's config. MQ_ERR_INVALID, MQ_ERR_NO_TOPIC. */
-MQ_API mq_status mq_topic_info_get(mq_broker *b, const char *topic, mq_topic_info *out,
+MQ_API mq_status mq_topic_get_info(mq_broker *b, const char *topic, mq_topic_info *out,
                                    size_t out_size);
 
 typedef struct mq_partition_info {
@@ -586,7 +656,7 @@ typedef struct mq_partition_info {
 
 /* Fills *out (out_size = sizeof *out; a smaller out_size gets the fields that fit).
  * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_PARTITION. */
-MQ_API mq_status mq_partition_info_get(mq_broker *b, const char *topic, int32_t partition,
+MQ_API mq_status mq_partition_get_info(mq_broker *b, const char *topic, int32_t partition,
                                        mq_partition_info *out, size_t out_size);
 
 typedef struct mq_group_info {
@@ -603,7 +673,7 @@ typedef struct mq_group_info {
 
 /* Fills *out (out_size = sizeof *out; a smaller out_size gets the fields that fit).
  * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION. */
-MQ_API mq_status mq_group_info_get(mq_broker *b, const char *topic, const char *group,
+MQ_API mq_status mq_group_get_info(mq_broker *b, const char *topic, const char *group,
                                    int32_t partition, mq_group_info *out, size_t out_size);
 
 /* Describes a partition the way SPEC.md's reference trace prints it, e.g.
@@ -611,8 +681,8 @@ MQ_API mq_status mq_group_info_get(mq_broker *b, const char *topic, const char *
  * "log empty, next offset 3, backlog 0/10; ledger 3/3" (groups as committed/next, in
  * subscription order). Written snprintf-style into buf; *needed (may be NULL) receives the
  * bytes needed including the NUL. MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_PARTITION. */
-MQ_API mq_status mq_describe(mq_broker *b, const char *topic, int32_t partition, char *buf,
-                             size_t cap, size_t *needed);
+MQ_API mq_status mq_partition_describe(mq_broker *b, const char *topic, int32_t partition,
+                                       char *buf, size_t cap, size_t *needed);
 
 #ifdef __cplusplus
 }

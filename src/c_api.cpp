@@ -324,7 +324,7 @@ MQ_API mq_status mq_group_list(mq_broker *b, const char *topic, char *buf, size_
     });
 }
 
-MQ_API mq_status mq_topic_info_get(mq_broker *b, const char *topic, mq_topic_info *out,
+MQ_API mq_status mq_topic_get_info(mq_broker *b, const char *topic, mq_topic_info *out,
                                    size_t out_size) {
     return on_broker_any(b, [&] {
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
@@ -407,14 +407,15 @@ MQ_API mq_status mq_group_unsubscribe(mq_broker *b, const char *topic, const cha
 
 // ---- publishing ------------------------------------------------------------------------------
 
-MQ_API mq_status mq_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
-                            const void *payload, size_t payload_len, int64_t wait_ms,
-                            mq_cancel *cancel, int32_t *partition_out, int64_t *offset_out) {
+MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *key,
+                                  size_t key_len, const void *payload, size_t payload_len,
+                                  const mq_header *headers, size_t header_count, int64_t wait_ms,
+                                  mq_cancel *cancel, int32_t *partition_out, int64_t *offset_out) {
     return on_broker(b, [&] {
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-        const mq_record r{key, key_len, payload, payload_len};
+        const mq_record r{key, key_len, payload, payload_len, headers, header_count};
         if (mq_status st = check_record(b, *t, r, 0); st != MQ_OK) return st;
         const int32_t p = route(*t, r);
         int64_t offset = -1;
@@ -426,9 +427,10 @@ MQ_API mq_status mq_publish(mq_broker *b, const char *topic, const void *key, si
     });
 }
 
-MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_record *records,
-                                  size_t count, int64_t wait_ms, mq_cancel *cancel,
-                                  mq_publish_result *results, size_t *published) {
+MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const mq_record *records,
+                                        size_t record_size, size_t count, int64_t wait_ms,
+                                        mq_cancel *cancel, mq_publish_result *results,
+                                        size_t result_size, size_t *published) {
     if (published) *published = 0;
     return on_broker(b, [&] {
         mq::Topic *t;
@@ -438,6 +440,42 @@ MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_reco
             return fail(MQ_ERR_INVALID, "records is NULL but count is %zu", count);
         if (count > UINT32_MAX)
             return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);
+        if (mq_status st = mq::check_elem_size(record_size, sizeof(mq_record), "record_size"); st)
+            return st;
+        if (mq_status st =
+                mq::check_elem_size(result_size, sizeof(mq_publish_result), "result_size");
+            st)
+            return st;
+        // Another element size (a newer header's): work on copies at our stride.
+        thread_local std::vector<mq_record> records_copy;
+        thread_local std::vector<mq_publish_result> results_copy;
+        mq_publish_result *const results_out = results;
+        if (record_size != sizeof(mq_record)) {
+            records_copy.resize(count);
+            for (size_t i = 0; i < count; i++) {
+                std::memcpy(&records_copy[i],
+                            reinterpret_cast<const unsigned char *>(records) + i * record_size,
+                            sizeof(mq_record));
+            }
+            records = records_copy.data();
+        }
+        if (results && result_size != sizeof(mq_publish_result)) {
+            results_copy.resize(count);
+            results = results_copy.data();
+        }
+        struct SpreadResults {
+            mq_publish_result *from, *to;
+            size_t n, stride;
+            ~SpreadResults() {
+                if (from == to || !to) return;
+                auto *dst = reinterpret_cast<unsigned char *>(to);
+                for (size_t i = 0; i < n; i++, dst += stride) {
+                    std::memcpy(dst, &from[i], sizeof(mq_publish_result));
+                    std::memset(dst + sizeof(mq_publish_result), 0,
+                                stride - sizeof(mq_publish_result));
+                }
+            }
+        } spread{results, results_out, count, result_size};
         for (size_t i = 0; i < count; i++) {
             if (mq_status st = check_record(b, *t, records[i], i); st != MQ_OK) return st;
         }
@@ -503,46 +541,45 @@ MQ_API mq_status mq_publish_batch(mq_broker *b, const char *topic, const mq_reco
 
 // ---- pull consumption ------------------------------------------------------------------------
 
-MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
-                         mq_message *msgs, size_t max, int64_t wait_ms, mq_cancel *cancel,
-                         size_t *count_out) {
+MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *group,
+                               int32_t partition, mq_message *msgs, size_t msg_size, size_t max,
+                               int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
     if (count_out) *count_out = 0;
     return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
         if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
         if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
+        if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
+            return st;
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-        return p.poll(g, {}, msgs, max, mq::Wait::from_ms(wait_ms), cancel, count_out);
+        return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
+            return p.poll(g, {}, out, n, mq::Wait::from_ms(wait_ms), cancel, count_out);
+        });
     });
 }
 
-MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
-                        int64_t offset) {
+MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group,
+                              int32_t partition, int64_t offset) {
     return on_cursor(b, topic, group, partition,
                      [&](mq::Partition &p, const mq::Group *g) { return p.ack(g, {}, offset); });
 }
 
-MQ_API mq_status mq_nack(mq_broker *b, const char *topic, const char *group, int32_t partition) {
-    return on_cursor(b, topic, group, partition,
-                     [&](mq::Partition &p, const mq::Group *g) { return p.nack(g, {}, 0); });
-}
-
-MQ_API mq_status mq_nack_delayed(mq_broker *b, const char *topic, const char *group,
-                                 int32_t partition, int64_t delay_ms) {
+MQ_API mq_status mq_group_nack(mq_broker *b, const char *topic, const char *group,
+                               int32_t partition, int64_t delay_ms) {
     return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
         return p.nack(g, {}, delay_ms * 1000000);
     });
 }
 
-MQ_API mq_status mq_lease_extend(mq_broker *b, const char *topic, const char *group,
-                                 int32_t partition) {
+MQ_API mq_status mq_group_extend_lease(mq_broker *b, const char *topic, const char *group,
+                                       int32_t partition) {
     return on_cursor(b, topic, group, partition,
                      [&](mq::Partition &p, const mq::Group *g) { return p.extend_lease(g, {}); });
 }
 
-MQ_API mq_status mq_seek(mq_broker *b, const char *topic, const char *group, int32_t partition,
-                         int64_t offset) {
+MQ_API mq_status mq_group_seek(mq_broker *b, const char *topic, const char *group,
+                               int32_t partition, int64_t offset) {
     return on_cursor(b, topic, group, partition,
                      [&](mq::Partition &p, const mq::Group *g) { return p.seek(g, offset); });
 }
@@ -551,15 +588,15 @@ MQ_API mq_status mq_handler_extend_lease(void) {
     return guarded([] { return mq_subscription::extend_current_lease(); });
 }
 
-MQ_API mq_status mq_handler_nack_delay(int64_t delay_ms) {
+MQ_API mq_status mq_handler_set_nack_delay(int64_t delay_ms) {
     return guarded([&] { return mq_subscription::delay_current_nack(delay_ms); });
 }
 
 // ---- push consumption ------------------------------------------------------------------------
 
-MQ_API void mq_subscribe_options_init(mq_subscribe_options *o, size_t size) {
+MQ_API void mq_subscription_options_init(mq_subscription_options *o, size_t size) {
     if (!o || size < sizeof(size_t)) return;
-    mq_subscribe_options d{};
+    mq_subscription_options d{};
     d.size = std::min(size, sizeof d);
     d.prefetch = 10;
     d.partitions = nullptr;
@@ -568,9 +605,10 @@ MQ_API void mq_subscribe_options_init(mq_subscribe_options *o, size_t size) {
     o->size = size;
 }
 
-MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group,
-                              const mq_subscribe_options *opts, mq_handler handler, void *user,
-                              mq_user_free user_free, mq_subscription **out) {
+MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const char *group,
+                                      const mq_subscription_options *opts, mq_handler handler,
+                                      void *user, mq_user_free user_free,
+                                      mq_subscription **out) {
     bool freed = false;  // user_free must run exactly once, whichever way this ends
     const mq_status st = on_broker(b, [&]() -> mq_status {
         if (!handler) return fail(MQ_ERR_INVALID, "handler is NULL");
@@ -578,11 +616,11 @@ MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group
         mq::Topic *t;
         if (mq_status s = b->topic(topic, &t); s != MQ_OK) return s;
         if (mq_status s = mq::check_name(group, "group"); s != MQ_OK) return s;
-        mq_subscribe_options o;
-        mq_subscribe_options_init(&o, sizeof o);
+        mq_subscription_options o;
+        mq_subscription_options_init(&o, sizeof o);
         if (opts) {
             if (!size_ok(opts)) {
-                return mq::bad_size(opts->size, "mq_subscribe_options_init");
+                return mq::bad_size(opts->size, "mq_subscription_options_init");
             }
             if (MQ_HAS_FIELD(opts, prefetch)) o.prefetch = opts->prefetch;
             if (MQ_HAS_FIELD(opts, partitions)) o.partitions = opts->partitions;
@@ -656,13 +694,13 @@ MQ_API mq_status mq_subscription_close(mq_subscription *sub) {
 
 // ---- partitioning helpers --------------------------------------------------------------------
 
-MQ_API int32_t mq_murmur2(const void *key, size_t key_len) {
+MQ_API int32_t mq_key_murmur2(const void *key, size_t key_len) {
     if (!key) return mq::murmur2("", 0);
     return mq::murmur2(key, key_len);
 }
 
-MQ_API mq_status mq_partition_for_key(const void *key, size_t key_len, int32_t partitions,
-                                      int32_t *out) {
+MQ_API mq_status mq_key_partition(const void *key, size_t key_len, int32_t partitions,
+                                  int32_t *out) {
     if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
     if (!key && key_len) return fail(MQ_ERR_INVALID, "key is NULL but key_len is %zu", key_len);
     if (partitions < 1)
@@ -671,8 +709,8 @@ MQ_API mq_status mq_partition_for_key(const void *key, size_t key_len, int32_t p
     return MQ_OK;
 }
 
-MQ_API mq_status mq_assign_round_robin(int32_t partitions, int32_t members, int32_t member,
-                                       int32_t *out, size_t cap, size_t *count_out) {
+MQ_API mq_status mq_assignment_round_robin(int32_t partitions, int32_t members, int32_t member,
+                                           int32_t *out, size_t cap, size_t *count_out) {
     if (partitions < 1)
         return fail(MQ_ERR_INVALID, "partitions is %d; it must be at least 1", partitions);
     if (members < 1) return fail(MQ_ERR_INVALID, "members is %d; it must be at least 1", members);
@@ -692,7 +730,7 @@ MQ_API mq_status mq_assign_round_robin(int32_t partitions, int32_t members, int3
 
 // ---- introspection ---------------------------------------------------------------------------
 
-MQ_API mq_status mq_partition_info_get(mq_broker *b, const char *topic, int32_t partition,
+MQ_API mq_status mq_partition_get_info(mq_broker *b, const char *topic, int32_t partition,
                                        mq_partition_info *out, size_t out_size) {
     return on_broker_any(b, [&] {
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
@@ -706,7 +744,7 @@ MQ_API mq_status mq_partition_info_get(mq_broker *b, const char *topic, int32_t 
     });
 }
 
-MQ_API mq_status mq_group_info_get(mq_broker *b, const char *topic, const char *group,
+MQ_API mq_status mq_group_get_info(mq_broker *b, const char *topic, const char *group,
                                    int32_t partition, mq_group_info *out, size_t out_size) {
     return on_cursor_any(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
@@ -717,8 +755,8 @@ MQ_API mq_status mq_group_info_get(mq_broker *b, const char *topic, const char *
     });
 }
 
-MQ_API mq_status mq_describe(mq_broker *b, const char *topic, int32_t partition, char *buf,
-                             size_t cap, size_t *needed) {
+MQ_API mq_status mq_partition_describe(mq_broker *b, const char *topic, int32_t partition,
+                                       char *buf, size_t cap, size_t *needed) {
     return on_broker_any(b, [&] {
         if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
         mq::Topic *t;

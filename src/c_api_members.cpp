@@ -121,8 +121,8 @@ MQ_API const char *mq_member_id(const mq_member *m) {
     return m ? m->state->member_id.c_str() : "";
 }
 
-MQ_API mq_status mq_member_assignment(mq_member *m, int64_t *generation, int32_t *partitions,
-                                      size_t cap, size_t *count) {
+MQ_API mq_status mq_member_get_assignment(mq_member *m, int64_t *generation,
+                                          int32_t *partitions, size_t cap, size_t *count) {
     if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
     if (!count) return fail(MQ_ERR_INVALID, "count is NULL");
     if (!partitions && cap) return fail(MQ_ERR_INVALID, "partitions is NULL but cap is %zu", cap);
@@ -138,17 +138,22 @@ MQ_API mq_status mq_member_assignment(mq_member *m, int64_t *generation, int32_t
     });
 }
 
-MQ_API mq_status mq_member_poll(mq_member *m, mq_message *msgs, size_t max, int64_t wait_ms,
-                                mq_cancel *cancel, size_t *count_out) {
+MQ_API mq_status mq_member_poll(mq_member *m, mq_message *msgs, size_t msg_size, size_t max,
+                                int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
     if (count_out) *count_out = 0;
     if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
     if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
     if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
     if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
+    if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
+        return st;
     if (mq_status st = mq::check_wait(wait_ms); st != MQ_OK) return st;
     mq::GateScope gate(m->broker->gate);
-    return guarded(
-        [&] { return m->poll(msgs, max, mq::Wait::from_ms(wait_ms), cancel, count_out); });
+    return guarded([&] {
+        return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
+            return m->poll(out, n, mq::Wait::from_ms(wait_ms), cancel, count_out);
+        });
+    });
 }
 
 MQ_API mq_status mq_member_ack(mq_member *m, int32_t partition, int64_t offset) {

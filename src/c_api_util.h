@@ -1,10 +1,12 @@
 // Shared by the C boundary files: the exception barrier, the call gate, argument checks.
 #pragma once
 
+#include <cstring>
 #include <exception>
 #include <new>
 #include <system_error>
 #include <type_traits>
+#include <vector>
 
 #include "broker.h"
 #include "topic.h"
@@ -60,6 +62,34 @@ inline mq_status check_duration(int64_t ms, const char *what) {
                     static_cast<long long>(ms));
     }
     return MQ_OK;
+}
+
+// The growth rule for arrays (mq.h): the caller passes the element size it was compiled with; a
+// smaller one than this library's 1.0 struct is refused. A larger one comes from a newer header
+// (its extra fields are left alone on input and zeroed on output).
+inline mq_status check_elem_size(size_t got, size_t ours, const char *what) {
+    if (got < ours) {
+        return fail(MQ_ERR_INVALID, "%s is %zu; pass sizeof the struct (%zu in this library)",
+                    what, got, ours);
+    }
+    return MQ_OK;
+}
+
+// Runs poll(out, max) into the caller's array when its element size is ours (the common case,
+// no copy), else into a scratch array that is then spread at the caller's stride.
+template <class Poll>
+inline mq_status into_messages(mq_message *msgs, size_t msg_size, size_t max, size_t *count,
+                               Poll &&poll) {
+    if (msg_size == sizeof(mq_message)) return poll(msgs, max);
+    thread_local std::vector<mq_message> scratch;
+    scratch.resize(max);
+    const mq_status st = poll(scratch.data(), max);
+    auto *dst = reinterpret_cast<unsigned char *>(msgs);
+    for (size_t i = 0; i < *count; i++, dst += msg_size) {
+        std::memcpy(dst, &scratch[i], sizeof(mq_message));
+        std::memset(dst + sizeof(mq_message), 0, msg_size - sizeof(mq_message));
+    }
+    return st;
 }
 
 inline mq_status bad_size(size_t size, const char *init) {

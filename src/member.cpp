@@ -35,7 +35,7 @@ mq_status mq_member::check(bool check_generation) {
     if (check_generation && state->seen_generation.load() != gen) {
         return mq::fail(MQ_REBALANCED,
                         "group %s rebalanced to generation %lld; fetch the new assignment with "
-                        "mq_member_assignment",
+                        "mq_member_get_assignment",
                         group->name.c_str(), static_cast<long long>(gen));
     }
     return MQ_OK;

@@ -68,7 +68,7 @@ Cursor *Partition::find_owned(const Group *g, Caller who, mq_status *st) noexcep
     if (c->owner_generation > who.seen_generation) {  // it moved away and back meanwhile
         *st = fail(MQ_REBALANCED,
                    "group %s rebalanced to generation %lld; fetch the new assignment with "
-                   "mq_member_assignment",
+                   "mq_member_get_assignment",
                    g->name.c_str(), static_cast<long long>(c->owner_generation));
         return nullptr;
     }

@@ -12,7 +12,7 @@ struct LoopContext {
     mq::Partition *partition = nullptr;
     const mq::Group *group = nullptr;
     uint64_t owner = 0;
-    int64_t nack_delay_ns = 0;  // set by mq_handler_nack_delay during one handler call
+    int64_t nack_delay_ns = 0;  // set by mq_handler_set_nack_delay during one handler call
 };
 thread_local LoopContext tl_loop;
 

@@ -18,7 +18,7 @@
 namespace mq_snapshot {
 
 // Reads an snprintf-style output by asking for its size first, so truncation can never hide a
-// difference. `fill(buf, cap, needed)` is one of mq_topic_list, mq_group_list, mq_describe.
+// difference. `fill(buf, cap, needed)` is one of mq_topic_list, mq_group_list, mq_partition_describe.
 template <class Fill>
 std::string read_text(const std::string &what, Fill fill) {
     size_t needed = 0;
@@ -59,9 +59,9 @@ inline std::string group_list(mq_broker *b, const std::string &topic) {
 }
 
 inline std::string describe(mq_broker *b, const std::string &topic, int32_t p) {
-    return read_text("mq_describe " + topic + "/" + std::to_string(p),
+    return read_text("mq_partition_describe " + topic + "/" + std::to_string(p),
                      [&](char *buf, size_t cap, size_t *needed) {
-                         return mq_describe(b, topic.c_str(), p, buf, cap, needed);
+                         return mq_partition_describe(b, topic.c_str(), p, buf, cap, needed);
                      });
 }
 
@@ -72,9 +72,9 @@ inline std::string snapshot(mq_broker *b) {
     out << "topics: [" << topics << "]\n";
     for (const std::string &topic : split_lines(topics)) {
         mq_topic_info ti{};
-        int st = mq_topic_info_get(b, topic.c_str(), &ti, sizeof ti);
+        int st = mq_topic_get_info(b, topic.c_str(), &ti, sizeof ti);
         if (st != MQ_OK) {
-            ADD_FAILURE() << "snapshot: mq_topic_info_get " << topic << ": "
+            ADD_FAILURE() << "snapshot: mq_topic_get_info " << topic << ": "
                           << mq_status_name(st) << " " << mq_last_error();
             out << "topic " << topic << ": info failed\n";
             continue;
@@ -87,9 +87,9 @@ inline std::string snapshot(mq_broker *b) {
         for (int32_t p = 0; p < ti.partitions; ++p) {
             out << "  p" << p << ": " << describe(b, topic, p) << "\n";
             mq_partition_info pi{};
-            st = mq_partition_info_get(b, topic.c_str(), p, &pi, sizeof pi);
+            st = mq_partition_get_info(b, topic.c_str(), p, &pi, sizeof pi);
             if (st != MQ_OK) {
-                ADD_FAILURE() << "snapshot: mq_partition_info_get " << topic << "/" << p << ": "
+                ADD_FAILURE() << "snapshot: mq_partition_get_info " << topic << "/" << p << ": "
                               << mq_status_name(st) << " " << mq_last_error();
                 out << "    info failed\n";
             } else {
@@ -101,9 +101,9 @@ inline std::string snapshot(mq_broker *b) {
             }
             for (const std::string &group : split_lines(groups)) {
                 mq_group_info gi{};
-                st = mq_group_info_get(b, topic.c_str(), group.c_str(), p, &gi, sizeof gi);
+                st = mq_group_get_info(b, topic.c_str(), group.c_str(), p, &gi, sizeof gi);
                 if (st != MQ_OK) {
-                    ADD_FAILURE() << "snapshot: mq_group_info_get " << topic << "/" << group
+                    ADD_FAILURE() << "snapshot: mq_group_get_info " << topic << "/" << group
                                   << "/" << p << ": " << mq_status_name(st) << " "
                                   << mq_last_error();
                     out << "    " << group << ": info failed\n";

@@ -43,16 +43,16 @@ struct AllocFixture : ::testing::Test {
                const std::string &payload) {
         int32_t p;
         int64_t off;
-        if (mq_publish(b, topic, key, key ? std::strlen(key) : 0, payload.data(), payload.size(),
+        if (mq_topic_publish(b, topic, key, key ? std::strlen(key) : 0, payload.data(), payload.size(), NULL, 0,
                        MQ_NO_WAIT, nullptr, &p, &off) != MQ_OK) {
             return false;
         }
         for (size_t g = 0; g < ngroups; g++) {
             mq_message m;
             size_t n = 0;
-            if (mq_poll(b, topic, groups[g], p, &m, 1, MQ_NO_WAIT, nullptr, &n) != MQ_OK || n != 1) return false;
+            if (mq_group_poll(b, topic, groups[g], p, &m, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n) != MQ_OK || n != 1) return false;
             if (m.offset != off || m.payload_len != payload.size()) return false;
-            if (mq_ack(b, topic, groups[g], p, m.offset) != MQ_OK) return false;
+            if (mq_group_ack(b, topic, groups[g], p, m.offset) != MQ_OK) return false;
         }
         return true;
     }
@@ -85,20 +85,20 @@ TEST_F(AllocFixture, TwoGroupsKeylessAndBacklogDoNotAllocateAfterWarmUp) {
     const std::string payload(200, 'y');
     // Keep a standing backlog so trimming and recycling happen while messages are retained.
     for (int i = 0; i < 32; i++) {
-        ASSERT_EQ(mq_publish(b, "t", "k", 1, payload.data(), payload.size(), MQ_NO_WAIT, nullptr,
+        ASSERT_EQ(mq_topic_publish(b, "t", "k", 1, payload.data(), payload.size(), NULL, 0, MQ_NO_WAIT, nullptr,
                              nullptr, nullptr), MQ_OK);
     }
     auto run = [&](int n) {
         for (int i = 0; i < n; i++) {
             int32_t p;
             int64_t off;
-            if (mq_publish(b, "t", nullptr, 0, payload.data(), payload.size(), MQ_NO_WAIT, nullptr,
+            if (mq_topic_publish(b, "t", nullptr, 0, payload.data(), payload.size(), NULL, 0, MQ_NO_WAIT, nullptr,
                            &p, &off) != MQ_OK) return false;
             for (const char *g : groups) {
                 mq_message m[4];
                 size_t got = 0;
-                if (mq_poll(b, "t", g, p, m, 4, MQ_NO_WAIT, nullptr, &got) != MQ_OK) return false;
-                if (mq_ack(b, "t", g, p, m[got - 1].offset) != MQ_OK) return false;
+                if (mq_group_poll(b, "t", g, p, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &got) != MQ_OK) return false;
+                if (mq_group_ack(b, "t", g, p, m[got - 1].offset) != MQ_OK) return false;
             }
         }
         return true;
@@ -121,11 +121,11 @@ TEST_F(AllocFixture, BatchPublishDoesNotAllocateAfterWarmUp) {
     auto run = [&](int n) {
         for (int i = 0; i < n; i++) {
             size_t done = 0;
-            if (mq_publish_batch(b, "t", recs, 64, MQ_NO_WAIT, nullptr, res, &done) != MQ_OK || done != 64) return false;
+            if (mq_topic_publish_batch(b, "t", recs, sizeof(mq_record), 64, MQ_NO_WAIT, nullptr, res, sizeof(mq_publish_result), &done) != MQ_OK || done != 64) return false;
             for (int32_t p = 0; p < 2; p++) {
                 size_t got = 0;
-                while (mq_poll(b, "t", "g", p, msgs, 64, MQ_NO_WAIT, nullptr, &got) == MQ_OK) {
-                    if (mq_ack(b, "t", "g", p, msgs[got - 1].offset) != MQ_OK) return false;
+                while (mq_group_poll(b, "t", "g", p, msgs, sizeof(mq_message), 64, MQ_NO_WAIT, nullptr, &got) == MQ_OK) {
+                    if (mq_group_ack(b, "t", "g", p, msgs[got - 1].offset) != MQ_OK) return false;
                 }
             }
         }
@@ -153,7 +153,7 @@ TEST_F(AllocFixture, PushSubscriptionDeliveryDoesNotAllocateAfterStart) {
         return 0;
     };
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "t", "g", nullptr, handler, &st, nullptr, &sub), MQ_OK);
+    ASSERT_EQ(mq_subscription_open(b, "t", "g", nullptr, handler, &st, nullptr, &sub), MQ_OK);
     const std::string payload(64, 'p');
     auto publish_and_wait = [&](long n) {
         long target;
@@ -162,7 +162,7 @@ TEST_F(AllocFixture, PushSubscriptionDeliveryDoesNotAllocateAfterStart) {
             target = st.seen + n;
         }
         for (long i = 0; i < n; i++) {
-            if (mq_publish(b, "t", "k", 1, payload.data(), payload.size(), MQ_WAIT_FOREVER, nullptr,
+            if (mq_topic_publish(b, "t", "k", 1, payload.data(), payload.size(), NULL, 0, MQ_WAIT_FOREVER, nullptr,
                            nullptr, nullptr) != MQ_OK) return false;
         }
         std::unique_lock lk(st.mu);

@@ -33,15 +33,15 @@ std::string snapshot(mq_broker *b) {
         const std::string t = topics.substr(pos, nl - pos);
         pos = nl + 1;
         mq_topic_info ti{};
-        EXPECT_EQ(mq_topic_info_get(b, t.c_str(), &ti, sizeof ti), MQ_OK);
+        EXPECT_EQ(mq_topic_get_info(b, t.c_str(), &ti, sizeof ti), MQ_OK);
         EXPECT_EQ(mq_group_list(b, t.c_str(), buf, sizeof buf, &needed), MQ_OK);
         const std::string groups = buf;
         out += "\n" + t + " groups:" + groups;
         for (int32_t p = 0; p < ti.partitions; p++) {
-            EXPECT_EQ(mq_describe(b, t.c_str(), p, buf, sizeof buf, &needed), MQ_OK);
+            EXPECT_EQ(mq_partition_describe(b, t.c_str(), p, buf, sizeof buf, &needed), MQ_OK);
             out += std::string("\n  ") + buf;
             mq_partition_info pi{};
-            EXPECT_EQ(mq_partition_info_get(b, t.c_str(), p, &pi, sizeof pi), MQ_OK);
+            EXPECT_EQ(mq_partition_get_info(b, t.c_str(), p, &pi, sizeof pi), MQ_OK);
             std::snprintf(buf, sizeof buf, " bytes %" PRId64 " waits %" PRId64 " max %" PRId64 " dropped %" PRId64,
                           pi.retained_bytes, pi.producer_waits, pi.max_backlog, pi.dropped);
             out += buf;
@@ -51,7 +51,7 @@ std::string snapshot(mq_broker *b) {
                 const std::string g = groups.substr(g0, g1 - g0);
                 g0 = g1 + 1;
                 mq_group_info gi{};
-                EXPECT_EQ(mq_group_info_get(b, t.c_str(), g.c_str(), p, &gi, sizeof gi), MQ_OK);
+                EXPECT_EQ(mq_group_get_info(b, t.c_str(), g.c_str(), p, &gi, sizeof gi), MQ_OK);
                 std::snprintf(buf, sizeof buf, " | %s %" PRId64 "/%" PRId64 " lost %" PRId64 " paused %" PRId64,
                               g.c_str(), gi.committed, gi.next, gi.lost, gi.paused_until_ns);
                 out += buf;
@@ -104,26 +104,26 @@ struct AllocFailure : ::testing::Test {
     void works(const char *topic, const char *group, int32_t partitions) {
         for (int32_t p = 0; p < partitions; p++) {
             mq_group_info before{};
-            ASSERT_EQ(mq_group_info_get(b, topic, group, p, &before, sizeof before), MQ_OK);
+            ASSERT_EQ(mq_group_get_info(b, topic, group, p, &before, sizeof before), MQ_OK);
             mq_partition_info pi{};
-            ASSERT_EQ(mq_partition_info_get(b, topic, p, &pi, sizeof pi), MQ_OK);
-            ASSERT_EQ(mq_seek(b, topic, group, p, MQ_OFFSET_END), MQ_OK) << mq_last_error();
+            ASSERT_EQ(mq_partition_get_info(b, topic, p, &pi, sizeof pi), MQ_OK);
+            ASSERT_EQ(mq_group_seek(b, topic, group, p, MQ_OFFSET_END), MQ_OK) << mq_last_error();
             // Find a key for partition p so the message lands where we poll.
             std::string key;
             for (int k = 0;; k++) {
                 key = "k" + std::to_string(k);
                 int32_t kp;
-                ASSERT_EQ(mq_partition_for_key(key.data(), key.size(), partitions, &kp), MQ_OK);
+                ASSERT_EQ(mq_key_partition(key.data(), key.size(), partitions, &kp), MQ_OK);
                 if (kp == p) break;
             }
             int64_t off;
-            ASSERT_EQ(mq_publish(b, topic, key.data(), key.size(), "ok", 2, MQ_NO_WAIT, nullptr, nullptr, &off), MQ_OK)
+            ASSERT_EQ(mq_topic_publish(b, topic, key.data(), key.size(), "ok", 2, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, &off), MQ_OK)
                 << mq_last_error();
             mq_message m;
             size_t n = 0;
-            ASSERT_EQ(mq_poll(b, topic, group, p, &m, 1, MQ_NO_WAIT, nullptr, &n), MQ_OK) << mq_last_error();
+            ASSERT_EQ(mq_group_poll(b, topic, group, p, &m, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n), MQ_OK) << mq_last_error();
             ASSERT_EQ(m.offset, off);
-            ASSERT_EQ(mq_ack(b, topic, group, p, off), MQ_OK) << mq_last_error();
+            ASSERT_EQ(mq_group_ack(b, topic, group, p, off), MQ_OK) << mq_last_error();
         }
     }
 };
@@ -175,7 +175,7 @@ TEST_F(AllocFailure, GroupSubscribe) {
     create("orders", 3, 8);
     ASSERT_EQ(mq_group_subscribe(b, "orders", "first", nullptr), MQ_OK);
     for (int i = 0; i < 5; i++) {
-        ASSERT_EQ(mq_publish(b, "orders", nullptr, 0, "x", 1, MQ_NO_WAIT, nullptr, nullptr, nullptr), MQ_OK);
+        ASSERT_EQ(mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, nullptr), MQ_OK);
     }
     mq_group_options o;
     mq_group_options_init(&o, sizeof o);
@@ -195,8 +195,8 @@ TEST_F(AllocFailure, FirstPublishAndEveryPublishThatNeedsMemory) {
     const std::string payload(1000, 'p');
     int allocating = 0;
     for (int i = 0; i < 1100 && !HasFailure(); i++) {
-        const long made = run_with_failures(b, "mq_publish", [&] {
-            return mq_publish(b, "orders", "k", 1, payload.data(), payload.size(), MQ_NO_WAIT, nullptr, nullptr,
+        const long made = run_with_failures(b, "mq_topic_publish", [&] {
+            return mq_topic_publish(b, "orders", "k", 1, payload.data(), payload.size(), NULL, 0, MQ_NO_WAIT, nullptr, nullptr,
                               nullptr);
         });
         if (made > 0) allocating++;
@@ -204,14 +204,14 @@ TEST_F(AllocFailure, FirstPublishAndEveryPublishThatNeedsMemory) {
     }
     EXPECT_GE(allocating, 3) << "new chunks and the slot ring's growth should need memory";
     mq_partition_info pi{};
-    ASSERT_EQ(mq_partition_info_get(b, "orders", 0, &pi, sizeof pi), MQ_OK);
+    ASSERT_EQ(mq_partition_get_info(b, "orders", 0, &pi, sizeof pi), MQ_OK);
     EXPECT_EQ(pi.end, 1100);  // every publish landed exactly once
     std::vector<mq_message> m(64);
     size_t got = 0;
     int64_t expect = 0;
-    while (mq_poll(b, "orders", "g", 0, m.data(), m.size(), MQ_NO_WAIT, nullptr, &got) == MQ_OK) {
+    while (mq_group_poll(b, "orders", "g", 0, m.data(), sizeof(mq_message), m.size(), MQ_NO_WAIT, nullptr, &got) == MQ_OK) {
         for (size_t i = 0; i < got; i++) ASSERT_EQ(m[i].offset, expect++);
-        ASSERT_EQ(mq_ack(b, "orders", "g", 0, m[got - 1].offset), MQ_OK);
+        ASSERT_EQ(mq_group_ack(b, "orders", "g", 0, m[got - 1].offset), MQ_OK);
     }
     EXPECT_EQ(expect, 1100);
 }
@@ -221,15 +221,15 @@ TEST_F(AllocFailure, KeylessPublishAcrossPartitions) {
     ASSERT_EQ(mq_group_subscribe(b, "orders", "g", nullptr), MQ_OK);
     const std::string payload(700, 'q');
     for (int i = 0; i < 40 && !HasFailure(); i++) {
-        run_with_failures(b, "keyless mq_publish", [&] {
-            return mq_publish(b, "orders", nullptr, 0, payload.data(), payload.size(), MQ_NO_WAIT, nullptr, nullptr,
+        run_with_failures(b, "keyless mq_topic_publish", [&] {
+            return mq_topic_publish(b, "orders", nullptr, 0, payload.data(), payload.size(), NULL, 0, MQ_NO_WAIT, nullptr, nullptr,
                               nullptr);
         });
     }
     int64_t total = 0;
     for (int32_t p = 0; p < 4; p++) {
         mq_partition_info pi{};
-        ASSERT_EQ(mq_partition_info_get(b, "orders", p, &pi, sizeof pi), MQ_OK);
+        ASSERT_EQ(mq_partition_get_info(b, "orders", p, &pi, sizeof pi), MQ_OK);
         total += pi.end;
     }
     EXPECT_EQ(total, 40);
@@ -259,7 +259,7 @@ TEST_F(AllocFailure, MemberJoinAndRebalance) {
     int64_t gen0 = 0;
     size_t count = 0;
     int32_t parts[4];
-    ASSERT_EQ(mq_member_assignment(first, &gen0, parts, 4, &count), MQ_OK);
+    ASSERT_EQ(mq_member_get_assignment(first, &gen0, parts, 4, &count), MQ_OK);
     ASSERT_EQ(count, 4u);
     mq_member *second = nullptr;
     run_with_failures(
@@ -268,13 +268,13 @@ TEST_F(AllocFailure, MemberJoinAndRebalance) {
             // The failed join must not have rebalanced the group.
             int64_t gen = 0;
             size_t c = 0;
-            EXPECT_EQ(mq_member_assignment(first, &gen, parts, 4, &c), MQ_OK);
+            EXPECT_EQ(mq_member_get_assignment(first, &gen, parts, 4, &c), MQ_OK);
             EXPECT_EQ(gen, gen0);
             EXPECT_EQ(c, 4u);
         });
     ASSERT_NE(second, nullptr);
     int64_t gen = 0;
-    ASSERT_EQ(mq_member_assignment(first, &gen, parts, 4, &count), MQ_OK);
+    ASSERT_EQ(mq_member_get_assignment(first, &gen, parts, 4, &count), MQ_OK);
     EXPECT_GT(gen, gen0);
     EXPECT_EQ(count, 2u);
     ASSERT_EQ(mq_member_close(second), MQ_OK);
@@ -302,8 +302,8 @@ void count_free(void *user) { static_cast<PushState *>(user)->freed++; }
 // proves it consumes: one message on each partition reaches its handler.
 void start_subscription(mq_broker *b, const char *group, bool with_list) {
     const int32_t list[] = {0, 1};
-    mq_subscribe_options so;
-    mq_subscribe_options_init(&so, sizeof so);
+    mq_subscription_options so;
+    mq_subscription_options_init(&so, sizeof so);
     if (with_list) {
         so.partitions = list;
         so.partition_count = 2;
@@ -312,10 +312,10 @@ void start_subscription(mq_broker *b, const char *group, bool with_list) {
     size_t attempt = 0;
     mq_subscription *sub = nullptr;
     run_with_failures(
-        b, "mq_subscribe",
+        b, "mq_subscription_open",
         [&] {
             PushState &s = states[attempt++];
-            return mq_subscribe(b, "orders", group, &so, count_handler, &s, count_free, &sub);
+            return mq_subscription_open(b, "orders", group, &so, count_handler, &s, count_free, &sub);
         },
         [&] {
             // A failed start has released its user data exactly once, and nothing runs.
@@ -330,10 +330,10 @@ void start_subscription(mq_broker *b, const char *group, bool with_list) {
         for (int k = 0;; k++) {
             key = "k" + std::to_string(k);
             int32_t kp;
-            ASSERT_EQ(mq_partition_for_key(key.data(), key.size(), 2, &kp), MQ_OK);
+            ASSERT_EQ(mq_key_partition(key.data(), key.size(), 2, &kp), MQ_OK);
             if (kp == p) break;
         }
-        ASSERT_EQ(mq_publish(b, "orders", key.data(), key.size(), "a", 1, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
+        ASSERT_EQ(mq_topic_publish(b, "orders", key.data(), key.size(), "a", 1, NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
                   MQ_OK);
     }
     {

@@ -76,7 +76,7 @@ TEST(ApiAbuse, SubscribeRacingPublish) {
         go.arrive_and_wait();
         for (int i = 0; i < 3000; i++) {
             const std::string p = std::to_string(i);
-            ASSERT_EQ(mq_publish(br.b, "t", nullptr, 0, p.data(), p.size(), MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
+            ASSERT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, p.data(), p.size(), NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
                       MQ_OK);
         }
     });
@@ -94,15 +94,15 @@ TEST(ApiAbuse, SubscribeRacingPublish) {
         const std::string name = g < 0 ? "early" : "late-" + std::to_string(g);
         for (int32_t p = 0; p < 2; p++) {
             mq_group_info gi{};
-            ASSERT_EQ(mq_group_info_get(br.b, "t", name.c_str(), p, &gi, sizeof gi), MQ_OK);
+            ASSERT_EQ(mq_group_get_info(br.b, "t", name.c_str(), p, &gi, sizeof gi), MQ_OK);
             int64_t expect = gi.committed;
             mq_message m[256];
             size_t n = 0;
-            while (mq_poll(br.b, "t", name.c_str(), p, m, 256, MQ_NO_WAIT, nullptr, &n) == MQ_OK) {
+            while (mq_group_poll(br.b, "t", name.c_str(), p, m, sizeof(mq_message), 256, MQ_NO_WAIT, nullptr, &n) == MQ_OK) {
                 for (size_t i = 0; i < n; i++) ASSERT_EQ(m[i].offset, expect++) << name;
             }
             mq_partition_info pi{};
-            ASSERT_EQ(mq_partition_info_get(br.b, "t", p, &pi, sizeof pi), MQ_OK);
+            ASSERT_EQ(mq_partition_get_info(br.b, "t", p, &pi, sizeof pi), MQ_OK);
             EXPECT_EQ(expect, pi.end) << name << " missed the tail of partition " << p;
             if (g < 0) EXPECT_EQ(gi.committed, 0);
         }
@@ -119,17 +119,17 @@ TEST(ApiAbuse, CloseRacingEveryOtherCall) {
         ASSERT_EQ(mq_group_subscribe(b, "t", "g", nullptr), MQ_OK);
         using Call = std::function<mq_status(int)>;
         std::vector<std::pair<const char *, Call>> calls = {
-            {"publish", [&](int) { return mq_publish(b, "t", "k", 1, "x", 1, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr); }},
+            {"publish", [&](int) { return mq_topic_publish(b, "t", "k", 1, "x", 1, NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr); }},
             {"poll", [&](int i) {
                  mq_message m[4];
                  size_t n = 0;
-                 mq_status st = mq_poll(b, "t", "g", i % 2, m, 4, 50, nullptr, &n);
-                 if (st == MQ_OK) mq_ack(b, "t", "g", i % 2, m[n - 1].offset);
+                 mq_status st = mq_group_poll(b, "t", "g", i % 2, m, sizeof(mq_message), 4, 50, nullptr, &n);
+                 if (st == MQ_OK) mq_group_ack(b, "t", "g", i % 2, m[n - 1].offset);
                  return st;
              }},
             {"nack/seek", [&](int i) {
-                 mq_nack(b, "t", "g", i % 2);
-                 return mq_seek(b, "t", "g", i % 2, MQ_OFFSET_END);
+                 mq_group_nack(b, "t", "g", i % 2, 0);
+                 return mq_group_seek(b, "t", "g", i % 2, MQ_OFFSET_END);
              }},
             {"create", [&](int i) { return mq_topic_create(b, ("c" + std::to_string(i)).c_str(), nullptr); }},
             {"sub/unsub", [&](int i) {
@@ -144,13 +144,13 @@ TEST(ApiAbuse, CloseRacingEveryOtherCall) {
                  if (st != MQ_OK) return st;
                  mq_message msg[2];
                  size_t n = 0;
-                 st = mq_member_poll(m, msg, 2, 20, nullptr, &n);
+                 st = mq_member_poll(m, msg, sizeof(mq_message), 2, 20, nullptr, &n);
                  mq_member_close(m);
                  return st;
              }},
             {"push", [&](int) {
                  mq_subscription *s = nullptr;
-                 mq_status st = mq_subscribe(b, "t", "push", nullptr, [](void *, const mq_message *) { return 0; },
+                 mq_status st = mq_subscription_open(b, "t", "push", nullptr, [](void *, const mq_message *) { return 0; },
                                              nullptr, nullptr, &s);
                  if (st == MQ_OK) mq_subscription_close(s);
                  return st;
@@ -184,7 +184,7 @@ TEST(ApiAbuse, CloseRacingEveryOtherCall) {
         for (size_t c = 0; c < calls.size(); c++) EXPECT_EQ(last[c], MQ_CLOSED) << calls[c].first;
         // Introspection still works after close.
         mq_partition_info pi{};
-        EXPECT_EQ(mq_partition_info_get(b, "t", 0, &pi, sizeof pi), MQ_OK);
+        EXPECT_EQ(mq_partition_get_info(b, "t", 0, &pi, sizeof pi), MQ_OK);
         mq_broker_free(b);
     }
 }
@@ -205,7 +205,7 @@ TEST(ApiAbuse, WakeupsRacingWaits) {
             go.arrive_and_wait();
             mq_message m;
             size_t n = 0;
-            EXPECT_EQ(mq_poll(br.b, "t", "g", 0, &m, 1, MQ_WAIT_FOREVER, poll_token, &n), MQ_CANCELLED);
+            EXPECT_EQ(mq_group_poll(br.b, "t", "g", 0, &m, sizeof(mq_message), 1, MQ_WAIT_FOREVER, poll_token, &n), MQ_CANCELLED);
         });
         std::thread trigger([&] {
             go.arrive_and_wait();
@@ -218,10 +218,10 @@ TEST(ApiAbuse, WakeupsRacingWaits) {
         mq_cancel_reset(poll_token);
     }
     // A publisher blocked on a full partition ("slow" never acks) wakes the same way.
-    ASSERT_EQ(mq_publish(br.b, "t", nullptr, 0, "x", 1, MQ_NO_WAIT, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, "x", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, nullptr), MQ_OK);
     for (int round = 0; round < 100; round++) {
         std::thread pub([&] {
-            EXPECT_EQ(mq_publish(br.b, "t", nullptr, 0, "y", 1, MQ_WAIT_FOREVER, pub_token, nullptr, nullptr),
+            EXPECT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, "y", 1, NULL, 0, MQ_WAIT_FOREVER, pub_token, nullptr, nullptr),
                       MQ_CANCELLED);
         });
         mq_cancel_trigger(pub_token);
@@ -229,7 +229,7 @@ TEST(ApiAbuse, WakeupsRacingWaits) {
         mq_cancel_reset(pub_token);
     }
     mq_partition_info pi{};
-    ASSERT_EQ(mq_partition_info_get(br.b, "t", 0, &pi, sizeof pi), MQ_OK);
+    ASSERT_EQ(mq_partition_get_info(br.b, "t", 0, &pi, sizeof pi), MQ_OK);
     EXPECT_EQ(pi.end, 1);  // no cancelled publish appended anything
     mq_cancel_free(poll_token);
     mq_cancel_free(pub_token);
@@ -259,7 +259,7 @@ TEST(ApiAbuse, MembersJoiningAndLeavingRacePolls) {
     std::thread pub([&] {
         for (int i = 0; i < kMessages; i++) {
             const std::string p = std::to_string(i);
-            ASSERT_EQ(mq_publish(br.b, "t", nullptr, 0, p.data(), p.size(), MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
+            ASSERT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, p.data(), p.size(), NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
                       MQ_OK);
         }
         publishing_done = true;
@@ -268,11 +268,11 @@ TEST(ApiAbuse, MembersJoiningAndLeavingRacePolls) {
     int idle_after_done = 0;
     while (idle_after_done < 3 && !HasFailure()) {
         size_t n = 0;
-        const mq_status st = mq_member_poll(steady, msgs, 16, 20, nullptr, &n);
+        const mq_status st = mq_member_poll(steady, msgs, sizeof(mq_message), 16, 20, nullptr, &n);
         if (st == MQ_REBALANCED) {
             size_t count = 0;
             int32_t parts[3];
-            ASSERT_EQ(mq_member_assignment(steady, nullptr, parts, 3, &count), MQ_OK);
+            ASSERT_EQ(mq_member_get_assignment(steady, nullptr, parts, 3, &count), MQ_OK);
             continue;
         }
         if (st == MQ_TIMEOUT) {

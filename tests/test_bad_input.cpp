@@ -2,7 +2,7 @@
 // leaves a detail message in mq_last_error(), and leaves the broker's observable state exactly as
 // it was (see state_snapshot.h). Also: calls after mq_broker_close, refused calls from inside
 // handlers and rebalance callbacks, the version and status-name functions, and user_free being
-// called exactly once when mq_subscribe fails.
+// called exactly once when mq_subscription_open fails.
 #include <mq.h>
 
 #include <gtest/gtest.h>
@@ -99,7 +99,7 @@ std::string longest_legal_name() {
     return name;
 }
 
-// Counts handler calls and user_free calls of one mq_subscribe.
+// Counts handler calls and user_free calls of one mq_subscription_open.
 struct SubUser {
     std::atomic<int> handled{0};
     std::atomic<int> freed{0};
@@ -116,18 +116,18 @@ struct SubCase {
     mq_broker *b;
     const char *topic;
     const char *group;
-    const mq_subscribe_options *opts;
+    const mq_subscription_options *opts;
     mq_handler handler = count_handler;
     bool null_out = false;
 };
 
-// A refused mq_subscribe must still call user_free exactly once, before it returns, and never
+// A refused mq_subscription_open must still call user_free exactly once, before it returns, and never
 // call the handler.
 void expect_subscribe_rejected(mq_broker *snap, const SubCase &sc) {
     SubUser user;
     mq_subscription *sub = nullptr;
     expect_rejected(snap, Case{sc.what, sc.expected, [&]() -> int {
-                                   return mq_subscribe(sc.b, sc.topic, sc.group, sc.opts,
+                                   return mq_subscription_open(sc.b, sc.topic, sc.group, sc.opts,
                                                        sc.handler, &user, count_free,
                                                        sc.null_out ? nullptr : &sub);
                                }});
@@ -136,9 +136,9 @@ void expect_subscribe_rejected(mq_broker *snap, const SubCase &sc) {
     if (sub != nullptr) mq_subscription_close(sub);  // only reached if the library wrongly accepted
 }
 
-mq_subscribe_options sub_opts(int32_t prefetch, const int32_t *parts, size_t count) {
-    mq_subscribe_options o;
-    mq_subscribe_options_init(&o, sizeof o);
+mq_subscription_options sub_opts(int32_t prefetch, const int32_t *parts, size_t count) {
+    mq_subscription_options o;
+    mq_subscription_options_init(&o, sizeof o);
     o.prefetch = prefetch;
     o.partitions = parts;
     o.partition_count = count;
@@ -177,7 +177,7 @@ protected:
             const std::string key = key_for(p);
             for (int i = 0; i < 3; ++i) {
                 int32_t part = -1;
-                ASSERT_EQ(mq_publish(b, "orders", key.data(), key.size(), "o", 1, MQ_NO_WAIT,
+                ASSERT_EQ(mq_topic_publish(b, "orders", key.data(), key.size(), "o", 1, NULL, 0, MQ_NO_WAIT,
                                      nullptr, &part, nullptr),
                           MQ_OK)
                     << mq_last_error();
@@ -186,20 +186,20 @@ protected:
         }
         mq_message msgs[2];
         size_t n = 0;
-        ASSERT_EQ(mq_poll(b, "orders", "billing", 0, msgs, 2, MQ_NO_WAIT, nullptr, &n), MQ_OK);
+        ASSERT_EQ(mq_group_poll(b, "orders", "billing", 0, msgs, sizeof(mq_message), 2, MQ_NO_WAIT, nullptr, &n), MQ_OK);
         ASSERT_EQ(n, 2u);
-        ASSERT_EQ(mq_ack(b, "orders", "billing", 0, 0), MQ_OK) << mq_last_error();
-        ASSERT_EQ(mq_poll(b, "orders", "email", 0, msgs, 1, MQ_NO_WAIT, nullptr, &n), MQ_OK);
+        ASSERT_EQ(mq_group_ack(b, "orders", "billing", 0, 0), MQ_OK) << mq_last_error();
+        ASSERT_EQ(mq_group_poll(b, "orders", "email", 0, msgs, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n), MQ_OK);
         ASSERT_EQ(n, 1u);
         for (const char *group : {"billing", "email"}) {
-            ASSERT_EQ(mq_poll(b, "orders", group, 1, msgs, 1, MQ_NO_WAIT, nullptr, &n), MQ_OK);
+            ASSERT_EQ(mq_group_poll(b, "orders", group, 1, msgs, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n), MQ_OK);
             ASSERT_EQ(n, 1u);
-            ASSERT_EQ(mq_ack(b, "orders", group, 1, 0), MQ_OK) << mq_last_error();
+            ASSERT_EQ(mq_group_ack(b, "orders", group, 1, 0), MQ_OK) << mq_last_error();
         }
 
         const std::string ten(10, 'b');
         for (int i = 0; i < 2; ++i)
-            ASSERT_EQ(mq_publish(b, "budget", nullptr, 0, ten.data(), ten.size(), MQ_NO_WAIT,
+            ASSERT_EQ(mq_topic_publish(b, "budget", nullptr, 0, ten.data(), ten.size(), NULL, 0, MQ_NO_WAIT,
                                  nullptr, nullptr, nullptr),
                       MQ_OK)
                 << mq_last_error();
@@ -212,7 +212,7 @@ protected:
         for (int i = 0;; ++i) {
             const std::string key = "key-" + std::to_string(i);
             int32_t got = -1;
-            EXPECT_EQ(mq_partition_for_key(key.data(), key.size(), 2, &got), MQ_OK);
+            EXPECT_EQ(mq_key_partition(key.data(), key.size(), 2, &got), MQ_OK);
             if (got == p) return key;
         }
     }
@@ -228,14 +228,14 @@ TEST_F(BadInput, SnapshotSeesEveryKindOfChange) {
     EXPECT_NE(s.find("retained_bytes=20"), std::string::npos) << s;
 
     const std::vector<std::pair<std::string, std::function<int()>>> changes = {
-        {"publish", [&] { return mq_publish(b, "orders", nullptr, 0, "x", 1, 0, nullptr, nullptr, nullptr); }},
+        {"publish", [&] { return mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, nullptr, nullptr); }},
         {"poll", [&] {
              mq_message m;
              size_t n = 0;
-             return mq_poll(b, "orders", "email", 1, &m, 1, 0, nullptr, &n);
+             return mq_group_poll(b, "orders", "email", 1, &m, sizeof(mq_message), 1, 0, nullptr, &n);
          }},
-        {"ack", [&] { return mq_ack(b, "orders", "billing", 0, 1); }},
-        {"nack", [&] { return mq_nack(b, "orders", "email", 0); }},
+        {"ack", [&] { return mq_group_ack(b, "orders", "billing", 0, 1); }},
+        {"nack", [&] { return mq_group_nack(b, "orders", "email", 0, 0); }},
         {"group subscribe", [&] { return mq_group_subscribe(b, "budget", "late", nullptr); }},
         {"group unsubscribe", [&] { return mq_group_unsubscribe(b, "budget", "late"); }},
         {"topic create", [&] { return mq_topic_create(b, "more", nullptr); }},
@@ -368,8 +368,8 @@ TEST(BadInputInit, NullShortAndPartialSizes) {
                                 offsetof(mq_topic_config, capacity));
     check_init<mq_group_options>("mq_group_options_init", mq_group_options_init,
                                  sizeof(size_t));
-    check_init<mq_subscribe_options>("mq_subscribe_options_init", mq_subscribe_options_init,
-                                     offsetof(mq_subscribe_options, partitions));
+    check_init<mq_subscription_options>("mq_subscription_options_init", mq_subscription_options_init,
+                                     offsetof(mq_subscription_options, partitions));
     check_init<mq_member_options>("mq_member_options_init", mq_member_options_init,
                                   offsetof(mq_member_options, session_timeout_ms));
 }
@@ -386,36 +386,36 @@ TEST(BadInputCancel, NullTokens) {
 TEST(BadInputHelpers, PartitionForKey) {
     int32_t out = -1;
     expect_all_rejected(nullptr, {
-        BAD(MQ_ERR_INVALID, mq_partition_for_key("k", 1, 4, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_partition_for_key(nullptr, 1, 4, &out)),
-        BAD(MQ_ERR_INVALID, mq_partition_for_key("k", 1, 0, &out)),
-        BAD(MQ_ERR_INVALID, mq_partition_for_key("k", 1, -1, &out)),
-        BAD(MQ_ERR_INVALID, mq_partition_for_key("k", 1, INT32_MIN, &out)),
+        BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, 4, nullptr)),
+        BAD(MQ_ERR_INVALID, mq_key_partition(nullptr, 1, 4, &out)),
+        BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, 0, &out)),
+        BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, -1, &out)),
+        BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, INT32_MIN, &out)),
     });
     // The legal edges: an empty key (not "no key") may be NULL with length 0.
-    EXPECT_EQ(mq_partition_for_key(nullptr, 0, 4, &out), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_key_partition(nullptr, 0, 4, &out), MQ_OK) << mq_last_error();
     int32_t out_empty = -1;
-    EXPECT_EQ(mq_partition_for_key("", 0, 4, &out_empty), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_key_partition("", 0, 4, &out_empty), MQ_OK) << mq_last_error();
     EXPECT_EQ(out, out_empty);
-    EXPECT_EQ(mq_murmur2(nullptr, 0), mq_murmur2("x", 0));
+    EXPECT_EQ(mq_key_murmur2(nullptr, 0), mq_key_murmur2("x", 0));
 }
 
 TEST(BadInputHelpers, AssignRoundRobin) {
     int32_t out[8];
     size_t count = 0;
     expect_all_rejected(nullptr, {
-        BAD(MQ_ERR_INVALID, mq_assign_round_robin(0, 2, 0, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assign_round_robin(-1, 2, 0, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assign_round_robin(4, 0, 0, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assign_round_robin(4, -1, 0, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assign_round_robin(4, 2, -1, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assign_round_robin(4, 2, 2, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assign_round_robin(4, 2, INT32_MAX, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assign_round_robin(4, 2, 0, nullptr, 1, &count)),
-        BAD(MQ_ERR_INVALID, mq_assign_round_robin(4, 2, 0, out, 8, nullptr)),
+        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(0, 2, 0, out, 8, &count)),
+        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(-1, 2, 0, out, 8, &count)),
+        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 0, 0, out, 8, &count)),
+        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, -1, 0, out, 8, &count)),
+        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, -1, out, 8, &count)),
+        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, 2, out, 8, &count)),
+        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, INT32_MAX, out, 8, &count)),
+        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, 0, nullptr, 1, &count)),
+        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, 0, out, 8, nullptr)),
     });
     // The legal edge: out NULL with cap 0 only counts.
-    EXPECT_EQ(mq_assign_round_robin(5, 2, 0, nullptr, 0, &count), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_assignment_round_robin(5, 2, 0, nullptr, 0, &count), MQ_OK) << mq_last_error();
     EXPECT_EQ(count, 3u);
 }
 
@@ -477,7 +477,7 @@ TEST_F(BadInput, LegalEdgesAreAccepted) {
     cfg.capacity = 0;
     ASSERT_EQ(mq_topic_create(b, "old-caller", &cfg), MQ_OK) << mq_last_error();
     mq_topic_info ti{};
-    ASSERT_EQ(mq_topic_info_get(b, "old-caller", &ti, sizeof ti), MQ_OK);
+    ASSERT_EQ(mq_topic_get_info(b, "old-caller", &ti, sizeof ti), MQ_OK);
     EXPECT_EQ(ti.partitions, 2);
     EXPECT_EQ(ti.capacity, 1024);
 
@@ -487,15 +487,15 @@ TEST_F(BadInput, LegalEdgesAreAccepted) {
     ASSERT_EQ(mq_topic_create(b, "edge", &cfg), MQ_OK) << mq_last_error();
     ASSERT_EQ(mq_group_subscribe(b, "edge", "g", nullptr), MQ_OK);
     const std::string max(kMaxMessage, 'm');
-    EXPECT_EQ(mq_publish(b, "orders", max.data(), 10, max.data(), kMaxMessage - 10, 0, nullptr,
+    EXPECT_EQ(mq_topic_publish(b, "orders", max.data(), 10, max.data(), kMaxMessage - 10, NULL, 0, 0, nullptr,
                          nullptr, nullptr),
               MQ_OK)
         << mq_last_error();
-    EXPECT_EQ(mq_publish(b, "edge", nullptr, 0, max.data(), kBudget, 0, nullptr, nullptr, nullptr),
+    EXPECT_EQ(mq_topic_publish(b, "edge", nullptr, 0, max.data(), kBudget, NULL, 0, 0, nullptr, nullptr, nullptr),
               MQ_OK)
         << mq_last_error();
     // An empty payload may be NULL, and an empty key ("" rather than no key) fits any budget.
-    EXPECT_EQ(mq_publish(b, "edge", "", 0, nullptr, 0, 0, nullptr, nullptr, nullptr), MQ_OK)
+    EXPECT_EQ(mq_topic_publish(b, "edge", "", 0, nullptr, 0, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK)
         << mq_last_error();
 }
 
@@ -517,37 +517,37 @@ TEST_F(BadInput, ListsAndIntrospection) {
         BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, longest.c_str(), buf, sizeof buf, &needed)),
         BAD(MQ_ERR_INVALID, mq_group_list(b, "a b", buf, sizeof buf, &needed)),
 
-        BAD(MQ_ERR_INVALID, mq_topic_info_get(nullptr, "orders", &ti, sizeof ti)),
-        BAD(MQ_ERR_INVALID, mq_topic_info_get(b, nullptr, &ti, sizeof ti)),
-        BAD(MQ_ERR_INVALID, mq_topic_info_get(b, "orders", nullptr, sizeof ti)),
-        BAD(MQ_ERR_NO_TOPIC, mq_topic_info_get(b, "nope", &ti, sizeof ti)),
-        BAD(MQ_ERR_INVALID, mq_topic_info_get(b, "", &ti, sizeof ti)),
+        BAD(MQ_ERR_INVALID, mq_topic_get_info(nullptr, "orders", &ti, sizeof ti)),
+        BAD(MQ_ERR_INVALID, mq_topic_get_info(b, nullptr, &ti, sizeof ti)),
+        BAD(MQ_ERR_INVALID, mq_topic_get_info(b, "orders", nullptr, sizeof ti)),
+        BAD(MQ_ERR_NO_TOPIC, mq_topic_get_info(b, "nope", &ti, sizeof ti)),
+        BAD(MQ_ERR_INVALID, mq_topic_get_info(b, "", &ti, sizeof ti)),
 
-        BAD(MQ_ERR_INVALID, mq_partition_info_get(nullptr, "orders", 0, &pi, sizeof pi)),
-        BAD(MQ_ERR_INVALID, mq_partition_info_get(b, nullptr, 0, &pi, sizeof pi)),
-        BAD(MQ_ERR_INVALID, mq_partition_info_get(b, "orders", 0, nullptr, sizeof pi)),
-        BAD(MQ_ERR_NO_TOPIC, mq_partition_info_get(b, "nope", 0, &pi, sizeof pi)),
-        BAD(MQ_ERR_PARTITION, mq_partition_info_get(b, "orders", -1, &pi, sizeof pi)),
-        BAD(MQ_ERR_PARTITION, mq_partition_info_get(b, "orders", 2, &pi, sizeof pi)),
-        BAD(MQ_ERR_PARTITION, mq_partition_info_get(b, "orders", INT32_MIN, &pi, sizeof pi)),
+        BAD(MQ_ERR_INVALID, mq_partition_get_info(nullptr, "orders", 0, &pi, sizeof pi)),
+        BAD(MQ_ERR_INVALID, mq_partition_get_info(b, nullptr, 0, &pi, sizeof pi)),
+        BAD(MQ_ERR_INVALID, mq_partition_get_info(b, "orders", 0, nullptr, sizeof pi)),
+        BAD(MQ_ERR_NO_TOPIC, mq_partition_get_info(b, "nope", 0, &pi, sizeof pi)),
+        BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", -1, &pi, sizeof pi)),
+        BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", 2, &pi, sizeof pi)),
+        BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", INT32_MIN, &pi, sizeof pi)),
 
-        BAD(MQ_ERR_INVALID, mq_group_info_get(nullptr, "orders", "billing", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_INVALID, mq_group_info_get(b, nullptr, "billing", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_INVALID, mq_group_info_get(b, "orders", nullptr, 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_INVALID, mq_group_info_get(b, "orders", "billing", 0, nullptr, sizeof gi)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_info_get(b, "nope", "billing", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_info_get(b, "orders", "nope", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_info_get(b, "orders", "audit", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_PARTITION, mq_group_info_get(b, "orders", "billing", -1, &gi, sizeof gi)),
-        BAD(MQ_ERR_PARTITION, mq_group_info_get(b, "orders", "billing", 2, &gi, sizeof gi)),
-        BAD(MQ_ERR_INVALID, mq_group_info_get(b, "orders", "a/b", 0, &gi, sizeof gi)),
+        BAD(MQ_ERR_INVALID, mq_group_get_info(nullptr, "orders", "billing", 0, &gi, sizeof gi)),
+        BAD(MQ_ERR_INVALID, mq_group_get_info(b, nullptr, "billing", 0, &gi, sizeof gi)),
+        BAD(MQ_ERR_INVALID, mq_group_get_info(b, "orders", nullptr, 0, &gi, sizeof gi)),
+        BAD(MQ_ERR_INVALID, mq_group_get_info(b, "orders", "billing", 0, nullptr, sizeof gi)),
+        BAD(MQ_ERR_NO_TOPIC, mq_group_get_info(b, "nope", "billing", 0, &gi, sizeof gi)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "nope", 0, &gi, sizeof gi)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "audit", 0, &gi, sizeof gi)),
+        BAD(MQ_ERR_PARTITION, mq_group_get_info(b, "orders", "billing", -1, &gi, sizeof gi)),
+        BAD(MQ_ERR_PARTITION, mq_group_get_info(b, "orders", "billing", 2, &gi, sizeof gi)),
+        BAD(MQ_ERR_INVALID, mq_group_get_info(b, "orders", "a/b", 0, &gi, sizeof gi)),
 
-        BAD(MQ_ERR_INVALID, mq_describe(nullptr, "orders", 0, buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_INVALID, mq_describe(b, nullptr, 0, buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_INVALID, mq_describe(b, "orders", 0, nullptr, 1, &needed)),
-        BAD(MQ_ERR_NO_TOPIC, mq_describe(b, "nope", 0, buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_PARTITION, mq_describe(b, "orders", -1, buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_PARTITION, mq_describe(b, "orders", 2, buf, sizeof buf, &needed)),
+        BAD(MQ_ERR_INVALID, mq_partition_describe(nullptr, "orders", 0, buf, sizeof buf, &needed)),
+        BAD(MQ_ERR_INVALID, mq_partition_describe(b, nullptr, 0, buf, sizeof buf, &needed)),
+        BAD(MQ_ERR_INVALID, mq_partition_describe(b, "orders", 0, nullptr, 1, &needed)),
+        BAD(MQ_ERR_NO_TOPIC, mq_partition_describe(b, "nope", 0, buf, sizeof buf, &needed)),
+        BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", -1, buf, sizeof buf, &needed)),
+        BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", 2, buf, sizeof buf, &needed)),
     });
 }
 
@@ -609,23 +609,23 @@ TEST_F(BadInput, Publish) {
     int32_t part = -7;
     int64_t off = -7;
     expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_publish(nullptr, "orders", nullptr, 0, "x", 1, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_publish(b, nullptr, nullptr, 0, "x", 1, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_publish(b, "orders", nullptr, 1, "x", 1, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_publish(b, "orders", "k", 1, nullptr, 1, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_publish(b, "orders", nullptr, 0, "x", 1, -2, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_publish(b, "orders", nullptr, 0, "x", 1, INT64_MIN, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_publish(b, "a/b", nullptr, 0, "x", 1, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_NO_TOPIC, mq_publish(b, "nope", nullptr, 0, "x", 1, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_NO_TOPIC, mq_publish(b, longest.c_str(), nullptr, 0, "x", 1, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_INVALID, mq_topic_publish(nullptr, "orders", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_INVALID, mq_topic_publish(b, nullptr, nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", nullptr, 1, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", "k", 1, nullptr, 1, NULL, 0, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, -2, nullptr, &part, &off)),
+        BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, INT64_MIN, nullptr, &part, &off)),
+        BAD(MQ_ERR_INVALID, mq_topic_publish(b, "a/b", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_NO_TOPIC, mq_topic_publish(b, "nope", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_NO_TOPIC, mq_topic_publish(b, longest.c_str(), nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
         // Over max_message_bytes: by payload, by key, and by the sum of the two.
-        BAD(MQ_ERR_TOO_LARGE, mq_publish(b, "orders", nullptr, 0, p, kMaxMessage + 1, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_TOO_LARGE, mq_publish(b, "orders", p, kMaxMessage + 1, nullptr, 0, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_TOO_LARGE, mq_publish(b, "orders", p, 32, p, kMaxMessage - 31, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", nullptr, 0, p, kMaxMessage + 1, NULL, 0, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", p, kMaxMessage + 1, nullptr, 0, NULL, 0, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", p, 32, p, kMaxMessage - 31, NULL, 0, 0, nullptr, &part, &off)),
         // Over the topic's byte budget (which no amount of waiting can make room for).
-        BAD(MQ_ERR_TOO_LARGE, mq_publish(b, "budget", nullptr, 0, p, kBudget + 1, 0, nullptr, &part, &off)),
+        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "budget", nullptr, 0, p, kBudget + 1, NULL, 0, 0, nullptr, &part, &off)),
         // A short wait, not forever: a library that waited for room instead would hang the suite.
-        BAD(MQ_ERR_TOO_LARGE, mq_publish(b, "budget", p, 20, p, kBudget - 19, 50, nullptr, &part, &off)),
+        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "budget", p, 20, p, kBudget - 19, NULL, 0, 50, nullptr, &part, &off)),
     });
 }
 
@@ -647,7 +647,7 @@ TEST_F(BadInput, PublishBatch) {
                      int64_t wait) {
         mq_publish_result results[3] = {{-7, -7}, {-7, -7}, {-7, -7}};
         size_t published = 777;
-        const int st = mq_publish_batch(bb, topic, recs, n, wait, nullptr, results, &published);
+        const int st = mq_topic_publish_batch(bb, topic, recs, sizeof(mq_record), n, wait, nullptr, results, sizeof(mq_publish_result), &published);
         EXPECT_TRUE(published == 777 || published == 0) << "published " << published;
         for (size_t i = 0; i < n && i < 3; ++i)
             EXPECT_TRUE(results[i].offset == -7 || results[i].offset == -1)
@@ -674,57 +674,57 @@ TEST_F(BadInput, Poll) {
     // billing has three messages ready on partition 1, so a bad poll that slipped through would
     // move its cursor.
     expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_poll(nullptr, "orders", "billing", 1, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_poll(b, nullptr, "billing", 1, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_poll(b, "orders", nullptr, 1, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_poll(b, "orders", "billing", 1, nullptr, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_poll(b, "orders", "billing", 1, msgs, 4, 0, nullptr, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_poll(b, "orders", "billing", 1, msgs, 0, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_poll(b, "orders", "billing", 1, msgs, 4, -2, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_poll(b, "orders", "billing", 1, msgs, 4, INT64_MIN, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_poll(b, "orders", "bill ing", 1, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_NO_TOPIC, mq_poll(b, "nope", "billing", 1, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_NO_GROUP, mq_poll(b, "orders", "nope", 1, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_NO_GROUP, mq_poll(b, "orders", "audit", 1, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_PARTITION, mq_poll(b, "orders", "billing", -1, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_PARTITION, mq_poll(b, "orders", "billing", 2, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_PARTITION, mq_poll(b, "orders", "billing", INT32_MAX, msgs, 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(nullptr, "orders", "billing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, nullptr, "billing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", nullptr, 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, nullptr, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, nullptr)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 0, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 4, -2, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 4, INT64_MIN, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "bill ing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_NO_TOPIC, mq_group_poll(b, "nope", "billing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_poll(b, "orders", "nope", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_poll(b, "orders", "audit", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", -1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", 2, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", INT32_MAX, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
     });
 }
 
 TEST_F(BadInput, AckAndNack) {
     expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_ack(nullptr, "orders", "billing", 0, 1)),
-        BAD(MQ_ERR_INVALID, mq_ack(b, nullptr, "billing", 0, 1)),
-        BAD(MQ_ERR_INVALID, mq_ack(b, "orders", nullptr, 0, 1)),
-        BAD(MQ_ERR_INVALID, mq_ack(b, "orders", "", 0, 1)),
-        BAD(MQ_ERR_NO_TOPIC, mq_ack(b, "nope", "billing", 0, 1)),
-        BAD(MQ_ERR_NO_GROUP, mq_ack(b, "orders", "nope", 0, 1)),
-        BAD(MQ_ERR_PARTITION, mq_ack(b, "orders", "billing", -1, 1)),
-        BAD(MQ_ERR_PARTITION, mq_ack(b, "orders", "billing", 2, 1)),
+        BAD(MQ_ERR_INVALID, mq_group_ack(nullptr, "orders", "billing", 0, 1)),
+        BAD(MQ_ERR_INVALID, mq_group_ack(b, nullptr, "billing", 0, 1)),
+        BAD(MQ_ERR_INVALID, mq_group_ack(b, "orders", nullptr, 0, 1)),
+        BAD(MQ_ERR_INVALID, mq_group_ack(b, "orders", "", 0, 1)),
+        BAD(MQ_ERR_NO_TOPIC, mq_group_ack(b, "nope", "billing", 0, 1)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_ack(b, "orders", "nope", 0, 1)),
+        BAD(MQ_ERR_PARTITION, mq_group_ack(b, "orders", "billing", -1, 1)),
+        BAD(MQ_ERR_PARTITION, mq_group_ack(b, "orders", "billing", 2, 1)),
         // billing on partition 0 has committed 1, next 2: only offset 1 is in flight.
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_ack(b, "orders", "billing", 0, 0)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_ack(b, "orders", "billing", 0, 2)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_ack(b, "orders", "billing", 0, 3)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_ack(b, "orders", "billing", 0, -1)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_ack(b, "orders", "billing", 0, INT64_MAX)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_ack(b, "orders", "email", 1, 0)),
+        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, 0)),
+        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, 2)),
+        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, 3)),
+        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, -1)),
+        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, INT64_MAX)),
+        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "email", 1, 0)),
 
-        BAD(MQ_ERR_INVALID, mq_nack(nullptr, "orders", "email", 0)),
-        BAD(MQ_ERR_INVALID, mq_nack(b, nullptr, "email", 0)),
-        BAD(MQ_ERR_INVALID, mq_nack(b, "orders", nullptr, 0)),
-        BAD(MQ_ERR_NO_TOPIC, mq_nack(b, "nope", "email", 0)),
-        BAD(MQ_ERR_NO_GROUP, mq_nack(b, "orders", "nope", 0)),
-        BAD(MQ_ERR_PARTITION, mq_nack(b, "orders", "email", -1)),
-        BAD(MQ_ERR_PARTITION, mq_nack(b, "orders", "email", 2)),
+        BAD(MQ_ERR_INVALID, mq_group_nack(nullptr, "orders", "email", 0, 0)),
+        BAD(MQ_ERR_INVALID, mq_group_nack(b, nullptr, "email", 0, 0)),
+        BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", nullptr, 0, 0)),
+        BAD(MQ_ERR_NO_TOPIC, mq_group_nack(b, "nope", "email", 0, 0)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_nack(b, "orders", "nope", 0, 0)),
+        BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "email", -1, 0)),
+        BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "email", 2, 0)),
     });
 }
 
 // The rejection names the group and the in-flight range, as SPEC.md's reference trace shows.
 TEST_F(BadInput, NotInFlightMessageNamesGroupAndRange) {
-    ASSERT_EQ(mq_ack(b, "orders", "email", 1, 7), MQ_ERR_NOT_IN_FLIGHT);
+    ASSERT_EQ(mq_group_ack(b, "orders", "email", 1, 7), MQ_ERR_NOT_IN_FLIGHT);
     EXPECT_STREQ(mq_last_error(), "offset 7 is not in flight for email (nothing is)");
-    ASSERT_EQ(mq_ack(b, "orders", "billing", 0, 5), MQ_ERR_NOT_IN_FLIGHT);
+    ASSERT_EQ(mq_group_ack(b, "orders", "billing", 0, 5), MQ_ERR_NOT_IN_FLIGHT);
     const std::string msg = mq_last_error();
     EXPECT_NE(msg.find("offset 5"), std::string::npos) << msg;
     EXPECT_NE(msg.find("billing"), std::string::npos) << msg;
@@ -735,40 +735,40 @@ TEST_F(BadInput, NotInFlightMessageNamesGroupAndRange) {
 // would show in its cursor or its pause.
 TEST_F(BadInput, DelayedNackLeaseExtendAndSeek) {
     expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_nack_delayed(nullptr, "orders", "billing", 0, 10)),
-        BAD(MQ_ERR_INVALID, mq_nack_delayed(b, nullptr, "billing", 0, 10)),
-        BAD(MQ_ERR_INVALID, mq_nack_delayed(b, "orders", nullptr, 0, 10)),
-        BAD(MQ_ERR_INVALID, mq_nack_delayed(b, "orders", "billing", 0, -1)),
-        BAD(MQ_ERR_INVALID, mq_nack_delayed(b, "orders", "billing", 0, INT64_MIN)),
-        BAD(MQ_ERR_NO_TOPIC, mq_nack_delayed(b, "nope", "billing", 0, 10)),
-        BAD(MQ_ERR_NO_GROUP, mq_nack_delayed(b, "orders", "nope", 0, 10)),
-        BAD(MQ_ERR_PARTITION, mq_nack_delayed(b, "orders", "billing", -1, 10)),
-        BAD(MQ_ERR_PARTITION, mq_nack_delayed(b, "orders", "billing", 2, 10)),
+        BAD(MQ_ERR_INVALID, mq_group_nack(nullptr, "orders", "billing", 0, 10)),
+        BAD(MQ_ERR_INVALID, mq_group_nack(b, nullptr, "billing", 0, 10)),
+        BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", nullptr, 0, 10)),
+        BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", "billing", 0, -1)),
+        BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", "billing", 0, INT64_MIN)),
+        BAD(MQ_ERR_NO_TOPIC, mq_group_nack(b, "nope", "billing", 0, 10)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_nack(b, "orders", "nope", 0, 10)),
+        BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "billing", -1, 10)),
+        BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "billing", 2, 10)),
 
-        BAD(MQ_ERR_INVALID, mq_lease_extend(nullptr, "orders", "billing", 0)),
-        BAD(MQ_ERR_INVALID, mq_lease_extend(b, nullptr, "billing", 0)),
-        BAD(MQ_ERR_INVALID, mq_lease_extend(b, "orders", nullptr, 0)),
-        BAD(MQ_ERR_NO_TOPIC, mq_lease_extend(b, "nope", "billing", 0)),
-        BAD(MQ_ERR_NO_GROUP, mq_lease_extend(b, "orders", "nope", 0)),
-        BAD(MQ_ERR_PARTITION, mq_lease_extend(b, "orders", "billing", -1)),
-        BAD(MQ_ERR_PARTITION, mq_lease_extend(b, "orders", "billing", 2)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_lease_extend(b, "orders", "email", 1)),
+        BAD(MQ_ERR_INVALID, mq_group_extend_lease(nullptr, "orders", "billing", 0)),
+        BAD(MQ_ERR_INVALID, mq_group_extend_lease(b, nullptr, "billing", 0)),
+        BAD(MQ_ERR_INVALID, mq_group_extend_lease(b, "orders", nullptr, 0)),
+        BAD(MQ_ERR_NO_TOPIC, mq_group_extend_lease(b, "nope", "billing", 0)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_extend_lease(b, "orders", "nope", 0)),
+        BAD(MQ_ERR_PARTITION, mq_group_extend_lease(b, "orders", "billing", -1)),
+        BAD(MQ_ERR_PARTITION, mq_group_extend_lease(b, "orders", "billing", 2)),
+        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_extend_lease(b, "orders", "email", 1)),
 
-        BAD(MQ_ERR_INVALID, mq_seek(nullptr, "orders", "billing", 0, 0)),
-        BAD(MQ_ERR_INVALID, mq_seek(b, nullptr, "billing", 0, 0)),
-        BAD(MQ_ERR_INVALID, mq_seek(b, "orders", nullptr, 0, 0)),
-        BAD(MQ_ERR_NO_TOPIC, mq_seek(b, "nope", "billing", 0, 0)),
-        BAD(MQ_ERR_NO_GROUP, mq_seek(b, "orders", "nope", 0, 0)),
-        BAD(MQ_ERR_PARTITION, mq_seek(b, "orders", "billing", -1, 0)),
-        BAD(MQ_ERR_PARTITION, mq_seek(b, "orders", "billing", 2, 0)),
+        BAD(MQ_ERR_INVALID, mq_group_seek(nullptr, "orders", "billing", 0, 0)),
+        BAD(MQ_ERR_INVALID, mq_group_seek(b, nullptr, "billing", 0, 0)),
+        BAD(MQ_ERR_INVALID, mq_group_seek(b, "orders", nullptr, 0, 0)),
+        BAD(MQ_ERR_NO_TOPIC, mq_group_seek(b, "nope", "billing", 0, 0)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_seek(b, "orders", "nope", 0, 0)),
+        BAD(MQ_ERR_PARTITION, mq_group_seek(b, "orders", "billing", -1, 0)),
+        BAD(MQ_ERR_PARTITION, mq_group_seek(b, "orders", "billing", 2, 0)),
         // Partition 0 retains 0..2 (end 3), partition 1 retains 1..2 (end 3).
-        BAD(MQ_ERR_OUT_OF_RANGE, mq_seek(b, "orders", "billing", 0, 4)),
-        BAD(MQ_ERR_OUT_OF_RANGE, mq_seek(b, "orders", "billing", 0, INT64_MAX)),
-        BAD(MQ_ERR_OUT_OF_RANGE, mq_seek(b, "orders", "billing", 1, 0)),
-        BAD(MQ_ERR_OUT_OF_RANGE, mq_seek(b, "orders", "billing", 0, -3)),
-        BAD(MQ_ERR_OUT_OF_RANGE, mq_seek(b, "orders", "billing", 0, INT64_MIN)),
+        BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, 4)),
+        BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, INT64_MAX)),
+        BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 1, 0)),
+        BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, -3)),
+        BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, INT64_MIN)),
     });
-    ASSERT_EQ(mq_seek(b, "orders", "billing", 1, 0), MQ_ERR_OUT_OF_RANGE);
+    ASSERT_EQ(mq_group_seek(b, "orders", "billing", 1, 0), MQ_ERR_OUT_OF_RANGE);
     const std::string msg = mq_last_error();
     EXPECT_NE(msg.find('1'), std::string::npos) << "the range 1..3 is not named: " << msg;
     EXPECT_NE(msg.find('3'), std::string::npos) << "the range 1..3 is not named: " << msg;
@@ -777,8 +777,8 @@ TEST_F(BadInput, DelayedNackLeaseExtendAndSeek) {
 TEST_F(BadInput, HandlerOnlyCallsOutsideAHandler) {
     expect_all_rejected(b, {
         BAD(MQ_ERR_INVALID, mq_handler_extend_lease()),
-        BAD(MQ_ERR_INVALID, mq_handler_nack_delay(0)),
-        BAD(MQ_ERR_INVALID, mq_handler_nack_delay(-1)),
+        BAD(MQ_ERR_INVALID, mq_handler_set_nack_delay(0)),
+        BAD(MQ_ERR_INVALID, mq_handler_set_nack_delay(-1)),
     });
 }
 
@@ -788,49 +788,49 @@ TEST_F(BadInput, SubscribeCallsUserFreeOnceOnEveryFailure) {
     const int32_t out_of_range[] = {2};
     const int32_t negative[] = {-1};
     const int32_t one_bad[] = {0, 2};
-    const mq_subscribe_options prefetch0 = sub_opts(0, nullptr, 0);
-    const mq_subscribe_options prefetch_neg = sub_opts(-1, nullptr, 0);
-    const mq_subscribe_options null_parts = sub_opts(10, nullptr, 1);
-    const mq_subscribe_options dup_opts = sub_opts(10, dup, 2);
-    const mq_subscribe_options dup_far_opts = sub_opts(10, dup_far, 3);
-    const mq_subscribe_options range_opts = sub_opts(10, out_of_range, 1);
-    const mq_subscribe_options negative_opts = sub_opts(10, negative, 1);
-    const mq_subscribe_options one_bad_opts = sub_opts(10, one_bad, 2);
-    mq_subscribe_options size0 = sub_opts(10, nullptr, 0);
+    const mq_subscription_options prefetch0 = sub_opts(0, nullptr, 0);
+    const mq_subscription_options prefetch_neg = sub_opts(-1, nullptr, 0);
+    const mq_subscription_options null_parts = sub_opts(10, nullptr, 1);
+    const mq_subscription_options dup_opts = sub_opts(10, dup, 2);
+    const mq_subscription_options dup_far_opts = sub_opts(10, dup_far, 3);
+    const mq_subscription_options range_opts = sub_opts(10, out_of_range, 1);
+    const mq_subscription_options negative_opts = sub_opts(10, negative, 1);
+    const mq_subscription_options one_bad_opts = sub_opts(10, one_bad, 2);
+    mq_subscription_options size0 = sub_opts(10, nullptr, 0);
     size0.size = 0;
-    mq_subscribe_options size_short = sub_opts(10, nullptr, 0);
+    mq_subscription_options size_short = sub_opts(10, nullptr, 0);
     size_short.size = sizeof(size_t) - 1;
 
     // "fresh" is a new group: a refused subscribe must not leave it subscribed.
     std::vector<SubCase> cases = {
-        {"mq_subscribe: broker NULL", MQ_ERR_INVALID, nullptr, "orders", "fresh", nullptr},
-        {"mq_subscribe: topic NULL", MQ_ERR_INVALID, b, nullptr, "fresh", nullptr},
-        {"mq_subscribe: group NULL", MQ_ERR_INVALID, b, "orders", nullptr, nullptr},
-        {"mq_subscribe: handler NULL", MQ_ERR_INVALID, b, "orders", "fresh", nullptr, nullptr},
-        {"mq_subscribe: out NULL", MQ_ERR_INVALID, b, "orders", "fresh", nullptr, count_handler, true},
-        {"mq_subscribe: illegal topic name", MQ_ERR_INVALID, b, "or ders", "fresh", nullptr},
-        {"mq_subscribe: unknown topic", MQ_ERR_NO_TOPIC, b, "nope", "fresh", nullptr},
-        {"mq_subscribe: opts size 0", MQ_ERR_INVALID, b, "orders", "fresh", &size0},
-        {"mq_subscribe: opts size below the size field", MQ_ERR_INVALID, b, "orders", "fresh", &size_short},
-        {"mq_subscribe: prefetch 0", MQ_ERR_INVALID, b, "orders", "fresh", &prefetch0},
-        {"mq_subscribe: prefetch -1", MQ_ERR_INVALID, b, "orders", "fresh", &prefetch_neg},
-        {"mq_subscribe: prefetch 0, existing group", MQ_ERR_INVALID, b, "orders", "billing", &prefetch0},
-        {"mq_subscribe: partitions NULL with count 1", MQ_ERR_INVALID, b, "orders", "fresh", &null_parts},
-        {"mq_subscribe: partitions {0, 0}", MQ_ERR_INVALID, b, "orders", "fresh", &dup_opts},
-        {"mq_subscribe: partitions {1, 0, 1}", MQ_ERR_INVALID, b, "orders", "fresh", &dup_far_opts},
-        {"mq_subscribe: partitions {2} of 2", MQ_ERR_PARTITION, b, "orders", "fresh", &range_opts},
-        {"mq_subscribe: partitions {-1}", MQ_ERR_PARTITION, b, "orders", "fresh", &negative_opts},
-        {"mq_subscribe: partitions {0, 2} of 2", MQ_ERR_PARTITION, b, "orders", "fresh", &one_bad_opts},
+        {"mq_subscription_open: broker NULL", MQ_ERR_INVALID, nullptr, "orders", "fresh", nullptr},
+        {"mq_subscription_open: topic NULL", MQ_ERR_INVALID, b, nullptr, "fresh", nullptr},
+        {"mq_subscription_open: group NULL", MQ_ERR_INVALID, b, "orders", nullptr, nullptr},
+        {"mq_subscription_open: handler NULL", MQ_ERR_INVALID, b, "orders", "fresh", nullptr, nullptr},
+        {"mq_subscription_open: out NULL", MQ_ERR_INVALID, b, "orders", "fresh", nullptr, count_handler, true},
+        {"mq_subscription_open: illegal topic name", MQ_ERR_INVALID, b, "or ders", "fresh", nullptr},
+        {"mq_subscription_open: unknown topic", MQ_ERR_NO_TOPIC, b, "nope", "fresh", nullptr},
+        {"mq_subscription_open: opts size 0", MQ_ERR_INVALID, b, "orders", "fresh", &size0},
+        {"mq_subscription_open: opts size below the size field", MQ_ERR_INVALID, b, "orders", "fresh", &size_short},
+        {"mq_subscription_open: prefetch 0", MQ_ERR_INVALID, b, "orders", "fresh", &prefetch0},
+        {"mq_subscription_open: prefetch -1", MQ_ERR_INVALID, b, "orders", "fresh", &prefetch_neg},
+        {"mq_subscription_open: prefetch 0, existing group", MQ_ERR_INVALID, b, "orders", "billing", &prefetch0},
+        {"mq_subscription_open: partitions NULL with count 1", MQ_ERR_INVALID, b, "orders", "fresh", &null_parts},
+        {"mq_subscription_open: partitions {0, 0}", MQ_ERR_INVALID, b, "orders", "fresh", &dup_opts},
+        {"mq_subscription_open: partitions {1, 0, 1}", MQ_ERR_INVALID, b, "orders", "fresh", &dup_far_opts},
+        {"mq_subscription_open: partitions {2} of 2", MQ_ERR_PARTITION, b, "orders", "fresh", &range_opts},
+        {"mq_subscription_open: partitions {-1}", MQ_ERR_PARTITION, b, "orders", "fresh", &negative_opts},
+        {"mq_subscription_open: partitions {0, 2} of 2", MQ_ERR_PARTITION, b, "orders", "fresh", &one_bad_opts},
     };
     const auto names = illegal_names();  // outlives `cases`, which point into it
     for (const auto &n : names)
-        cases.push_back({"mq_subscribe: illegal group name: " + n.first, MQ_ERR_INVALID, b,
+        cases.push_back({"mq_subscription_open: illegal group name: " + n.first, MQ_ERR_INVALID, b,
                          "orders", n.second.c_str(), nullptr});
     for (const SubCase &sc : cases) expect_subscribe_rejected(b, sc);
 
     // user_free may be NULL: the failure must still be clean.
     mq_subscription *sub = nullptr;
-    expect_rejected(b, BAD(MQ_ERR_INVALID, mq_subscribe(b, "orders", "fresh", &prefetch0,
+    expect_rejected(b, BAD(MQ_ERR_INVALID, mq_subscription_open(b, "orders", "fresh", &prefetch0,
                                                         count_handler, nullptr, nullptr, &sub)));
     expect_rejected(nullptr, BAD(MQ_ERR_INVALID, mq_subscription_close(nullptr)));
 }
@@ -842,22 +842,22 @@ TEST_F(BadInput, SubscribeRefusesOwnedPartitionsAndClaimsNothing) {
     ASSERT_EQ(mq_topic_create(b, "push", &cfg), MQ_OK);
     // Nothing is ever published to "push", so the live subscription's loops change nothing.
     const int32_t p0[] = {0};
-    const mq_subscribe_options own0 = sub_opts(10, p0, 1);
+    const mq_subscription_options own0 = sub_opts(10, p0, 1);
     SubUser live_user;
     mq_subscription *live = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "push", "workers", &own0, count_handler, &live_user, count_free,
+    ASSERT_EQ(mq_subscription_open(b, "push", "workers", &own0, count_handler, &live_user, count_free,
                            &live),
               MQ_OK)
         << mq_last_error();
 
     const int32_t both[] = {1, 0};
-    const mq_subscribe_options own_both = sub_opts(10, both, 2);
+    const mq_subscription_options own_both = sub_opts(10, both, 2);
     const int32_t p1[] = {1};
-    const mq_subscribe_options own1 = sub_opts(10, p1, 1);
+    const mq_subscription_options own1 = sub_opts(10, p1, 1);
     for (const SubCase &sc : std::vector<SubCase>{
-             {"mq_subscribe: {0} already owned", MQ_ERR_OWNED, b, "push", "workers", &own0},
-             {"mq_subscribe: {1, 0} with 0 owned", MQ_ERR_OWNED, b, "push", "workers", &own_both},
-             {"mq_subscribe: all with 0 owned", MQ_ERR_OWNED, b, "push", "workers", nullptr},
+             {"mq_subscription_open: {0} already owned", MQ_ERR_OWNED, b, "push", "workers", &own0},
+             {"mq_subscription_open: {1, 0} with 0 owned", MQ_ERR_OWNED, b, "push", "workers", &own_both},
+             {"mq_subscription_open: all with 0 owned", MQ_ERR_OWNED, b, "push", "workers", nullptr},
          })
         expect_subscribe_rejected(b, sc);
 
@@ -868,13 +868,13 @@ TEST_F(BadInput, SubscribeRefusesOwnedPartitionsAndClaimsNothing) {
     mq_member *crew = nullptr;
     ASSERT_EQ(mq_member_join(b, "push", "crew", nullptr, &crew), MQ_OK) << mq_last_error();
     expect_subscribe_rejected(
-        b, {"mq_subscribe: {1} in a group with members", MQ_ERR_OWNED, b, "push", "crew", &own1});
+        b, {"mq_subscription_open: {1} in a group with members", MQ_ERR_OWNED, b, "push", "crew", &own1});
     EXPECT_EQ(mq_member_close(crew), MQ_OK) << mq_last_error();
 
     // Nothing was claimed by the refused {1, 0}: partition 1 is still free.
     SubUser second_user;
     mq_subscription *second = nullptr;
-    EXPECT_EQ(mq_subscribe(b, "push", "workers", &own1, count_handler, &second_user, count_free,
+    EXPECT_EQ(mq_subscription_open(b, "push", "workers", &own1, count_handler, &second_user, count_free,
                            &second),
               MQ_OK)
         << mq_last_error();
@@ -912,7 +912,7 @@ TEST_F(BadInput, RefusedCallsFromInsideAHandler) {
         if (first) {
             close_st = mq_subscription_close(c->sub.load());
             close_err = mq_last_error();
-            delay_st = mq_handler_nack_delay(-1);
+            delay_st = mq_handler_set_nack_delay(-1);
             delay_err = mq_last_error();
         }
         std::lock_guard<std::mutex> lk(c->m);
@@ -928,7 +928,7 @@ TEST_F(BadInput, RefusedCallsFromInsideAHandler) {
     };
     auto user_free = [](void *user) { static_cast<Ctx *>(user)->freed.fetch_add(1); };
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "self", "g", nullptr, handler, &ctx, user_free, &sub), MQ_OK)
+    ASSERT_EQ(mq_subscription_open(b, "self", "g", nullptr, handler, &ctx, user_free, &sub), MQ_OK)
         << mq_last_error();
     ctx.sub.store(sub);  // before the publish, so the handler can only run after this
 
@@ -936,7 +936,7 @@ TEST_F(BadInput, RefusedCallsFromInsideAHandler) {
         std::unique_lock<std::mutex> lk(ctx.m);
         return ctx.cv.wait_for(lk, std::chrono::seconds(5), [&] { return ctx.calls >= n; });
     };
-    ASSERT_EQ(mq_publish(b, "self", nullptr, 0, "one", 3, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b, "self", nullptr, 0, "one", 3, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
     ASSERT_TRUE(wait_calls(1)) << "the handler never ran";
     {
         std::lock_guard<std::mutex> lk(ctx.m);
@@ -944,11 +944,11 @@ TEST_F(BadInput, RefusedCallsFromInsideAHandler) {
             << "mq_subscription_close of its own subscription from a handler";
         EXPECT_NE(ctx.close_error, "") << "mq_subscription_close from its own handler";
         EXPECT_EQ(status_text(ctx.delay_status), status_text(MQ_ERR_INVALID))
-            << "mq_handler_nack_delay(-1) from a handler";
-        EXPECT_NE(ctx.delay_error, "") << "mq_handler_nack_delay(-1) from a handler";
+            << "mq_handler_set_nack_delay(-1) from a handler";
+        EXPECT_NE(ctx.delay_error, "") << "mq_handler_set_nack_delay(-1) from a handler";
     }
     EXPECT_EQ(ctx.freed.load(), 0) << "a refused close must not call user_free";
-    ASSERT_EQ(mq_publish(b, "self", nullptr, 0, "two", 3, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b, "self", nullptr, 0, "two", 3, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
     EXPECT_TRUE(wait_calls(2)) << "the subscription stopped after the refused close";
     EXPECT_EQ(mq_subscription_close(sub), MQ_OK) << mq_last_error();
     EXPECT_EQ(ctx.freed.load(), 1);
@@ -985,9 +985,9 @@ TEST_F(BadInput, HandlerExtendLeaseAfterBrokerClose) {
         return 0;
     };
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "self", "g", nullptr, handler, &ctx, nullptr, &sub), MQ_OK)
+    ASSERT_EQ(mq_subscription_open(b, "self", "g", nullptr, handler, &ctx, nullptr, &sub), MQ_OK)
         << mq_last_error();
-    ASSERT_EQ(mq_publish(b, "self", nullptr, 0, "one", 3, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b, "self", nullptr, 0, "one", 3, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
     {
         std::unique_lock<std::mutex> lk(ctx.m);
         ASSERT_TRUE(ctx.cv.wait_for(lk, std::chrono::seconds(5), [&] { return ctx.done; }))
@@ -1008,7 +1008,7 @@ TEST_F(BadInput, AfterClose) {
     ASSERT_EQ(mq_topic_create(b, "push", &cfg), MQ_OK);
     SubUser live_user;
     mq_subscription *live = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "push", "workers", nullptr, count_handler, &live_user, count_free,
+    ASSERT_EQ(mq_subscription_open(b, "push", "workers", nullptr, count_handler, &live_user, count_free,
                            &live),
               MQ_OK)
         << mq_last_error();
@@ -1018,7 +1018,7 @@ TEST_F(BadInput, AfterClose) {
     int32_t parts[2];
     size_t owned = 0;
     // Seen before close, so nothing below can be MQ_REBALANCED instead of MQ_CLOSED.
-    ASSERT_EQ(mq_member_assignment(member, &gen, parts, 2, &owned), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_member_get_assignment(member, &gen, parts, 2, &owned), MQ_OK) << mq_last_error();
     ASSERT_EQ(owned, 1u);
 
     const std::string open_state = snapshot(b);
@@ -1035,23 +1035,23 @@ TEST_F(BadInput, AfterClose) {
         BAD(MQ_CLOSED, mq_topic_create(b, "fresh", nullptr)),
         BAD(MQ_CLOSED, mq_group_subscribe(b, "orders", "fresh", nullptr)),
         BAD(MQ_CLOSED, mq_group_unsubscribe(b, "orders", "email")),
-        BAD(MQ_CLOSED, mq_publish(b, "orders", nullptr, 0, "x", 1, 0, nullptr, nullptr, nullptr)),
-        BAD(MQ_CLOSED, mq_publish(b, "orders", nullptr, 0, "x", 1, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr)),
-        BAD(MQ_CLOSED, mq_publish_batch(b, "orders", &rec, 1, 0, nullptr, nullptr, nullptr)),
-        BAD(MQ_CLOSED, mq_poll(b, "orders", "billing", 1, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_CLOSED, mq_ack(b, "orders", "billing", 0, 1)),
-        BAD(MQ_CLOSED, mq_nack(b, "orders", "billing", 0)),
-        BAD(MQ_CLOSED, mq_nack_delayed(b, "orders", "billing", 0, 10)),
-        BAD(MQ_CLOSED, mq_lease_extend(b, "orders", "billing", 0)),
-        BAD(MQ_CLOSED, mq_seek(b, "orders", "billing", 0, 0)),
+        BAD(MQ_CLOSED, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, nullptr, nullptr)),
+        BAD(MQ_CLOSED, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr)),
+        BAD(MQ_CLOSED, mq_topic_publish_batch(b, "orders", &rec, sizeof(mq_record), 1, 0, nullptr, nullptr, sizeof(mq_publish_result), nullptr)),
+        BAD(MQ_CLOSED, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_CLOSED, mq_group_ack(b, "orders", "billing", 0, 1)),
+        BAD(MQ_CLOSED, mq_group_nack(b, "orders", "billing", 0, 0)),
+        BAD(MQ_CLOSED, mq_group_nack(b, "orders", "billing", 0, 10)),
+        BAD(MQ_CLOSED, mq_group_extend_lease(b, "orders", "billing", 0)),
+        BAD(MQ_CLOSED, mq_group_seek(b, "orders", "billing", 0, 0)),
         BAD(MQ_CLOSED, mq_member_join(b, "push", "crew", nullptr, &joined)),
-        BAD(MQ_CLOSED, mq_member_assignment(member, &gen, parts, 2, &owned)),
-        BAD(MQ_CLOSED, mq_member_poll(member, msgs, 4, 0, nullptr, &n)),
+        BAD(MQ_CLOSED, mq_member_get_assignment(member, &gen, parts, 2, &owned)),
+        BAD(MQ_CLOSED, mq_member_poll(member, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
         BAD(MQ_CLOSED, mq_member_ack(member, 0, 0)),
         BAD(MQ_CLOSED, mq_member_nack(member, 0, 0)),
         BAD(MQ_CLOSED, mq_member_extend_lease(member, 0)),
     });
-    expect_subscribe_rejected(b, {"mq_subscribe after close", MQ_CLOSED, b, "orders", "fresh", nullptr});
+    expect_subscribe_rejected(b, {"mq_subscription_open after close", MQ_CLOSED, b, "orders", "fresh", nullptr});
 
     // Bad input to the calls that work after close is still told apart from "closed".
     char buf[64];
@@ -1062,9 +1062,9 @@ TEST_F(BadInput, AfterClose) {
         BAD(MQ_ERR_INVALID, mq_broker_close(nullptr)),
         BAD(MQ_ERR_INVALID, mq_topic_list(b, nullptr, 1, &needed)),
         BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, "nope", buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_PARTITION, mq_partition_info_get(b, "orders", 2, &pi, sizeof pi)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_info_get(b, "orders", "nope", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_PARTITION, mq_describe(b, "orders", -1, buf, sizeof buf, &needed)),
+        BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", 2, &pi, sizeof pi)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "nope", 0, &gi, sizeof gi)),
+        BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", -1, buf, sizeof buf, &needed)),
     });
 
     if (joined) mq_member_close(joined);  // only reached if the library wrongly accepted
@@ -1100,22 +1100,22 @@ protected:
         for (int32_t p = 0; p < 2; ++p) {
             const std::string key = key_for(p);
             for (int i = 0; i < 2; ++i)
-                ASSERT_EQ(mq_publish(b, "live", key.data(), key.size(), "l", 1, MQ_NO_WAIT,
+                ASSERT_EQ(mq_topic_publish(b, "live", key.data(), key.size(), "l", 1, NULL, 0, MQ_NO_WAIT,
                                      nullptr, nullptr, nullptr),
                           MQ_OK)
                     << mq_last_error();
         }
         int32_t parts[2];
         size_t count = 0;
-        ASSERT_EQ(mq_member_assignment(m1, nullptr, parts, 2, &count), MQ_OK) << mq_last_error();
+        ASSERT_EQ(mq_member_get_assignment(m1, nullptr, parts, 2, &count), MQ_OK) << mq_last_error();
         ASSERT_EQ(count, 1u);
         ASSERT_EQ(parts[0], 0);
-        ASSERT_EQ(mq_member_assignment(m2, nullptr, parts, 2, &count), MQ_OK) << mq_last_error();
+        ASSERT_EQ(mq_member_get_assignment(m2, nullptr, parts, 2, &count), MQ_OK) << mq_last_error();
         ASSERT_EQ(count, 1u);
         ASSERT_EQ(parts[0], 1);
         mq_message msg;
         size_t n = 0;
-        ASSERT_EQ(mq_member_poll(m1, &msg, 1, MQ_NO_WAIT, nullptr, &n), MQ_OK) << mq_last_error();
+        ASSERT_EQ(mq_member_poll(m1, &msg, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n), MQ_OK) << mq_last_error();
         ASSERT_EQ(n, 1u);
         ASSERT_EQ(msg.partition, 0);
         ASSERT_EQ(msg.offset, 0);
@@ -1184,16 +1184,16 @@ TEST_F(BadInputMembers, CallsOnAMember) {
     expect_all_rejected(b, {
         BAD(MQ_ERR_INVALID, mq_member_close(nullptr)),
 
-        BAD(MQ_ERR_INVALID, mq_member_assignment(nullptr, &gen, parts, 4, &count)),
-        BAD(MQ_ERR_INVALID, mq_member_assignment(m1, &gen, parts, 4, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_member_assignment(m1, &gen, nullptr, 1, &count)),
+        BAD(MQ_ERR_INVALID, mq_member_get_assignment(nullptr, &gen, parts, 4, &count)),
+        BAD(MQ_ERR_INVALID, mq_member_get_assignment(m1, &gen, parts, 4, nullptr)),
+        BAD(MQ_ERR_INVALID, mq_member_get_assignment(m1, &gen, nullptr, 1, &count)),
 
         // m-2 has two messages ready on partition 1: a poll that slipped through would take them.
-        BAD(MQ_ERR_INVALID, mq_member_poll(nullptr, msgs, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(m2, nullptr, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, 4, 0, nullptr, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, 0, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, 4, -2, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_member_poll(nullptr, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_member_poll(m2, nullptr, sizeof(mq_message), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 4, 0, nullptr, nullptr)),
+        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 0, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 4, -2, nullptr, &n)),
 
         BAD(MQ_ERR_INVALID, mq_member_ack(nullptr, 0, 0)),
         BAD(MQ_ERR_PARTITION, mq_member_ack(m1, -1, 0)),
@@ -1251,7 +1251,7 @@ TEST_F(BadInputMembers, CloseFromOwnRebalanceCallbackIsDeadlock) {
     }
     int32_t parts[2];
     size_t count = 0;
-    EXPECT_EQ(mq_member_assignment(watcher, nullptr, parts, 2, &count), MQ_OK)
+    EXPECT_EQ(mq_member_get_assignment(watcher, nullptr, parts, 2, &count), MQ_OK)
         << "the refused close changed the member: " << mq_last_error();
     EXPECT_EQ(count, 1u);
     EXPECT_EQ(mq_member_close(other), MQ_OK) << mq_last_error();

@@ -93,13 +93,13 @@ void create_topic(mq_broker *b, const char *name, int32_t partitions, int64_t ca
 mq_status pub(mq_broker *b, const char *topic, const std::string &payload,
               int64_t wait_ms = MQ_NO_WAIT, mq_cancel *cancel = nullptr,
               int64_t *offset = nullptr) {
-    return mq_publish(b, topic, nullptr, 0, payload.data(), payload.size(), wait_ms, cancel,
+    return mq_topic_publish(b, topic, nullptr, 0, payload.data(), payload.size(), NULL, 0, wait_ms, cancel,
                       nullptr, offset);
 }
 
 int64_t producer_waits(mq_broker *b, const char *topic, int32_t p) {
     mq_partition_info i{};
-    EXPECT_EQ(mq_partition_info_get(b, topic, p, &i, sizeof i), MQ_OK);
+    EXPECT_EQ(mq_partition_get_info(b, topic, p, &i, sizeof i), MQ_OK);
     return i.producer_waits;
 }
 
@@ -124,7 +124,7 @@ PollResult poll(mq_broker *b, const char *topic, const char *group, int32_t p, s
     PollResult r{MQ_OK, std::vector<mq_message>(max), {}};
     size_t n = 0;
     auto t0 = Clock::now();
-    r.status = mq_poll(b, topic, group, p, r.msgs.data(), max, wait_ms, cancel, &n);
+    r.status = mq_group_poll(b, topic, group, p, r.msgs.data(), sizeof(mq_message), max, wait_ms, cancel, &n);
     r.took = Clock::now() - t0;
     r.msgs.resize(r.status == MQ_OK ? n : 0);
     return r;
@@ -150,7 +150,7 @@ TEST(SpecBlocking, CloseWakesBlockedPublishersAndPollers) {
     Async<mq_status> pub2([&] { return pub(b, "full", "c", 60000); });
     Async<mq_status> batch([&] {
         mq_record r[2] = {{nullptr, 0, "d", 1}, {nullptr, 0, "e", 1}};
-        return mq_publish_batch(b, "full", r, 2, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr);
+        return mq_topic_publish_batch(b, "full", r, sizeof(mq_record), 2, MQ_WAIT_FOREVER, nullptr, nullptr, sizeof(mq_publish_result), nullptr);
     });
     Async<PollResult> poll0([&] { return poll(b, "idle", "g", 0, 4, MQ_WAIT_FOREVER); });
     Async<PollResult> poll1([&] { return poll(b, "idle", "g", 1, 4, 60000); });
@@ -170,7 +170,7 @@ TEST(SpecBlocking, CloseWakesBlockedPublishersAndPollers) {
 
     // Nothing the woken publishers carried was appended.
     mq_partition_info i{};
-    ASSERT_EQ(mq_partition_info_get(b, "full", 0, &i, sizeof i), MQ_OK);
+    ASSERT_EQ(mq_partition_get_info(b, "full", 0, &i, sizeof i), MQ_OK);
     EXPECT_EQ(i.end, 1);
 }
 
@@ -201,34 +201,34 @@ TEST(SpecBlocking, CallsAfterCloseReturnClosed) {
     closed(pub(b, "t", "c"), "publish");
     closed(pub(b, "t", "c", MQ_WAIT_FOREVER), "publish forever");
     mq_record r = {nullptr, 0, "x", 1};
-    closed(mq_publish_batch(b, "t", &r, 1, MQ_NO_WAIT, nullptr, nullptr, nullptr), "batch");
+    closed(mq_topic_publish_batch(b, "t", &r, sizeof(mq_record), 1, MQ_NO_WAIT, nullptr, nullptr, sizeof(mq_publish_result), nullptr), "batch");
     // Even with a message ready to hand out.
     closed(poll(b, "t", "g", 0, 4, MQ_NO_WAIT).status, "poll");
     closed(poll(b, "t", "g", 0, 4, MQ_WAIT_FOREVER).status, "poll forever");
-    closed(mq_ack(b, "t", "g", 0, 0), "ack");
-    closed(mq_nack(b, "t", "g", 0), "nack");
+    closed(mq_group_ack(b, "t", "g", 0, 0), "ack");
+    closed(mq_group_nack(b, "t", "g", 0, 0), "nack");
     std::atomic<int> user{0};
     mq_subscription *sub = nullptr;
-    closed(mq_subscribe(b, "t", "g", nullptr, &count_calls, &user, &count_free, &sub),
+    closed(mq_subscription_open(b, "t", "g", nullptr, &count_calls, &user, &count_free, &sub),
            "subscribe");
     EXPECT_EQ(user.load(), 1000) << "user_free must run once when subscribe fails";
 
     // Introspection still answers, and shows nothing changed.
     mq_group_info g{};
-    ASSERT_EQ(mq_group_info_get(b, "t", "g", 0, &g, sizeof g), MQ_OK);
+    ASSERT_EQ(mq_group_get_info(b, "t", "g", 0, &g, sizeof g), MQ_OK);
     EXPECT_EQ(g.committed, 0);
     EXPECT_EQ(g.next, 1);
     mq_partition_info p{};
-    ASSERT_EQ(mq_partition_info_get(b, "t", 0, &p, sizeof p), MQ_OK);
+    ASSERT_EQ(mq_partition_get_info(b, "t", 0, &p, sizeof p), MQ_OK);
     EXPECT_EQ(p.end, 2);
     size_t needed = 0;
     EXPECT_EQ(mq_topic_list(b, nullptr, 0, &needed), MQ_OK);
     EXPECT_EQ(needed, 3u);  // "t\n" and the NUL
     EXPECT_EQ(mq_group_list(b, "t", nullptr, 0, &needed), MQ_OK);
     EXPECT_EQ(needed, 3u);
-    EXPECT_EQ(mq_describe(b, "t", 0, nullptr, 0, &needed), MQ_OK);
+    EXPECT_EQ(mq_partition_describe(b, "t", 0, nullptr, 0, &needed), MQ_OK);
     mq_topic_info ti{};
-    EXPECT_EQ(mq_topic_info_get(b, "t", &ti, sizeof ti), MQ_OK);
+    EXPECT_EQ(mq_topic_get_info(b, "t", &ti, sizeof ti), MQ_OK);
 }
 
 // ---- cancellation --------------------------------------------------------------------------
@@ -258,7 +258,7 @@ TEST(SpecBlocking, CancelWakesOnlyItsOwnPublisher) {
     // Make room: B, still waiting, is the one that gets it; A appended nothing.
     PollResult r = poll(b, "t", "g", 0, 1, MQ_NO_WAIT);
     ASSERT_EQ(r.msgs.size(), 1u);
-    ASSERT_EQ(mq_ack(b, "t", "g", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "t", "g", 0, 0), MQ_OK);
     auto [status, off] = bb.get();
     EXPECT_EQ(status, MQ_OK) << mq_status_name(status);
     EXPECT_EQ(off, 1);
@@ -291,7 +291,7 @@ TEST(SpecBlocking, CancelWakesOnlyItsOwnPoller) {
 
     // The cancelled poll handed nothing out.
     mq_group_info g{};
-    ASSERT_EQ(mq_group_info_get(b, "t", "ga", 0, &g, sizeof g), MQ_OK);
+    ASSERT_EQ(mq_group_get_info(b, "t", "ga", 0, &g, sizeof g), MQ_OK);
     EXPECT_EQ(g.next, 0);
 }
 
@@ -338,9 +338,9 @@ TEST(SpecBlocking, WaitingPollWakesOnPublish) {
     create_topic(b, "t", 2, 4);
     ASSERT_EQ(mq_group_subscribe(b, "t", "g", nullptr), MQ_OK);
     int32_t p = -1;
-    ASSERT_EQ(mq_partition_for_key("k", 1, 2, &p), MQ_OK);
+    ASSERT_EQ(mq_key_partition("k", 1, 2, &p), MQ_OK);
     Async<PollResult> waiter([&] { return poll(b, "t", "g", p, 4, MQ_WAIT_FOREVER); });
-    ASSERT_EQ(mq_publish(b, "t", "k", 1, "hello", 5, MQ_NO_WAIT, nullptr, nullptr, nullptr),
+    ASSERT_EQ(mq_topic_publish(b, "t", "k", 1, "hello", 5, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, nullptr),
               MQ_OK);
     PollResult r = waiter.get();
     EXPECT_EQ(r.status, MQ_OK) << mq_status_name(r.status);
@@ -358,7 +358,7 @@ TEST(SpecBlocking, WaitingPollWakesOnNackFromAnotherThread) {
     ASSERT_EQ(poll(b, "t", "g", 0, 4, MQ_NO_WAIT).msgs.size(), 1u);
     // Everything is handed out and the lease has 30 s to run: only the nack can end this wait.
     Async<PollResult> waiter([&] { return poll(b, "t", "g", 0, 4, MQ_WAIT_FOREVER); });
-    Async<mq_status> nacker([&] { return mq_nack(b, "t", "g", 0); });
+    Async<mq_status> nacker([&] { return mq_group_nack(b, "t", "g", 0, 0); });
     EXPECT_EQ(nacker.get(), MQ_OK);
     PollResult r = waiter.get();
     EXPECT_EQ(r.status, MQ_OK) << mq_status_name(r.status);
@@ -433,7 +433,7 @@ TEST(SpecBlocking, SubscriptionCloseWaitsForRunningHandler) {
     bl.release = release.get_future().share();
     auto entered = bl.entered.get_future();
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "t", "g", nullptr, &blocking_handler, &bl, &blocker_free, &sub),
+    ASSERT_EQ(mq_subscription_open(b, "t", "g", nullptr, &blocking_handler, &bl, &blocker_free, &sub),
               MQ_OK);
     ASSERT_EQ(pub(b, "t", "m"), MQ_OK);
     ASSERT_EQ(entered.wait_for(kHang), std::future_status::ready) << "handler never ran";
@@ -477,7 +477,7 @@ TEST(SpecBlocking, SubscriptionCloseFromItsOwnHandlerIsRefused) {
     create_topic(b, "t", 1, 8);
     SelfCloser sc;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "t", "g", nullptr, &self_closing_handler, &sc, &self_closer_free,
+    ASSERT_EQ(mq_subscription_open(b, "t", "g", nullptr, &self_closing_handler, &sc, &self_closer_free,
                            &sub),
               MQ_OK);
     sc.sub = sub;
@@ -520,7 +520,7 @@ TEST(SpecBlocking, UserFreeRunsOnceAfterTheHandlerCanNoLongerRun) {
     create_topic(b, "t", 2, 16);
     Tracker tr;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "t", "g", nullptr, &tracking_handler, &tr, &tracker_free, &sub),
+    ASSERT_EQ(mq_subscription_open(b, "t", "g", nullptr, &tracking_handler, &tr, &tracker_free, &sub),
               MQ_OK);
     std::atomic<bool> stop{false};
     // Keep both partitions busy while the subscription closes ("user-b" hashes to partition 0
@@ -529,7 +529,7 @@ TEST(SpecBlocking, UserFreeRunsOnceAfterTheHandlerCanNoLongerRun) {
         int n = 0;
         for (unsigned i = 0; !stop.load(); ++i) {
             const char *key = (i % 2) ? "user-a" : "user-b";
-            n += mq_publish(b, "t", key, 6, "m", 1, MQ_NO_WAIT, nullptr, nullptr, nullptr) ==
+            n += mq_topic_publish(b, "t", key, 6, "m", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, nullptr) ==
                  MQ_OK;
         }
         return n;
@@ -542,8 +542,8 @@ TEST(SpecBlocking, UserFreeRunsOnceAfterTheHandlerCanNoLongerRun) {
     // the partitions fill up and further publishes are refused as full.
     ASSERT_TRUE(eventually([&] {
         mq_partition_info i0{}, i1{};
-        mq_partition_info_get(b, "t", 0, &i0, sizeof i0);
-        mq_partition_info_get(b, "t", 1, &i1, sizeof i1);
+        mq_partition_get_info(b, "t", 0, &i0, sizeof i0);
+        mq_partition_get_info(b, "t", 1, &i1, sizeof i1);
         return i0.backlog == 16 && i1.backlog == 16;
     })) << "the closed subscription kept consuming";
     stop = true;
@@ -559,12 +559,12 @@ TEST(SpecBlocking, UserFreeRunsOnceWhenSubscribeFails) {
     mq_broker *b = broker.get();
     Tracker tr;
     mq_subscription *sub = nullptr;
-    EXPECT_EQ(mq_subscribe(b, "missing", "g", nullptr, &tracking_handler, &tr, &tracker_free,
+    EXPECT_EQ(mq_subscription_open(b, "missing", "g", nullptr, &tracking_handler, &tr, &tracker_free,
                            &sub),
               MQ_ERR_NO_TOPIC);
     EXPECT_EQ(tr.frees.load(), 1);
     // A NULL user_free is allowed.
-    EXPECT_EQ(mq_subscribe(b, "missing", "g", nullptr, &tracking_handler, &tr, nullptr, &sub),
+    EXPECT_EQ(mq_subscription_open(b, "missing", "g", nullptr, &tracking_handler, &tr, nullptr, &sub),
               MQ_ERR_NO_TOPIC);
     EXPECT_EQ(tr.frees.load(), 1);
 }
@@ -575,9 +575,9 @@ TEST(SpecBlocking, BrokerFreeClosesOpenSubscriptions) {
     create_topic(b, "t", 2, 16);
     Tracker t1, t2;
     mq_subscription *s1 = nullptr, *s2 = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "t", "g1", nullptr, &tracking_handler, &t1, &tracker_free, &s1),
+    ASSERT_EQ(mq_subscription_open(b, "t", "g1", nullptr, &tracking_handler, &t1, &tracker_free, &s1),
               MQ_OK);
-    ASSERT_EQ(mq_subscribe(b, "t", "g2", nullptr, &tracking_handler, &t2, &tracker_free, &s2),
+    ASSERT_EQ(mq_subscription_open(b, "t", "g2", nullptr, &tracking_handler, &t2, &tracker_free, &s2),
               MQ_OK);
     for (int i = 0; i < 8; ++i) ASSERT_EQ(pub(b, "t", "m"), MQ_OK);
     ASSERT_TRUE(eventually([&] { return t1.calls.load() >= 1 && t2.calls.load() >= 1; }));
@@ -599,7 +599,7 @@ TEST(SpecBlocking, BrokerCloseStopsHandlersAndSubscriptionsStillClose) {
     create_topic(b, "t", 1, 16);
     Tracker tr;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "t", "g", nullptr, &tracking_handler, &tr, &tracker_free, &sub),
+    ASSERT_EQ(mq_subscription_open(b, "t", "g", nullptr, &tracking_handler, &tr, &tracker_free, &sub),
               MQ_OK);
     ASSERT_EQ(pub(b, "t", "m"), MQ_OK);
     ASSERT_TRUE(eventually([&] { return tr.calls.load() >= 1; }));
@@ -627,14 +627,14 @@ int reentrant_handler(void *user, const mq_message *) {
     check(pub(r->b, "other", "x"), MQ_OK);
     mq_message m[4];
     size_t n = 0;
-    check(mq_poll(r->b, "t", "pull", 0, m, 4, MQ_NO_WAIT, nullptr, &n), MQ_OK);
-    if (n > 0) check(mq_ack(r->b, "t", "pull", 0, m[n - 1].offset), MQ_OK);
+    check(mq_group_poll(r->b, "t", "pull", 0, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &n), MQ_OK);
+    if (n > 0) check(mq_group_ack(r->b, "t", "pull", 0, m[n - 1].offset), MQ_OK);
     mq_partition_info pi{};
-    check(mq_partition_info_get(r->b, "t", 0, &pi, sizeof pi), MQ_OK);
+    check(mq_partition_get_info(r->b, "t", 0, &pi, sizeof pi), MQ_OK);
     mq_group_info gi{};
-    check(mq_group_info_get(r->b, "t", "push", 0, &gi, sizeof gi), MQ_OK);
+    check(mq_group_get_info(r->b, "t", "push", 0, &gi, sizeof gi), MQ_OK);
     size_t needed = 0;
-    check(mq_describe(r->b, "t", 0, nullptr, 0, &needed), MQ_OK);
+    check(mq_partition_describe(r->b, "t", 0, nullptr, 0, &needed), MQ_OK);
     check(mq_group_list(r->b, "t", nullptr, 0, &needed), MQ_OK);
     r->step = 2;
     return 0;
@@ -649,12 +649,12 @@ TEST(SpecBlocking, HandlerMayCallIntoTheBroker) {
     Reentrant r;
     r.b = b;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "t", "push", nullptr, &reentrant_handler, &r, nullptr, &sub),
+    ASSERT_EQ(mq_subscription_open(b, "t", "push", nullptr, &reentrant_handler, &r, nullptr, &sub),
               MQ_OK);
     ASSERT_EQ(pub(b, "t", "go"), MQ_OK);
     if (!eventually([&] { return r.step.load() == 2; })) {
         char state[256] = "";
-        mq_describe(b, "t", 0, state, sizeof state, nullptr);
+        mq_partition_describe(b, "t", 0, state, sizeof state, nullptr);
         std::fprintf(stderr, "FAILED: a call from inside a handler deadlocked (step %d; %s)\n",
                      r.step.load(), state);
         std::abort();  // the handler cannot be stopped: closing would wait for it forever

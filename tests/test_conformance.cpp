@@ -114,7 +114,7 @@ struct PushState {
     std::mutex mu;
     std::vector<Seen> calls;
     std::vector<bool> failed;
-    std::vector<std::string> delays;   // per call: mq_handler_nack_delay's status, or "-"
+    std::vector<std::string> delays;   // per call: mq_handler_set_nack_delay's status, or "-"
     std::vector<std::string> extends;  // per call: mq_handler_extend_lease's status, or "-"
     std::map<std::string, int> failures_left;
     std::map<std::string, int> extends_left;
@@ -140,7 +140,7 @@ int scripted_handler(void *user, const mq_message *msg) {
     std::string extended = "-", delayed = "-";
     if (take(st->extends_left)) extended = mq_status_name(mq_handler_extend_lease());
     if (fails && st->nack_delay)
-        delayed = mq_status_name(mq_handler_nack_delay(*st->nack_delay));
+        delayed = mq_status_name(mq_handler_set_nack_delay(*st->nack_delay));
     st->calls.push_back(std::move(s));
     st->failed.push_back(fails);
     st->delays.push_back(delayed);
@@ -194,7 +194,7 @@ Outcome run_blocking(mq_broker *b, const Call &c, mq_cancel *cancel, mq_member *
         if (max < 0 || max > 100000) fail("max= must be 0..100000");
         std::vector<mq_message> msgs(static_cast<size_t>(std::max<int64_t>(max, 1)));
         size_t count = SIZE_MAX;
-        mq_status st = mq_member_poll(member, msgs.data(), static_cast<size_t>(max), wait, cancel,
+        mq_status st = mq_member_poll(member, msgs.data(), sizeof(mq_message), static_cast<size_t>(max), wait, cancel,
                                       &count);
         Outcome o = finish(st);
         if (count > msgs.size())
@@ -213,8 +213,8 @@ Outcome run_blocking(mq_broker *b, const Call &c, mq_cancel *cancel, mq_member *
         const std::string *key = c.has("key") ? &c.opts.at("key") : nullptr;
         int32_t partition = -1;
         int64_t offset = -1;
-        mq_status st = mq_publish(b, topic.c_str(), key ? key->data() : nullptr,
-                                  key ? key->size() : 0, payload.data(), payload.size(), wait,
+        mq_status st = mq_topic_publish(b, topic.c_str(), key ? key->data() : nullptr,
+                                  key ? key->size() : 0, payload.data(), payload.size(), NULL, 0, wait,
                                   cancel, &partition, &offset);
         Outcome o = finish(st);
         if (st == MQ_OK) {
@@ -240,8 +240,8 @@ Outcome run_blocking(mq_broker *b, const Call &c, mq_cancel *cancel, mq_member *
         constexpr int32_t kUnwritten = INT32_MIN;
         std::vector<mq_publish_result> results(recs.size(), {kUnwritten, INT64_MIN});
         size_t published = SIZE_MAX;
-        mq_status st = mq_publish_batch(b, topic.c_str(), recs.data(), recs.size(), wait, cancel,
-                                        results.data(), &published);
+        mq_status st = mq_topic_publish_batch(b, topic.c_str(), recs.data(), sizeof(mq_record), recs.size(), wait, cancel,
+                                        results.data(), sizeof(mq_publish_result), &published);
         Outcome o = finish(st);
         if (published != SIZE_MAX) o.fields["published"] = std::to_string(published);
         std::vector<std::string> rs;
@@ -258,10 +258,10 @@ Outcome run_blocking(mq_broker *b, const Call &c, mq_cancel *cancel, mq_member *
     if (max < 0 || max > 100000) fail("max= must be 0..100000");
     std::vector<mq_message> msgs(static_cast<size_t>(std::max<int64_t>(max, 1)));
     size_t count = 0;
-    mq_status st = mq_poll(b, topic.c_str(), group.c_str(), partition, msgs.data(),
+    mq_status st = mq_group_poll(b, topic.c_str(), group.c_str(), partition, msgs.data(), sizeof(mq_message),
                            static_cast<size_t>(max), wait, cancel, &count);
     Outcome o = finish(st);
-    if (count > msgs.size()) fail("mq_poll reported " + std::to_string(count) + " messages");
+    if (count > msgs.size()) fail("mq_group_poll reported " + std::to_string(count) + " messages");
     std::vector<Seen> got;
     for (size_t i = 0; i < count; ++i) got.push_back(seen(msgs[i]));
     describe_messages(got, partition, o);
@@ -476,12 +476,12 @@ private:
         }
         if (v == "murmur2") {
             Outcome o = finish(MQ_OK);
-            o.words.push_back(std::to_string(mq_murmur2(c.words[0].data(), c.words[0].size())));
+            o.words.push_back(std::to_string(mq_key_murmur2(c.words[0].data(), c.words[0].size())));
             return o;
         }
         if (v == "partition_for_key") {
             int32_t p = -1;
-            mq_status st = mq_partition_for_key(c.words[0].data(), c.words[0].size(),
+            mq_status st = mq_key_partition(c.words[0].data(), c.words[0].size(),
                                                 parse_i32(c.words[1], "partitions"), &p);
             Outcome o = finish(st);
             if (st == MQ_OK) o.words.push_back(std::to_string(p));
@@ -490,7 +490,7 @@ private:
         if (v == "assign") {
             int32_t out[256];
             size_t count = SIZE_MAX;
-            mq_status st = mq_assign_round_robin(parse_i32(c.words[0], "partitions"),
+            mq_status st = mq_assignment_round_robin(parse_i32(c.words[0], "partitions"),
                                                  parse_i32(c.words[1], "members"),
                                                  parse_i32(c.words[2], "member"), out, 256, &count);
             Outcome o = finish(st);
@@ -508,7 +508,7 @@ private:
         if (v == "close") return close_push(c);
         if (v == "handler_extend_lease") return finish(mq_handler_extend_lease());
         if (v == "handler_nack_delay")
-            return finish(mq_handler_nack_delay(parse_int(c.words[0], "delay")));
+            return finish(mq_handler_set_nack_delay(parse_int(c.words[0], "delay")));
         if (v == "rebalances") return rebalances(c);
         if (v == "leave") return leave_member(c);
         if (v == "assignment") return assignment(c);
@@ -578,7 +578,7 @@ private:
             });
         if (v == "topic_info") {
             mq_topic_info ti{};
-            mq_status st = mq_topic_info_get(b, topic, &ti, sizeof ti);
+            mq_status st = mq_topic_get_info(b, topic, &ti, sizeof ti);
             Outcome o = finish(st);
             if (st == MQ_OK)
                 o.fields = {{"partitions", std::to_string(ti.partitions)},
@@ -590,27 +590,27 @@ private:
         if (v == "push") return start_push(b, c);
         if (v == "join") return join_member(b, c);
         if (v == "ack")
-            return finish(mq_ack(b, topic, c.words[1].c_str(), parse_i32(c.words[2], "partition"),
+            return finish(mq_group_ack(b, topic, c.words[1].c_str(), parse_i32(c.words[2], "partition"),
                                  parse_int(c.words[3], "offset")));
         if (v == "nack") {
             int32_t p = parse_i32(c.words[2], "partition");
-            if (!c.has("delay")) return finish(mq_nack(b, topic, c.words[1].c_str(), p));
-            return finish(mq_nack_delayed(b, topic, c.words[1].c_str(), p, c.opt_int("delay", 0)));
+            if (!c.has("delay")) return finish(mq_group_nack(b, topic, c.words[1].c_str(), p, 0));
+            return finish(mq_group_nack(b, topic, c.words[1].c_str(), p, c.opt_int("delay", 0)));
         }
         if (v == "lease_extend")
-            return finish(mq_lease_extend(b, topic, c.words[1].c_str(),
+            return finish(mq_group_extend_lease(b, topic, c.words[1].c_str(),
                                           parse_i32(c.words[2], "partition")));
         if (v == "seek") {
             const std::string &to = c.words[3];
             int64_t offset = to == "earliest" ? MQ_OFFSET_EARLIEST
                              : to == "end"    ? MQ_OFFSET_END
                                               : parse_int(to, "offset");
-            return finish(mq_seek(b, topic, c.words[1].c_str(), parse_i32(c.words[2], "partition"),
+            return finish(mq_group_seek(b, topic, c.words[1].c_str(), parse_i32(c.words[2], "partition"),
                                   offset));
         }
         if (v == "group_info") {
             mq_group_info gi{};
-            mq_status st = mq_group_info_get(b, topic, c.words[1].c_str(),
+            mq_status st = mq_group_get_info(b, topic, c.words[1].c_str(),
                                              parse_i32(c.words[2], "partition"), &gi, sizeof gi);
             Outcome o = finish(st);
             if (st == MQ_OK)
@@ -628,7 +628,7 @@ private:
         int32_t partition = parse_i32(c.words[1], "partition");
         if (v == "partition_info") {
             mq_partition_info pi{};
-            mq_status st = mq_partition_info_get(b, topic, partition, &pi, sizeof pi);
+            mq_status st = mq_partition_get_info(b, topic, partition, &pi, sizeof pi);
             Outcome o = finish(st);
             if (st == MQ_OK)
                 o.fields = {{"start", std::to_string(pi.start)},
@@ -649,7 +649,7 @@ private:
         }
         if (v == "describe") {
             auto [st, text] = fetch_text([&](char *buf, size_t cap, size_t *needed) {
-                return mq_describe(b, topic, partition, buf, cap, needed);
+                return mq_partition_describe(b, topic, partition, buf, cap, needed);
             });
             Outcome o = finish(st);
             if (st == MQ_OK) o.words.push_back(text);
@@ -692,8 +692,8 @@ private:
         for (const auto &p : split_list(c.opts.count("extend") ? c.opts.at("extend") : ""))
             ++st->extends_left[p];
         if (c.has("nack_delay")) st->nack_delay = c.opt_int("nack_delay", 0);
-        mq_subscribe_options opts;
-        mq_subscribe_options_init(&opts, sizeof opts);
+        mq_subscription_options opts;
+        mq_subscription_options_init(&opts, sizeof opts);
         if (c.has("prefetch")) opts.prefetch = parse_i32(c.opts.at("prefetch"), "prefetch");
         std::vector<int32_t> parts;
         if (c.has("partitions")) {
@@ -704,14 +704,14 @@ private:
         }
         PushState *raw = st.get();
         pushes_.emplace(name, std::move(st));
-        mq_status s = mq_subscribe(b, c.words[1].c_str(), c.words[2].c_str(), &opts,
+        mq_status s = mq_subscription_open(b, c.words[1].c_str(), c.words[2].c_str(), &opts,
                                    &scripted_handler, raw, &count_free, &raw->sub);
         Outcome o = finish(s);
         int frees = raw->frees.load();
         if (s != MQ_OK && frees != 1)
-            fail("a failed mq_subscribe (" + o.status + ") called user_free " +
+            fail("a failed mq_subscription_open(" + o.status + ") called user_free " +
                  std::to_string(frees) + " times, not once");
-        if (s == MQ_OK && frees != 0) fail("mq_subscribe called user_free on success");
+        if (s == MQ_OK && frees != 0) fail("mq_subscription_open called user_free on success");
         raw->open = s == MQ_OK;
         return o;
     }
@@ -804,7 +804,7 @@ private:
         std::vector<int32_t> parts(kCap, INT32_MIN);
         int64_t generation = INT64_MIN;
         size_t count = SIZE_MAX;
-        mq_status s = mq_member_assignment(st.handle, &generation, parts.data(), kCap, &count);
+        mq_status s = mq_member_get_assignment(st.handle, &generation, parts.data(), kCap, &count);
         Outcome o = finish(s);
         if (s != MQ_OK) return o;
         if (count > kCap) fail("assignment: the runner handles at most 1024 partitions");

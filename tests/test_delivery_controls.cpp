@@ -36,8 +36,8 @@ TEST(DeliveryCount, CountsPollsThatHandOutNotRewinds) {
     auto m = poll(b.get(), "t", "g", 0, 1);
     ASSERT_EQ(m.size(), 1u);
     EXPECT_EQ(m[0].delivery_count, 1u);
-    ASSERT_EQ(mq_nack(b.get(), "t", "g", 0), MQ_OK);
-    ASSERT_EQ(mq_nack(b.get(), "t", "g", 0), MQ_OK);  // a second rewind hands nothing out
+    ASSERT_EQ(mq_group_nack(b.get(), "t", "g", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_nack(b.get(), "t", "g", 0, 0), MQ_OK);  // a second rewind hands nothing out
     m = poll(b.get(), "t", "g", 0);
     ASSERT_EQ(m.size(), 2u);
     EXPECT_EQ(m[0].delivery_count, 2u);  // a: two polls
@@ -47,8 +47,8 @@ TEST(DeliveryCount, CountsPollsThatHandOutNotRewinds) {
     ASSERT_EQ(m.size(), 2u);
     EXPECT_EQ(m[0].delivery_count, 3u);
     EXPECT_EQ(m[1].delivery_count, 2u);
-    ASSERT_EQ(mq_ack(b.get(), "t", "g", 0, 0), MQ_OK);
-    ASSERT_EQ(mq_nack(b.get(), "t", "g", 0), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b.get(), "t", "g", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_nack(b.get(), "t", "g", 0, 0), MQ_OK);
     m = poll(b.get(), "t", "g", 0);
     ASSERT_EQ(m.size(), 1u);
     EXPECT_EQ(payload_of(m[0]), "b");
@@ -70,7 +70,7 @@ TEST(DeadLetter, AfterMaxDeliveriesTheHeadMovesToTheDeadLetterTopicWithItsOrigin
         ASSERT_EQ(m.size(), 1u);
         EXPECT_EQ(payload_of(m[0]), "poison");
         EXPECT_EQ(m[0].delivery_count, d);
-        ASSERT_EQ(mq_nack(b.get(), "orders", "billing", 0), MQ_OK);
+        ASSERT_EQ(mq_group_nack(b.get(), "orders", "billing", 0, 0), MQ_OK);
     }
     auto m = poll(b.get(), "orders", "billing", 0);
     ASSERT_EQ(m.size(), 1u);  // the third poll skips the poison message...
@@ -106,10 +106,10 @@ TEST(DeadLetter, FullDeadLetterTopicHoldsTheHeadUntilThereIsRoom) {
     publish(b.get(), "src", nullptr, "poison");
     publish(b.get(), "src", nullptr, "next");
     ASSERT_EQ(poll(b.get(), "src", "g", 0, 1).size(), 1u);
-    ASSERT_EQ(mq_nack(b.get(), "src", "g", 0), MQ_OK);
+    ASSERT_EQ(mq_group_nack(b.get(), "src", "g", 0, 0), MQ_OK);
     mq_message m[4];
     size_t n = 9;
-    EXPECT_EQ(mq_poll(b.get(), "src", "g", 0, m, 4, MQ_NO_WAIT, nullptr, &n), MQ_TIMEOUT);
+    EXPECT_EQ(mq_group_poll(b.get(), "src", "g", 0, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &n), MQ_TIMEOUT);
     EXPECT_EQ(n, 0u);
     EXPECT_NE(std::string(mq_last_error()).find("dead-letter topic dlq"), std::string::npos)
         << mq_last_error();
@@ -118,12 +118,12 @@ TEST(DeadLetter, FullDeadLetterTopicHoldsTheHeadUntilThereIsRoom) {
     auto waiter = std::async(std::launch::async, [&] {
         mq_message got[4];
         size_t k = 0;
-        const mq_status st = mq_poll(b.get(), "src", "g", 0, got, 4, 10000, nullptr, &k);
+        const mq_status st = mq_group_poll(b.get(), "src", "g", 0, got, sizeof(mq_message), 4, 10000, nullptr, &k);
         return std::make_pair(st, k ? payload_of(got[0]) : std::string());
     });
     auto occupant = poll(b.get(), "dlq", "ops", 0);
     ASSERT_EQ(occupant.size(), 1u);
-    ASSERT_EQ(mq_ack(b.get(), "dlq", "ops", 0, occupant[0].offset), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b.get(), "dlq", "ops", 0, occupant[0].offset), MQ_OK);
     ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
     const auto [st, first] = waiter.get();
     EXPECT_EQ(st, MQ_OK);
@@ -160,12 +160,12 @@ TEST(Lease, ExtensionPostponesRedelivery) {
     cfg.ack_timeout_ms = 10000;
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
-    EXPECT_EQ(mq_lease_extend(b.get(), "t", "g", 0), MQ_ERR_NOT_IN_FLIGHT);
+    EXPECT_EQ(mq_group_extend_lease(b.get(), "t", "g", 0), MQ_ERR_NOT_IN_FLIGHT);
     EXPECT_NE(std::string(mq_last_error()), "");
     publish(b.get(), "t", nullptr, "slow");
     ASSERT_EQ(poll(b.get(), "t", "g", 0).size(), 1u);
     clock.advance_ms(8000);
-    ASSERT_EQ(mq_lease_extend(b.get(), "t", "g", 0), MQ_OK);
+    ASSERT_EQ(mq_group_extend_lease(b.get(), "t", "g", 0), MQ_OK);
     clock.advance_ms(8000);  // 16 s after the poll, 8 s after the extension
     EXPECT_TRUE(poll(b.get(), "t", "g", 0).empty());
     clock.advance_ms(2001);  // the extended lease has run out
@@ -183,8 +183,8 @@ TEST(DelayedNack, HoldsTheGroupThenRedeliversInOrder) {
     publish(b.get(), "t", nullptr, "a");
     ASSERT_EQ(poll(b.get(), "t", "g", 0).size(), 1u);
     publish(b.get(), "t", nullptr, "b");  // behind the nacked one: must wait with it
-    EXPECT_EQ(mq_nack_delayed(b.get(), "t", "g", 0, -1), MQ_ERR_INVALID);
-    ASSERT_EQ(mq_nack_delayed(b.get(), "t", "g", 0, 5000), MQ_OK);
+    EXPECT_EQ(mq_group_nack(b.get(), "t", "g", 0, -1), MQ_ERR_INVALID);
+    ASSERT_EQ(mq_group_nack(b.get(), "t", "g", 0, 5000), MQ_OK);
     EXPECT_EQ(group_info(b.get(), "t", "g").paused_until_ns, clock.ns.load() + 5'000'000'000);
     EXPECT_TRUE(poll(b.get(), "t", "g", 0).empty());
     clock.advance_ms(4999);
@@ -203,7 +203,7 @@ TEST(DelayedNack, WithNothingInFlightChangesNothing) {
     auto b = broker(&clock);
     ASSERT_EQ(mq_topic_create(b.get(), "t", nullptr), MQ_OK);
     ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
-    ASSERT_EQ(mq_nack_delayed(b.get(), "t", "g", 0, 5000), MQ_OK);
+    ASSERT_EQ(mq_group_nack(b.get(), "t", "g", 0, 5000), MQ_OK);
     publish(b.get(), "t", nullptr, "a");
     EXPECT_EQ(poll(b.get(), "t", "g", 0).size(), 1u);
 }
@@ -223,7 +223,7 @@ struct PushRecorder {
         r->cv.notify_all();
         if (r->fail_first) {
             r->fail_first = false;
-            mq_handler_nack_delay(200);
+            mq_handler_set_nack_delay(200);
             return 1;
         }
         return 0;
@@ -240,7 +240,7 @@ TEST(DelayedNack, PushHandlerCanAskForADelayAndExtendItsLease) {
     ASSERT_EQ(mq_topic_create(b.get(), "t", nullptr), MQ_OK);
     PushRecorder rec;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b.get(), "t", "g", nullptr, &PushRecorder::handle, &rec, nullptr, &sub),
+    ASSERT_EQ(mq_subscription_open(b.get(), "t", "g", nullptr, &PushRecorder::handle, &rec, nullptr, &sub),
               MQ_OK);
     publish(b.get(), "t", nullptr, "x");
     ASSERT_TRUE(rec.wait_calls(1));
@@ -261,7 +261,7 @@ TEST(DelayedNack, PushHandlerCanAskForADelayAndExtendItsLease) {
     EXPECT_EQ(rec.calls[1], std::make_pair(std::string("x"), 2u));
     EXPECT_EQ(rec.extend_results, (std::vector<mq_status>{MQ_OK, MQ_OK}));
     EXPECT_EQ(mq_handler_extend_lease(), MQ_ERR_INVALID);  // not inside a handler
-    EXPECT_EQ(mq_handler_nack_delay(10), MQ_ERR_INVALID);
+    EXPECT_EQ(mq_handler_set_nack_delay(10), MQ_ERR_INVALID);
 }
 
 TEST(Seek, ReplaysRetainedMessagesAndSkipsToTheEnd) {
@@ -273,22 +273,22 @@ TEST(Seek, ReplaysRetainedMessagesAndSkipsToTheEnd) {
     for (const char *p : {"a", "b", "c"}) publish(b.get(), "t", nullptr, p);
     auto m = poll(b.get(), "t", "fast", 0);
     ASSERT_EQ(m.size(), 3u);
-    ASSERT_EQ(mq_ack(b.get(), "t", "fast", 0, 2), MQ_OK);
-    ASSERT_EQ(mq_seek(b.get(), "t", "fast", 0, 1), MQ_OK);  // retained: slow holds it
+    ASSERT_EQ(mq_group_ack(b.get(), "t", "fast", 0, 2), MQ_OK);
+    ASSERT_EQ(mq_group_seek(b.get(), "t", "fast", 0, 1), MQ_OK);  // retained: slow holds it
     m = poll(b.get(), "t", "fast", 0);
     ASSERT_EQ(m.size(), 2u);
     EXPECT_EQ(payload_of(m[0]), "b");
     EXPECT_EQ(m[0].delivery_count, 1u);  // counts start over after a seek
-    ASSERT_EQ(mq_seek(b.get(), "t", "fast", 0, MQ_OFFSET_EARLIEST), MQ_OK);
+    ASSERT_EQ(mq_group_seek(b.get(), "t", "fast", 0, MQ_OFFSET_EARLIEST), MQ_OK);
     EXPECT_EQ(group_info(b.get(), "t", "fast").next, 0);
-    ASSERT_EQ(mq_seek(b.get(), "t", "slow", 0, MQ_OFFSET_END), MQ_OK);  // skip: trims
+    ASSERT_EQ(mq_group_seek(b.get(), "t", "slow", 0, MQ_OFFSET_END), MQ_OK);  // skip: trims
     EXPECT_EQ(partition_info(b.get(), "t").start, 0);  // fast is back at 0
-    ASSERT_EQ(mq_seek(b.get(), "t", "fast", 0, MQ_OFFSET_END), MQ_OK);
+    ASSERT_EQ(mq_group_seek(b.get(), "t", "fast", 0, MQ_OFFSET_END), MQ_OK);
     EXPECT_EQ(partition_info(b.get(), "t").start, 3);
-    EXPECT_EQ(mq_seek(b.get(), "t", "fast", 0, 1), MQ_ERR_OUT_OF_RANGE);
+    EXPECT_EQ(mq_group_seek(b.get(), "t", "fast", 0, 1), MQ_ERR_OUT_OF_RANGE);
     EXPECT_NE(std::string(mq_last_error()).find("outside partition 0 of topic t"), std::string::npos)
         << mq_last_error();
-    EXPECT_EQ(mq_seek(b.get(), "t", "fast", 0, 4), MQ_ERR_OUT_OF_RANGE);
+    EXPECT_EQ(mq_group_seek(b.get(), "t", "fast", 0, 4), MQ_ERR_OUT_OF_RANGE);
     EXPECT_EQ(group_info(b.get(), "t", "fast").committed, 3);  // unchanged by the rejections
 }
 
@@ -299,13 +299,13 @@ TEST(Seek, WakesAPollWaitingForTheGroup) {
     ASSERT_EQ(mq_group_subscribe(b.get(), "t", "b", nullptr), MQ_OK);
     publish(b.get(), "t", nullptr, "m");
     auto m = poll(b.get(), "t", "b", 0);
-    ASSERT_EQ(mq_ack(b.get(), "t", "b", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b.get(), "t", "b", 0, 0), MQ_OK);
     auto waiter = std::async(std::launch::async, [&] {
         mq_message got[2];
         size_t k = 0;
-        return mq_poll(b.get(), "t", "b", 0, got, 2, 10000, nullptr, &k);
+        return mq_group_poll(b.get(), "t", "b", 0, got, sizeof(mq_message), 2, 10000, nullptr, &k);
     });
-    ASSERT_EQ(mq_seek(b.get(), "t", "b", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_seek(b.get(), "t", "b", 0, 0), MQ_OK);
     ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
     EXPECT_EQ(waiter.get(), MQ_OK);
 }
@@ -329,7 +329,7 @@ TEST(BoundedRetention, PublishersNeverWaitAndLaggingGroupsLearnWhatTheyLost) {
     const auto gi = group_info(b.get(), "t", "g");
     EXPECT_EQ(gi.committed, 3);
     EXPECT_EQ(gi.lost, 3);
-    EXPECT_EQ(mq_ack(b.get(), "t", "g", 0, 0), MQ_ERR_NOT_IN_FLIGHT);  // it was lost
+    EXPECT_EQ(mq_group_ack(b.get(), "t", "g", 0, 0), MQ_ERR_NOT_IN_FLIGHT);  // it was lost
     auto m = poll(b.get(), "t", "g", 0);
     ASSERT_EQ(m.size(), 3u);
     EXPECT_EQ(m[0].offset, 3);
@@ -338,11 +338,11 @@ TEST(BoundedRetention, PublishersNeverWaitAndLaggingGroupsLearnWhatTheyLost) {
     // Dropping a message the group holds in flight is a loss too.
     publish(b.get(), "t", nullptr, "6");
     EXPECT_EQ(group_info(b.get(), "t", "g").committed, 4);
-    ASSERT_EQ(mq_ack(b.get(), "t", "g", 0, 5), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b.get(), "t", "g", 0, 5), MQ_OK);
     m = poll(b.get(), "t", "g", 0);
     ASSERT_EQ(m.size(), 1u);
     EXPECT_EQ(m[0].lost, 1);
-    ASSERT_EQ(mq_ack(b.get(), "t", "g", 0, 6), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b.get(), "t", "g", 0, 6), MQ_OK);
     publish(b.get(), "t", nullptr, "7");
     m = poll(b.get(), "t", "g", 0);
     ASSERT_EQ(m.size(), 1u);
@@ -398,7 +398,7 @@ TEST(MaxAge, ExpiryWakesABlockedPublisher) {
     ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
     publish(b.get(), "t", nullptr, "first");
     auto publisher = std::async(std::launch::async, [&] {
-        return mq_publish(b.get(), "t", nullptr, 0, "second", 6, MQ_WAIT_FOREVER, nullptr,
+        return mq_topic_publish(b.get(), "t", nullptr, 0, "second", 6, NULL, 0, MQ_WAIT_FOREVER, nullptr,
                           nullptr, nullptr);
     });
     while (partition_info(b.get(), "t").producer_waits == 0) std::this_thread::yield();
@@ -444,11 +444,11 @@ TEST(DeliveryControlsClose, APollWaitingOnAFullDeadLetterTopicWakesOnClose) {
     ASSERT_EQ(mq_group_subscribe(b.get(), "src", "g", &o), MQ_OK);
     publish(b.get(), "src", nullptr, "poison");
     ASSERT_EQ(poll(b.get(), "src", "g", 0).size(), 1u);
-    ASSERT_EQ(mq_nack(b.get(), "src", "g", 0), MQ_OK);
+    ASSERT_EQ(mq_group_nack(b.get(), "src", "g", 0, 0), MQ_OK);
     auto waiter = std::async(std::launch::async, [&] {
         mq_message m[2];
         size_t n = 0;
-        return mq_poll(b.get(), "src", "g", 0, m, 2, MQ_WAIT_FOREVER, nullptr, &n);
+        return mq_group_poll(b.get(), "src", "g", 0, m, sizeof(mq_message), 2, MQ_WAIT_FOREVER, nullptr, &n);
     });
     // The poll is stuck publishing into the full dead-letter topic: visible as a producer wait.
     while (partition_info(b.get(), "dlq").producer_waits == 0) std::this_thread::yield();
@@ -465,18 +465,18 @@ TEST(DeliveryControlsClose, APollHeldByADelayedNackWakesOnCloseAndOnItsCancelTok
     ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
     publish(b.get(), "t", nullptr, "x");
     ASSERT_EQ(poll(b.get(), "t", "g", 0).size(), 1u);
-    ASSERT_EQ(mq_nack_delayed(b.get(), "t", "g", 0, 60000), MQ_OK);
+    ASSERT_EQ(mq_group_nack(b.get(), "t", "g", 0, 60000), MQ_OK);
     mq_cancel *cancel = nullptr;
     ASSERT_EQ(mq_cancel_new(&cancel), MQ_OK);
     mq_cancel_trigger(cancel);  // sticky: the poll returns CANCELLED whenever it starts waiting
     mq_message m[2];
     size_t n = 0;
-    EXPECT_EQ(mq_poll(b.get(), "t", "g", 0, m, 2, MQ_WAIT_FOREVER, cancel, &n), MQ_CANCELLED);
+    EXPECT_EQ(mq_group_poll(b.get(), "t", "g", 0, m, sizeof(mq_message), 2, MQ_WAIT_FOREVER, cancel, &n), MQ_CANCELLED);
     mq_cancel_free(cancel);
     auto waiter = std::async(std::launch::async, [&] {
         mq_message got[2];
         size_t k = 0;
-        return mq_poll(b.get(), "t", "g", 0, got, 2, MQ_WAIT_FOREVER, nullptr, &k);
+        return mq_group_poll(b.get(), "t", "g", 0, got, sizeof(mq_message), 2, MQ_WAIT_FOREVER, nullptr, &k);
     });
     ASSERT_EQ(mq_broker_close(b.get()), MQ_OK);
     ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
@@ -504,16 +504,16 @@ TEST(DeliveryControlsPush, APushHandlerThatAlwaysFailsEndsInTheDeadLetterTopic) 
         c->seen.push_back(payload_of(*m) + "#" + std::to_string(m->delivery_count));
         return payload_of(*m) == "bad" ? 1 : 0;
     };
-    mq_subscribe_options so;
-    mq_subscribe_options_init(&so, sizeof so);
+    mq_subscription_options so;
+    mq_subscription_options_init(&so, sizeof so);
     so.prefetch = 1;  // one message per poll, so only the bad one is redelivered
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b.get(), "src", "svc", &so, handler, &calls, nullptr, &sub), MQ_OK);
+    ASSERT_EQ(mq_subscription_open(b.get(), "src", "svc", &so, handler, &calls, nullptr, &sub), MQ_OK);
     publish(b.get(), "src", nullptr, "bad");
     publish(b.get(), "src", nullptr, "good");
     mq_message d[2];
     size_t n = 0;
-    ASSERT_EQ(mq_poll(b.get(), "dlq", "ops", 0, d, 2, 10000, nullptr, &n), MQ_OK);
+    ASSERT_EQ(mq_group_poll(b.get(), "dlq", "ops", 0, d, sizeof(mq_message), 2, 10000, nullptr, &n), MQ_OK);
     EXPECT_EQ(payload_of(d[0]), "bad");
     ASSERT_NE(d[0].dead_letter, nullptr);
     EXPECT_EQ(d[0].dead_letter->delivery_count, 3u);

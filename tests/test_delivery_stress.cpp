@@ -58,7 +58,7 @@ int handler(void *user, const mq_message *m) {
     }
     bool fail = is_poison(id) || s->rng() % 5 == 0;
     if (fail) {
-        if (s->rng() % 2) mq_handler_nack_delay(1);
+        if (s->rng() % 2) mq_handler_set_nack_delay(1);
         return 1;
     }
     s->handled[id]++;
@@ -84,19 +84,19 @@ TEST(DeliveryStress, EveryMessageIsHandledOrDeadLetteredExactlyOnceInKeyOrder) {
     mq_subscription *subs[2] = {};
     const int32_t parts[2][2] = {{0, 2}, {1, 3}};
     for (int i = 0; i < 2; i++) {
-        mq_subscribe_options so;
-        mq_subscribe_options_init(&so, sizeof so);
+        mq_subscription_options so;
+        mq_subscription_options_init(&so, sizeof so);
         so.partitions = parts[i];
         so.partition_count = 2;
         so.prefetch = 8;
-        ASSERT_EQ(mq_subscribe(b.get(), "work", "svc", &so, handler, &s, nullptr, &subs[i]), MQ_OK)
+        ASSERT_EQ(mq_subscription_open(b.get(), "work", "svc", &so, handler, &s, nullptr, &subs[i]), MQ_OK)
             << mq_last_error();
     }
     std::thread dlq_reader([&] {
         mq_message m[32];
         for (;;) {
             size_t n = 0;
-            const mq_status st = mq_poll(b.get(), "work.dlq", "ops", 0, m, 32, 50, nullptr, &n);
+            const mq_status st = mq_group_poll(b.get(), "work.dlq", "ops", 0, m, sizeof(mq_message), 32, 50, nullptr, &n);
             if (st == MQ_TIMEOUT) {
                 std::lock_guard g(s.mu);
                 if (s.done()) return;
@@ -114,7 +114,7 @@ TEST(DeliveryStress, EveryMessageIsHandledOrDeadLetteredExactlyOnceInKeyOrder) {
                 }
                 if (!s.dead.insert(id).second) s.problems.push_back("dead-lettered twice: " + std::to_string(id));
             }
-            mq_ack(b.get(), "work.dlq", "ops", 0, m[n - 1].offset);
+            mq_group_ack(b.get(), "work.dlq", "ops", 0, m[n - 1].offset);
             s.cv.notify_all();
         }
     });
@@ -126,7 +126,7 @@ TEST(DeliveryStress, EveryMessageIsHandledOrDeadLetteredExactlyOnceInKeyOrder) {
                 const std::string key = "p" + std::to_string(p) + "k" + std::to_string(k);
                 const int id = p * kPerProducer + i;
                 const std::string payload = std::to_string(id) + " " + key + " " + std::to_string(i / kKeysPerProducer);
-                if (mq_publish(b.get(), "work", key.data(), key.size(), payload.data(), payload.size(),
+                if (mq_topic_publish(b.get(), "work", key.data(), key.size(), payload.data(), payload.size(), NULL, 0,
                                MQ_WAIT_FOREVER, nullptr, nullptr, nullptr) != MQ_OK) {
                     std::lock_guard g(s.mu);
                     s.problems.push_back(std::string("publish failed: ") + mq_last_error());

@@ -42,7 +42,7 @@ std::vector<int32_t> assignment(mq_member *m, int64_t *gen = nullptr) {
     int32_t parts[64];
     size_t n = 0;
     int64_t g = 0;
-    EXPECT_EQ(mq_member_assignment(m, &g, parts, 64, &n), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_member_get_assignment(m, &g, parts, 64, &n), MQ_OK) << mq_last_error();
     if (gen) *gen = g;
     return std::vector<int32_t>(parts, parts + n);
 }
@@ -50,7 +50,7 @@ std::vector<int32_t> assignment(mq_member *m, int64_t *gen = nullptr) {
 mq_status member_poll(mq_member *m, std::vector<mq_message> &out, int64_t wait_ms = 0) {
     out.resize(16);
     size_t n = 0;
-    const mq_status st = mq_member_poll(m, out.data(), out.size(), wait_ms, nullptr, &n);
+    const mq_status st = mq_member_poll(m, out.data(), sizeof(mq_message), out.size(), wait_ms, nullptr, &n);
     out.resize(n);
     return st;
 }
@@ -83,8 +83,8 @@ TEST(Members, APartitionThatMovesIsRewoundForItsNewOwnerAndTheOldOneIsFenced) {
     auto cfg = topic_config(2, 10);
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     auto old_owner = join(b.get(), "t", "g", "old");
-    ASSERT_EQ(mq_publish(b.get(), "t", nullptr, 0, "a", 1, 0, nullptr, nullptr, nullptr), MQ_OK);
-    ASSERT_EQ(mq_publish(b.get(), "t", nullptr, 0, "b", 1, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "a", 1, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "b", 1, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
     std::vector<mq_message> got;
     ASSERT_EQ(member_poll(old_owner.get(), got), MQ_OK);
     ASSERT_EQ(got.size(), 1u);
@@ -121,8 +121,8 @@ TEST(Members, PollWaitsOnAllItsPartitionsAndWakesOnAnyOfThem) {
         return std::make_pair(st, got.empty() ? -1 : got[0].partition);
     });
     int32_t key_partition = -1;
-    ASSERT_EQ(mq_partition_for_key("k", 1, 3, &key_partition), MQ_OK);
-    ASSERT_EQ(mq_publish(b.get(), "t", "k", 1, "x", 1, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_key_partition("k", 1, 3, &key_partition), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", "k", 1, "x", 1, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
     ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
     const auto [st, partition] = waiter.get();
     EXPECT_EQ(st, MQ_OK);
@@ -168,7 +168,7 @@ TEST(Members, ASilentMemberIsRemovedAfterItsSessionTimeout) {
     EXPECT_EQ(member_poll(crashed.get(), got), MQ_ERR_FENCED);  // it was removed
     int32_t parts[4];
     size_t n = 0;
-    EXPECT_EQ(mq_member_assignment(crashed.get(), nullptr, parts, 4, &n), MQ_ERR_FENCED);
+    EXPECT_EQ(mq_member_get_assignment(crashed.get(), nullptr, parts, 4, &n), MQ_ERR_FENCED);
 }
 
 // A manual clock that also tells when a given thread has read it: a member's call reads the
@@ -204,7 +204,7 @@ TEST(Members, AMemberBlockedInPollIsAlive) {
         clock.watched = std::this_thread::get_id();
         mq_message m[4];
         size_t k = 0;
-        return mq_member_poll(blocked.get(), m, 4, MQ_WAIT_FOREVER, cancel, &k);
+        return mq_member_poll(blocked.get(), m, sizeof(mq_message), 4, MQ_WAIT_FOREVER, cancel, &k);
     });
     while (clock.watched_reads.load() == 0) std::this_thread::yield();
     clock.ns += 5'000'000'000;  // far past the session timeout
@@ -277,16 +277,16 @@ TEST(Members, IdsAreUniqueAndExplicitClaimsDoNotMix) {
     o.member_id = "bad name";
     EXPECT_EQ(mq_member_join(b.get(), "t", "g", &o, &dup), MQ_ERR_INVALID);
     // A subscription listing partitions cannot share a group that has members...
-    mq_subscribe_options so;
-    mq_subscribe_options_init(&so, sizeof so);
+    mq_subscription_options so;
+    mq_subscription_options_init(&so, sizeof so);
     const int32_t zero = 0;
     so.partitions = &zero;
     so.partition_count = 1;
     mq_subscription *sub = nullptr;
     auto handler = [](void *, const mq_message *) { return 0; };
-    EXPECT_EQ(mq_subscribe(b.get(), "t", "g", &so, handler, nullptr, nullptr, &sub), MQ_ERR_OWNED);
+    EXPECT_EQ(mq_subscription_open(b.get(), "t", "g", &so, handler, nullptr, nullptr, &sub), MQ_ERR_OWNED);
     // ...and members cannot join a group whose partitions are claimed that way.
-    ASSERT_EQ(mq_subscribe(b.get(), "t", "h", &so, handler, nullptr, nullptr, &sub), MQ_OK);
+    ASSERT_EQ(mq_subscription_open(b.get(), "t", "h", &so, handler, nullptr, nullptr, &sub), MQ_OK);
     o.member_id = "late";
     EXPECT_EQ(mq_member_join(b.get(), "t", "h", &o, &dup), MQ_ERR_OWNED);
     ASSERT_EQ(mq_subscription_close(sub), MQ_OK);
@@ -316,18 +316,18 @@ TEST(Members, PushSubscriptionsAreMembersAndTakeOverWhenOneCloses) {
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     PushCounter first, second;
     mq_subscription *s1 = nullptr, *s2 = nullptr;
-    ASSERT_EQ(mq_subscribe(b.get(), "t", "g", nullptr, &PushCounter::on, &first, nullptr, &s1), MQ_OK);
-    ASSERT_EQ(mq_subscribe(b.get(), "t", "g", nullptr, &PushCounter::on, &second, nullptr, &s2), MQ_OK)
+    ASSERT_EQ(mq_subscription_open(b.get(), "t", "g", nullptr, &PushCounter::on, &first, nullptr, &s1), MQ_OK);
+    ASSERT_EQ(mq_subscription_open(b.get(), "t", "g", nullptr, &PushCounter::on, &second, nullptr, &s2), MQ_OK)
         << mq_last_error();
     for (int i = 0; i < 40; i++) {
-        ASSERT_EQ(mq_publish(b.get(), "t", nullptr, 0, "x", 1, 1000, nullptr, nullptr, nullptr), MQ_OK);
+        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "x", 1, NULL, 0, 1000, nullptr, nullptr, nullptr), MQ_OK);
     }
     // Round-robin publishing puts 10 on each partition; each subscription owns two of them.
     ASSERT_TRUE(first.wait_for(20));
     ASSERT_TRUE(second.wait_for(20));
     ASSERT_EQ(mq_subscription_close(s1), MQ_OK);
     for (int i = 0; i < 40; i++) {
-        ASSERT_EQ(mq_publish(b.get(), "t", nullptr, 0, "y", 1, 1000, nullptr, nullptr, nullptr), MQ_OK);
+        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "y", 1, NULL, 0, 1000, nullptr, nullptr, nullptr), MQ_OK);
     }
     ASSERT_TRUE(second.wait_for(60));  // it took every partition over
     ASSERT_EQ(mq_subscription_close(s2), MQ_OK);
@@ -349,7 +349,7 @@ TEST(Members, ViewsOfAMovedPartitionStayValidUntilTheOldOwnerCallsAgain) {
     o.assignor = &everything_to_last;  // so the next member to join takes partition 0
     auto old_owner = join(b.get(), "t", "g", "old", 10000, &o);
     const std::string original(100, 'o');
-    ASSERT_EQ(mq_publish(b.get(), "t", nullptr, 0, original.data(), original.size(), 0, nullptr,
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, original.data(), original.size(), NULL, 0, 0, nullptr,
                          nullptr, nullptr), MQ_OK);
     std::vector<mq_message> held;
     ASSERT_EQ(member_poll(old_owner.get(), held), MQ_OK);
@@ -360,7 +360,7 @@ TEST(Members, ViewsOfAMovedPartitionStayValidUntilTheOldOwnerCallsAgain) {
     std::vector<mq_message> got;
     for (int round = 0; round < 200; round++) {
         for (int i = 0; i < 16; i++) {
-            ASSERT_EQ(mq_publish(b.get(), "t", nullptr, 0, filler.data(), filler.size(), 0,
+            ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, filler.data(), filler.size(), NULL, 0, 0,
                                  nullptr, nullptr, nullptr), MQ_OK);
         }
         while (member_poll(new_owner.get(), got) == MQ_OK) {
@@ -383,17 +383,17 @@ TEST(Members, APushSubscriptionKeepsConsumingPartitionsThatMoveAwayAndBack) {
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     PushCounter counter;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b.get(), "t", "g", nullptr, &PushCounter::on, &counter, nullptr, &sub),
+    ASSERT_EQ(mq_subscription_open(b.get(), "t", "g", nullptr, &PushCounter::on, &counter, nullptr, &sub),
               MQ_OK);
     for (int i = 0; i < 50; i++) {
-        ASSERT_EQ(mq_publish(b.get(), "t", nullptr, 0, "x", 1, 1000, nullptr, nullptr, nullptr),
+        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "x", 1, NULL, 0, 1000, nullptr, nullptr, nullptr),
                   MQ_OK);
         auto visitor = join(b.get(), "t", "g", "visitor");  // takes one partition...
         std::vector<mq_message> got;
         member_poll(visitor.get(), got);  // ...may take a message of it without acking...
     }  // ...and gives the partition back when it leaves
     for (int i = 0; i < 20; i++) {
-        ASSERT_EQ(mq_publish(b.get(), "t", nullptr, 0, "y", 1, 1000, nullptr, nullptr, nullptr),
+        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "y", 1, NULL, 0, 1000, nullptr, nullptr, nullptr),
                   MQ_OK);
     }
     const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -436,10 +436,10 @@ TEST(Members, MessagesWhoseAckWasRefusedComeBackAfterFetchingTheAssignment) {
     for (int i = 0;; i++) {
         key = "k" + std::to_string(i);
         int32_t kp = -1;
-        ASSERT_EQ(mq_partition_for_key(key.data(), key.size(), 2, &kp), MQ_OK);
+        ASSERT_EQ(mq_key_partition(key.data(), key.size(), 2, &kp), MQ_OK);
         if (kp == 0) break;
     }
-    ASSERT_EQ(mq_publish(b.get(), "t", key.data(), key.size(), "m", 1, 0, nullptr, nullptr,
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", key.data(), key.size(), "m", 1, NULL, 0, 0, nullptr, nullptr,
                          nullptr), MQ_OK);
     std::vector<mq_message> got;
     ASSERT_EQ(member_poll(keeper.get(), got), MQ_OK);
@@ -459,7 +459,7 @@ TEST(Members, MessagesWhoseAckWasRefusedComeBackAfterFetchingTheAssignment) {
     EXPECT_EQ(got[0].delivery_count, 2u);
     EXPECT_EQ(mq_member_ack(keeper.get(), p, offset), MQ_OK);
     // Fetching again within the same generation hands nothing out again.
-    ASSERT_EQ(mq_publish(b.get(), "t", key.data(), key.size(), "n", 1, 0, nullptr, nullptr,
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", key.data(), key.size(), "n", 1, NULL, 0, 0, nullptr, nullptr,
                          nullptr), MQ_OK);
     ASSERT_EQ(member_poll(keeper.get(), got), MQ_OK);
     assignment(keeper.get());

@@ -47,14 +47,14 @@ void consumer_life(mq_broker *b, Record &rec, const std::string &id, std::mt1993
     int64_t gen = 0;
     int32_t parts[16];
     size_t np = 0;
-    mq_member_assignment(m, &gen, parts, 16, &np);
+    mq_member_get_assignment(m, &gen, parts, 16, &np);
     const int polls = 20 + static_cast<int>(rng() % 60);
     mq_message msgs[16];
     for (int i = 0; i < polls && !finished.load(); i++) {
         size_t n = 0;
-        const mq_status st = mq_member_poll(m, msgs, 16, 20, nullptr, &n);
+        const mq_status st = mq_member_poll(m, msgs, sizeof(mq_message), 16, 20, nullptr, &n);
         if (st == MQ_REBALANCED) {
-            if (mq_member_assignment(m, &gen, parts, 16, &np) != MQ_OK) break;
+            if (mq_member_get_assignment(m, &gen, parts, 16, &np) != MQ_OK) break;
             continue;
         }
         if (st == MQ_ERR_FENCED) break;  // removed: treat as dead
@@ -77,7 +77,7 @@ void consumer_life(mq_broker *b, Record &rec, const std::string &id, std::mt1993
             std::unique_lock g(rec.mu);
             const mq_status a = mq_member_ack(m, msgs[k].partition, msgs[k].offset);
             if (a == MQ_REBALANCED) {  // fetching hands the rest out again, to us or the owner
-                if (mq_member_assignment(m, &gen, parts, 16, &np) != MQ_OK) break;
+                if (mq_member_get_assignment(m, &gen, parts, 16, &np) != MQ_OK) break;
             }
             if (a != MQ_OK) break;  // fenced: the partition moved and was rewound for its owner
             rec.acked[key].push_back(seq);
@@ -104,7 +104,7 @@ TEST(MembersStress, JoinLeaveAndCrashWhilePublishingLosesNothingAndKeepsKeyOrder
             for (int i = 0; i < kPerProducer; i++) {
                 const std::string key = "p" + std::to_string(p) + "-k" + std::to_string(i % kKeys);
                 const std::string payload = key + " " + std::to_string(i / kKeys);
-                if (mq_publish(b.get(), "work", key.data(), key.size(), payload.data(), payload.size(),
+                if (mq_topic_publish(b.get(), "work", key.data(), key.size(), payload.data(), payload.size(), NULL, 0,
                                MQ_WAIT_FOREVER, nullptr, nullptr, nullptr) != MQ_OK) {
                     std::lock_guard g(rec.mu);
                     rec.problems.push_back(std::string("publish: ") + mq_last_error());
@@ -142,7 +142,7 @@ TEST(MembersStress, JoinLeaveAndCrashWhilePublishingLosesNothingAndKeepsKeyOrder
             for (auto &t : slots) t.join();
             for (int32_t p = 0; p < 6; p++) {
                 char d[256];
-                mq_describe(b.get(), "work", p, d, sizeof d, nullptr);
+                mq_partition_describe(b.get(), "work", p, d, sizeof d, nullptr);
                 ADD_FAILURE() << "consumers stalled; partition " << p << ": " << d;
             }
             return;

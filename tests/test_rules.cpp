@@ -47,7 +47,7 @@ void subscribe(mq_broker *b, const char *topic, const char *group,
 int64_t pub(mq_broker *b, const char *topic, const std::string &payload,
             mq_status expect = MQ_OK, int64_t wait_ms = MQ_NO_WAIT, int32_t *partition = nullptr) {
     int64_t off = -1;
-    mq_status s = mq_publish(b, topic, nullptr, 0, payload.data(), payload.size(), wait_ms,
+    mq_status s = mq_topic_publish(b, topic, nullptr, 0, payload.data(), payload.size(), NULL, 0, wait_ms,
                              nullptr, partition, &off);
     EXPECT_EQ(s, expect) << mq_status_name(s) << ": " << mq_last_error();
     return s == MQ_OK ? off : -1;
@@ -56,7 +56,7 @@ int64_t pub(mq_broker *b, const char *topic, const std::string &payload,
 int64_t pub_key(mq_broker *b, const char *topic, const std::string &key,
                 const std::string &payload, int32_t *partition) {
     int64_t off = -1;
-    EXPECT_EQ(mq_publish(b, topic, key.data(), key.size(), payload.data(), payload.size(),
+    EXPECT_EQ(mq_topic_publish(b, topic, key.data(), key.size(), payload.data(), payload.size(), NULL, 0,
                          MQ_NO_WAIT, nullptr, partition, &off),
               MQ_OK)
         << mq_last_error();
@@ -67,7 +67,7 @@ std::vector<mq_message> poll(mq_broker *b, const char *topic, const char *group,
                              size_t max) {
     std::vector<mq_message> msgs(max);
     size_t n = 0;
-    mq_status s = mq_poll(b, topic, group, p, msgs.data(), max, MQ_NO_WAIT, nullptr, &n);
+    mq_status s = mq_group_poll(b, topic, group, p, msgs.data(), sizeof(mq_message), max, MQ_NO_WAIT, nullptr, &n);
     EXPECT_TRUE(s == MQ_OK || s == MQ_TIMEOUT) << mq_status_name(s) << ": " << mq_last_error();
     if (s == MQ_TIMEOUT) {
         EXPECT_EQ(n, 0u);
@@ -129,25 +129,25 @@ TEST(SpecRules, Murmur2MatchesKafkaVectors) {
                    {"a-little-bit-longer-string", -1486304829},
                    {"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971},
                    {"abc", 479470107}};
-    for (const V &v : vectors) EXPECT_EQ(mq_murmur2(v.key, std::strlen(v.key)), v.hash) << v.key;
+    for (const V &v : vectors) EXPECT_EQ(mq_key_murmur2(v.key, std::strlen(v.key)), v.hash) << v.key;
 }
 
 TEST(SpecRules, PartitionForKeyIsKafkaDefaultPartitioner) {
     for (int32_t n : {1, 2, 3, 4, 7, 100}) {
         for (const char *key : {"21", "foobar", "user-a", "user-b", "abc"}) {
             int32_t expected =
-                (mq_murmur2(key, std::strlen(key)) & 0x7fffffff) % n;
+                (mq_key_murmur2(key, std::strlen(key)) & 0x7fffffff) % n;
             int32_t got = -1;
-            ASSERT_EQ(mq_partition_for_key(key, std::strlen(key), n, &got), MQ_OK);
+            ASSERT_EQ(mq_key_partition(key, std::strlen(key), n, &got), MQ_OK);
             EXPECT_EQ(got, expected) << key << " over " << n;
         }
     }
     // Spelled out, so a wrong murmur2 cannot agree with itself: -973932308 & 0x7fffffff =
     // 1173551340; -790332482 & 0x7fffffff = 1357151166.
     int32_t p = -1;
-    ASSERT_EQ(mq_partition_for_key("21", 2, 7, &p), MQ_OK);
+    ASSERT_EQ(mq_key_partition("21", 2, 7, &p), MQ_OK);
     EXPECT_EQ(p, 1173551340 % 7);
-    ASSERT_EQ(mq_partition_for_key("foobar", 6, 4, &p), MQ_OK);
+    ASSERT_EQ(mq_key_partition("foobar", 6, 4, &p), MQ_OK);
     EXPECT_EQ(p, 1357151166 % 4);
 }
 
@@ -157,7 +157,7 @@ TEST(SpecRules, KeyedPublishLandsOnKafkaPartition) {
     create_topic(b, "keyed", 7, 16);
     for (const char *key : {"21", "foobar", "user-a", "user-b", "abc", "x"}) {
         int32_t expected = -1, got = -1;
-        ASSERT_EQ(mq_partition_for_key(key, std::strlen(key), 7, &expected), MQ_OK);
+        ASSERT_EQ(mq_key_partition(key, std::strlen(key), 7, &expected), MQ_OK);
         pub_key(b, "keyed", key, "v", &got);
         EXPECT_EQ(got, expected) << key;
     }
@@ -183,13 +183,13 @@ TEST(SpecRules, EmptyKeyIsHashedNotRoundRobin) {
     mq_broker *b = broker.get();
     create_topic(b, "ek", 4, 16);
     // murmur2 of no bytes is 275646681; 275646681 % 4 = 1.
-    EXPECT_EQ(mq_murmur2("", 0), 275646681);
+    EXPECT_EQ(mq_key_murmur2("", 0), 275646681);
     int32_t expected = -1;
-    ASSERT_EQ(mq_partition_for_key("", 0, 4, &expected), MQ_OK);
+    ASSERT_EQ(mq_key_partition("", 0, 4, &expected), MQ_OK);
     EXPECT_EQ(expected, 1);
     for (int i = 0; i < 6; ++i) {
         int32_t p = -1;
-        ASSERT_EQ(mq_publish(b, "ek", "", 0, "v", 1, MQ_NO_WAIT, nullptr, &p, nullptr), MQ_OK)
+        ASSERT_EQ(mq_topic_publish(b, "ek", "", 0, "v", 1, NULL, 0, MQ_NO_WAIT, nullptr, &p, nullptr), MQ_OK)
             << mq_last_error();
         EXPECT_EQ(p, expected) << "publish " << i;
     }
@@ -197,8 +197,8 @@ TEST(SpecRules, EmptyKeyIsHashedNotRoundRobin) {
 
     // The empty key comes back as an empty key, not as "no key".
     subscribe(b, "ek", "g");
-    ASSERT_EQ(mq_publish(b, "ek", "", 0, "v", 1, MQ_NO_WAIT, nullptr, nullptr, nullptr), MQ_OK);
-    ASSERT_EQ(mq_publish(b, "ek", nullptr, 0, "w", 1, MQ_NO_WAIT, nullptr, nullptr, nullptr),
+    ASSERT_EQ(mq_topic_publish(b, "ek", "", 0, "v", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b, "ek", nullptr, 0, "w", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, nullptr),
               MQ_OK);
     std::vector<mq_message> m = poll(b, "ek", "g", expected, 1);
     ASSERT_EQ(m.size(), 1u);
@@ -219,7 +219,7 @@ TEST(SpecRules, PublishAppendsAtEndAndCopiesBytes) {
     char payload[] = "payload-1";
     int32_t p = -1;
     int64_t off = -1;
-    ASSERT_EQ(mq_publish(b, "copy", key, 5, payload, 9, MQ_NO_WAIT, nullptr, &p, &off), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b, "copy", key, 5, payload, 9, NULL, 0, MQ_NO_WAIT, nullptr, &p, &off), MQ_OK);
     EXPECT_EQ(p, 0);
     EXPECT_EQ(off, 0);
     const int64_t t0 = clock.ns.load();
@@ -253,7 +253,7 @@ TEST(SpecRules, TimestampsNeverDecreaseAlongThePartition) {
     clock.ns -= 3'000'000;  // the clock steps back
     EXPECT_EQ(pub(b, "ts", "second"), 1);
     const mq_record batch[2] = {{nullptr, 0, "a", 1}, {nullptr, 0, "b", 1}};
-    ASSERT_EQ(mq_publish_batch(b, "ts", batch, 2, MQ_NO_WAIT, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish_batch(b, "ts", batch, sizeof(mq_record), 2, MQ_NO_WAIT, nullptr, nullptr, sizeof(mq_publish_result), nullptr), MQ_OK);
     clock.advance_ms(10);
     EXPECT_EQ(pub(b, "ts", "later"), 4);
 
@@ -268,7 +268,7 @@ TEST(SpecRules, ZeroLengthPayloadIsNeverNull) {
     mq_broker *b = broker.get();
     create_topic(b, "empty", 1, 8);
     subscribe(b, "empty", "g");
-    ASSERT_EQ(mq_publish(b, "empty", nullptr, 0, nullptr, 0, MQ_NO_WAIT, nullptr, nullptr,
+    ASSERT_EQ(mq_topic_publish(b, "empty", nullptr, 0, nullptr, 0, NULL, 0, MQ_NO_WAIT, nullptr, nullptr,
                          nullptr),
               MQ_OK)
         << mq_last_error();
@@ -307,7 +307,7 @@ TEST(SpecRules, FullPartitionWithNoWaitFailsAndAppendsNothing) {
     mq_partition_info before = pinfo(b, "bp", 0);
     EXPECT_EQ(before.backlog, 2);
     int64_t off = 12345;
-    EXPECT_EQ(mq_publish(b, "bp", nullptr, 0, "c", 1, MQ_NO_WAIT, nullptr, nullptr, &off),
+    EXPECT_EQ(mq_topic_publish(b, "bp", nullptr, 0, "c", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, &off),
               MQ_FULL);
     mq_partition_info after = pinfo(b, "bp", 0);
     EXPECT_EQ(after.end, 2);
@@ -318,7 +318,7 @@ TEST(SpecRules, FullPartitionWithNoWaitFailsAndAppendsNothing) {
     // Space is measured from the slowest group's committed, not from next.
     EXPECT_EQ(poll(b, "bp", "g", 0, 10).size(), 2u);
     pub(b, "bp", "c", MQ_FULL);
-    ASSERT_EQ(mq_ack(b, "bp", "g", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "bp", "g", 0, 0), MQ_OK);
     EXPECT_EQ(pub(b, "bp", "c"), 2);
     pub(b, "bp", "d", MQ_FULL);
 }
@@ -331,7 +331,7 @@ TEST(SpecRules, FullPartitionWithShortWaitTimesOutAsFull) {
     pub(b, "bpw", "a");
     int64_t waits_before = pinfo(b, "bpw", 0).producer_waits;
     auto t0 = Clock::now();
-    EXPECT_EQ(mq_publish(b, "bpw", nullptr, 0, "b", 1, 30, nullptr, nullptr, nullptr), MQ_FULL);
+    EXPECT_EQ(mq_topic_publish(b, "bpw", nullptr, 0, "b", 1, NULL, 0, 30, nullptr, nullptr, nullptr), MQ_FULL);
     auto waited = Clock::now() - t0;
     EXPECT_GE(waited, 30ms);
     EXPECT_LT(waited, 3000ms);
@@ -349,11 +349,11 @@ TEST(SpecRules, PollWithNothingTimesOut) {
     subscribe(b, "pt", "g");
     mq_message m[4];
     size_t n = 99;
-    EXPECT_EQ(mq_poll(b, "pt", "g", 0, m, 4, MQ_NO_WAIT, nullptr, &n), MQ_TIMEOUT);
+    EXPECT_EQ(mq_group_poll(b, "pt", "g", 0, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &n), MQ_TIMEOUT);
     EXPECT_EQ(n, 0u);
     n = 99;
     auto t0 = Clock::now();
-    EXPECT_EQ(mq_poll(b, "pt", "g", 0, m, 4, 30, nullptr, &n), MQ_TIMEOUT);
+    EXPECT_EQ(mq_group_poll(b, "pt", "g", 0, m, sizeof(mq_message), 4, 30, nullptr, &n), MQ_TIMEOUT);
     auto waited = Clock::now() - t0;
     EXPECT_EQ(n, 0u);
     EXPECT_GE(waited, 30ms);
@@ -392,7 +392,7 @@ TEST(SpecRules, AckIsCumulative) {
     subscribe(b, "ack", "g");
     for (int i = 0; i < 6; ++i) pub(b, "ack", "m");
     ASSERT_EQ(poll(b, "ack", "g", 0, 5).size(), 5u);
-    ASSERT_EQ(mq_ack(b, "ack", "g", 0, 3), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_group_ack(b, "ack", "g", 0, 3), MQ_OK) << mq_last_error();
     mq_group_info g = ginfo(b, "ack", "g", 0);
     EXPECT_EQ(g.committed, 4);
     EXPECT_EQ(g.next, 5);
@@ -410,7 +410,7 @@ TEST(SpecRules, AckOutsideInFlightIsRejectedAndChangesNothing) {
     subscribe(b, "rej", "billing");
     for (int i = 0; i < 10; ++i) pub(b, "rej", "m");
     ASSERT_EQ(poll(b, "rej", "billing", 0, 6).size(), 6u);
-    ASSERT_EQ(mq_ack(b, "rej", "billing", 0, 3), MQ_OK);  // in flight: 4..5
+    ASSERT_EQ(mq_group_ack(b, "rej", "billing", 0, 3), MQ_OK);  // in flight: 4..5
 
     struct Case {
         int64_t offset;
@@ -422,7 +422,7 @@ TEST(SpecRules, AckOutsideInFlightIsRejectedAndChangesNothing) {
         {0, "offset 0 is not in flight for billing (in flight: 4..5)"},  // long acked
     };
     for (const Case &c : cases) {
-        EXPECT_EQ(mq_ack(b, "rej", "billing", 0, c.offset), MQ_ERR_NOT_IN_FLIGHT) << c.offset;
+        EXPECT_EQ(mq_group_ack(b, "rej", "billing", 0, c.offset), MQ_ERR_NOT_IN_FLIGHT) << c.offset;
         EXPECT_STREQ(mq_last_error(), c.message);
         mq_group_info g = ginfo(b, "rej", "billing", 0);
         EXPECT_EQ(g.committed, 4);
@@ -432,12 +432,12 @@ TEST(SpecRules, AckOutsideInFlightIsRejectedAndChangesNothing) {
         EXPECT_EQ(p.end, 10);
     }
     // The edges of the range are accepted.
-    EXPECT_EQ(mq_ack(b, "rej", "billing", 0, 4), MQ_OK) << mq_last_error();
-    EXPECT_EQ(mq_ack(b, "rej", "billing", 0, 5), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_group_ack(b, "rej", "billing", 0, 4), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_group_ack(b, "rej", "billing", 0, 5), MQ_OK) << mq_last_error();
     // With nothing in flight, the message says so.
-    EXPECT_EQ(mq_ack(b, "rej", "billing", 0, 5), MQ_ERR_NOT_IN_FLIGHT);
+    EXPECT_EQ(mq_group_ack(b, "rej", "billing", 0, 5), MQ_ERR_NOT_IN_FLIGHT);
     EXPECT_STREQ(mq_last_error(), "offset 5 is not in flight for billing (nothing is)");
-    EXPECT_EQ(mq_ack(b, "rej", "billing", 0, 6), MQ_ERR_NOT_IN_FLIGHT);
+    EXPECT_EQ(mq_group_ack(b, "rej", "billing", 0, 6), MQ_ERR_NOT_IN_FLIGHT);
     EXPECT_STREQ(mq_last_error(), "offset 6 is not in flight for billing (nothing is)");
 }
 
@@ -447,7 +447,7 @@ TEST(SpecRules, AckWithNothingEverDeliveredIsRejected) {
     create_topic(b, "rej0", 1, 4);
     subscribe(b, "rej0", "billing");
     pub(b, "rej0", "m");
-    EXPECT_EQ(mq_ack(b, "rej0", "billing", 0, 0), MQ_ERR_NOT_IN_FLIGHT);
+    EXPECT_EQ(mq_group_ack(b, "rej0", "billing", 0, 0), MQ_ERR_NOT_IN_FLIGHT);
     EXPECT_STREQ(mq_last_error(), "offset 0 is not in flight for billing (nothing is)");
     EXPECT_EQ(ginfo(b, "rej0", "billing", 0).committed, 0);
     EXPECT_EQ(pinfo(b, "rej0", 0).start, 0);
@@ -462,8 +462,8 @@ TEST(SpecRules, NackRewindsNextToCommitted) {
     subscribe(b, "nack", "g");
     for (int i = 0; i < 5; ++i) pub(b, "nack", "m" + std::to_string(i));
     ASSERT_EQ(poll(b, "nack", "g", 0, 4).size(), 4u);
-    ASSERT_EQ(mq_ack(b, "nack", "g", 0, 0), MQ_OK);
-    ASSERT_EQ(mq_nack(b, "nack", "g", 0), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_group_ack(b, "nack", "g", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_nack(b, "nack", "g", 0, 0), MQ_OK) << mq_last_error();
     mq_group_info g = ginfo(b, "nack", "g", 0);
     EXPECT_EQ(g.committed, 1);
     EXPECT_EQ(g.next, 1);
@@ -474,8 +474,8 @@ TEST(SpecRules, NackRewindsNextToCommitted) {
     EXPECT_EQ(payload_of(again[0]), "m1");
 
     // A nack with nothing in flight is fine and changes nothing.
-    ASSERT_EQ(mq_ack(b, "nack", "g", 0, 4), MQ_OK);
-    EXPECT_EQ(mq_nack(b, "nack", "g", 0), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_group_ack(b, "nack", "g", 0, 4), MQ_OK);
+    EXPECT_EQ(mq_group_nack(b, "nack", "g", 0, 0), MQ_OK) << mq_last_error();
     g = ginfo(b, "nack", "g", 0);
     EXPECT_EQ(g.committed, 5);
     EXPECT_EQ(g.next, 5);
@@ -491,8 +491,8 @@ TEST(SpecRules, DeliveryCountCountsPollsNotRewinds) {
 
     EXPECT_EQ(delivery_counts(poll(b, "dc", "g", 0, 2)), (std::vector<uint32_t>{1, 1}));
     // Rewinding twice hands nothing out, so counts nothing.
-    ASSERT_EQ(mq_nack(b, "dc", "g", 0), MQ_OK);
-    ASSERT_EQ(mq_nack(b, "dc", "g", 0), MQ_OK);
+    ASSERT_EQ(mq_group_nack(b, "dc", "g", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_nack(b, "dc", "g", 0, 0), MQ_OK);
     std::vector<mq_message> m = poll(b, "dc", "g", 0, 10);
     EXPECT_EQ(offsets(m), (std::vector<int64_t>{0, 1, 2}));
     EXPECT_EQ(delivery_counts(m), (std::vector<uint32_t>{2, 2, 1}));
@@ -502,8 +502,8 @@ TEST(SpecRules, DeliveryCountCountsPollsNotRewinds) {
     EXPECT_EQ(offsets(m), (std::vector<int64_t>{0, 1, 2}));
     EXPECT_EQ(delivery_counts(m), (std::vector<uint32_t>{3, 3, 2}));
     // After a partial ack the rest keeps its count.
-    ASSERT_EQ(mq_ack(b, "dc", "g", 0, 0), MQ_OK);
-    ASSERT_EQ(mq_nack(b, "dc", "g", 0), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "dc", "g", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_nack(b, "dc", "g", 0, 0), MQ_OK);
     m = poll(b, "dc", "g", 0, 10);
     EXPECT_EQ(delivery_counts(m), (std::vector<uint32_t>{4, 3}));
 }
@@ -518,7 +518,7 @@ TEST(SpecRules, LeaseExpiryRedeliversWithInjectedClock) {
     subscribe(b, "lease", "g");
     for (int i = 0; i < 4; ++i) pub(b, "lease", "m" + std::to_string(i));
     ASSERT_EQ(poll(b, "lease", "g", 0, 2).size(), 2u);
-    ASSERT_EQ(mq_ack(b, "lease", "g", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "lease", "g", 0, 0), MQ_OK);
 
     // Before the lease runs out, a poll goes on from next.
     clock.advance_ms(999);
@@ -540,7 +540,7 @@ TEST(SpecRules, LeaseExpiryRedeliversWithInjectedClock) {
     EXPECT_EQ(g.committed, 1);
     EXPECT_EQ(g.next, 4);
 
-    ASSERT_EQ(mq_ack(b, "lease", "g", 0, 3), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "lease", "g", 0, 3), MQ_OK);
     EXPECT_EQ(pinfo(b, "lease", 0).start, 4);
 }
 
@@ -552,7 +552,7 @@ TEST(SpecRules, LeaseDoesNotRunOutForAckedWork) {
     subscribe(b, "lease2", "g");
     pub(b, "lease2", "a");
     ASSERT_EQ(poll(b, "lease2", "g", 0, 1).size(), 1u);
-    ASSERT_EQ(mq_ack(b, "lease2", "g", 0, 0), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "lease2", "g", 0, 0), MQ_OK);
     clock.advance_ms(5000);
     EXPECT_TRUE(poll(b, "lease2", "g", 0, 10).empty());
     pub(b, "lease2", "b");
@@ -567,7 +567,7 @@ TEST(SpecRules, DefaultAckTimeoutIsThirtySeconds) {
     mq_broker *b = broker.get();
     ASSERT_EQ(mq_topic_create(b, "deflt", nullptr), MQ_OK) << mq_last_error();
     mq_topic_info t{};
-    ASSERT_EQ(mq_topic_info_get(b, "deflt", &t, sizeof t), MQ_OK);
+    ASSERT_EQ(mq_topic_get_info(b, "deflt", &t, sizeof t), MQ_OK);
     EXPECT_EQ(t.partitions, 1);
     EXPECT_EQ(t.capacity, 1024);
     EXPECT_EQ(t.max_bytes, 0);
@@ -593,21 +593,21 @@ TEST(SpecRules, TrimWhenEveryGroupHasAcked) {
     EXPECT_EQ(pinfo(b, "trim", 0).retained_bytes, 16);
 
     ASSERT_EQ(poll(b, "trim", "fast", 0, 10).size(), 4u);
-    ASSERT_EQ(mq_ack(b, "trim", "fast", 0, 3), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "trim", "fast", 0, 3), MQ_OK);
     mq_partition_info p = pinfo(b, "trim", 0);
     EXPECT_EQ(p.start, 0);  // slow still holds everything
     EXPECT_EQ(p.backlog, 4);
     EXPECT_EQ(p.retained_bytes, 16);
 
     ASSERT_EQ(poll(b, "trim", "slow", 0, 2).size(), 2u);
-    ASSERT_EQ(mq_ack(b, "trim", "slow", 0, 1), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "trim", "slow", 0, 1), MQ_OK);
     p = pinfo(b, "trim", 0);
     EXPECT_EQ(p.start, 2);
     EXPECT_EQ(p.backlog, 2);
     EXPECT_EQ(p.retained_bytes, 8);
 
     ASSERT_EQ(poll(b, "trim", "slow", 0, 10).size(), 2u);
-    ASSERT_EQ(mq_ack(b, "trim", "slow", 0, 3), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "trim", "slow", 0, 3), MQ_OK);
     p = pinfo(b, "trim", 0);
     EXPECT_EQ(p.start, 4);
     EXPECT_EQ(p.end, 4);
@@ -652,7 +652,7 @@ TEST(SpecRules, LateGroupStartsAtEnd) {
     EXPECT_EQ(payload_of(m[0]), "new");
     // The late group does not hold back what the early group acks.
     EXPECT_EQ(poll(b, "late", "early", 0, 10).size(), 4u);
-    ASSERT_EQ(mq_ack(b, "late", "early", 0, 3), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "late", "early", 0, 3), MQ_OK);
     EXPECT_EQ(pinfo(b, "late", 0).start, 3);
 }
 
@@ -663,7 +663,7 @@ TEST(SpecRules, StartEarliestBeginsAtOldestRetained) {
     subscribe(b, "earliest", "holder");
     for (int i = 0; i < 4; ++i) pub(b, "earliest", "m" + std::to_string(i));
     ASSERT_EQ(poll(b, "earliest", "holder", 0, 1).size(), 1u);
-    ASSERT_EQ(mq_ack(b, "earliest", "holder", 0, 0), MQ_OK);  // start is now 1
+    ASSERT_EQ(mq_group_ack(b, "earliest", "holder", 0, 0), MQ_OK);  // start is now 1
 
     subscribe(b, "earliest", "replay", MQ_START_EARLIEST);
     mq_group_info g = ginfo(b, "earliest", "replay", 0);
@@ -686,12 +686,12 @@ void count_free(void *user) { static_cast<FreeCounter *>(user)->frees++; }
 
 mq_status push_subscribe(mq_broker *b, const char *topic, const char *group,
                          std::vector<int32_t> parts, FreeCounter *fc, mq_subscription **out) {
-    mq_subscribe_options o;
-    mq_subscribe_options_init(&o, sizeof o);
+    mq_subscription_options o;
+    mq_subscription_options_init(&o, sizeof o);
     o.partitions = parts.empty() ? nullptr : parts.data();
     o.partition_count = parts.size();
     *out = nullptr;
-    return mq_subscribe(b, topic, group, &o, &never_called, fc, &count_free, out);
+    return mq_subscription_open(b, topic, group, &o, &never_called, fc, &count_free, out);
 }
 
 TEST(SpecRules, SameGroupCannotClaimAnOwnedPartition) {
@@ -755,36 +755,36 @@ TEST(SpecRules, PushSubscriptionJoinsAnExistingGroup) {
 TEST(SpecRules, AssignRoundRobin) {
     int32_t out[8];
     size_t n = 0;
-    ASSERT_EQ(mq_assign_round_robin(5, 2, 0, out, 8, &n), MQ_OK);
+    ASSERT_EQ(mq_assignment_round_robin(5, 2, 0, out, 8, &n), MQ_OK);
     EXPECT_EQ(std::vector<int32_t>(out, out + n), (std::vector<int32_t>{0, 2, 4}));
-    ASSERT_EQ(mq_assign_round_robin(5, 2, 1, out, 8, &n), MQ_OK);
+    ASSERT_EQ(mq_assignment_round_robin(5, 2, 1, out, 8, &n), MQ_OK);
     EXPECT_EQ(std::vector<int32_t>(out, out + n), (std::vector<int32_t>{1, 3}));
-    ASSERT_EQ(mq_assign_round_robin(4, 3, 0, out, 8, &n), MQ_OK);
+    ASSERT_EQ(mq_assignment_round_robin(4, 3, 0, out, 8, &n), MQ_OK);
     EXPECT_EQ(std::vector<int32_t>(out, out + n), (std::vector<int32_t>{0, 3}));
     // More members than partitions: some own nothing.
-    ASSERT_EQ(mq_assign_round_robin(2, 4, 3, out, 8, &n), MQ_OK);
+    ASSERT_EQ(mq_assignment_round_robin(2, 4, 3, out, 8, &n), MQ_OK);
     EXPECT_EQ(n, 0u);
     // The count is the full count even when out is too small.
     out[1] = -7;
-    ASSERT_EQ(mq_assign_round_robin(10, 1, 0, out, 1, &n), MQ_OK);
+    ASSERT_EQ(mq_assignment_round_robin(10, 1, 0, out, 1, &n), MQ_OK);
     EXPECT_EQ(n, 10u);
     EXPECT_EQ(out[0], 0);
     EXPECT_EQ(out[1], -7);
-    ASSERT_EQ(mq_assign_round_robin(10, 3, 2, nullptr, 0, &n), MQ_OK);
+    ASSERT_EQ(mq_assignment_round_robin(10, 3, 2, nullptr, 0, &n), MQ_OK);
     EXPECT_EQ(n, 3u);
 
-    EXPECT_EQ(mq_assign_round_robin(0, 1, 0, out, 8, &n), MQ_ERR_INVALID);
-    EXPECT_EQ(mq_assign_round_robin(4, 0, 0, out, 8, &n), MQ_ERR_INVALID);
-    EXPECT_EQ(mq_assign_round_robin(4, 2, 2, out, 8, &n), MQ_ERR_INVALID);
-    EXPECT_EQ(mq_assign_round_robin(4, 2, -1, out, 8, &n), MQ_ERR_INVALID);
-    EXPECT_EQ(mq_assign_round_robin(4, 2, 0, nullptr, 8, &n), MQ_ERR_INVALID);
-    EXPECT_EQ(mq_assign_round_robin(4, 2, 0, out, 8, nullptr), MQ_ERR_INVALID);
+    EXPECT_EQ(mq_assignment_round_robin(0, 1, 0, out, 8, &n), MQ_ERR_INVALID);
+    EXPECT_EQ(mq_assignment_round_robin(4, 0, 0, out, 8, &n), MQ_ERR_INVALID);
+    EXPECT_EQ(mq_assignment_round_robin(4, 2, 2, out, 8, &n), MQ_ERR_INVALID);
+    EXPECT_EQ(mq_assignment_round_robin(4, 2, -1, out, 8, &n), MQ_ERR_INVALID);
+    EXPECT_EQ(mq_assignment_round_robin(4, 2, 0, nullptr, 8, &n), MQ_ERR_INVALID);
+    EXPECT_EQ(mq_assignment_round_robin(4, 2, 0, out, 8, nullptr), MQ_ERR_INVALID);
 
     // Every partition has exactly one member.
     for (int32_t members = 1; members <= 5; ++members) {
         std::vector<int> owners(7, 0);
         for (int32_t m = 0; m < members; ++m) {
-            ASSERT_EQ(mq_assign_round_robin(7, members, m, out, 8, &n), MQ_OK);
+            ASSERT_EQ(mq_assignment_round_robin(7, members, m, out, 8, &n), MQ_OK);
             for (size_t i = 0; i < n; ++i) {
                 EXPECT_EQ(out[i] % members, m);
                 owners[out[i]]++;
@@ -804,7 +804,7 @@ TEST(SpecRules, UnsubscribeTrimsWhatOnlyThatGroupHeld) {
     subscribe(b, "unsub", "gone");
     for (int i = 0; i < 4; ++i) pub(b, "unsub", "ab");
     ASSERT_EQ(poll(b, "unsub", "keep", 0, 2).size(), 2u);
-    ASSERT_EQ(mq_ack(b, "unsub", "keep", 0, 1), MQ_OK);
+    ASSERT_EQ(mq_group_ack(b, "unsub", "keep", 0, 1), MQ_OK);
     EXPECT_EQ(pinfo(b, "unsub", 0).start, 0);
 
     ASSERT_EQ(mq_group_unsubscribe(b, "unsub", "gone"), MQ_OK) << mq_last_error();
@@ -814,7 +814,7 @@ TEST(SpecRules, UnsubscribeTrimsWhatOnlyThatGroupHeld) {
     EXPECT_EQ(p.retained_bytes, 4);
     EXPECT_EQ(list_groups(b, "unsub"), "keep\n");
     mq_group_info g{};
-    EXPECT_EQ(mq_group_info_get(b, "unsub", "gone", 0, &g, sizeof g), MQ_ERR_NO_GROUP);
+    EXPECT_EQ(mq_group_get_info(b, "unsub", "gone", 0, &g, sizeof g), MQ_ERR_NO_GROUP);
     EXPECT_EQ(mq_group_unsubscribe(b, "unsub", "gone"), MQ_ERR_NO_GROUP);
 
     // The last group going leaves nothing retained.
@@ -843,7 +843,7 @@ TEST(SpecRules, UnsubscribeWakesBlockedPublisher) {
     std::thread publisher([&] {
         int64_t off = -1;
         mq_status s =
-            mq_publish(b, "stall", nullptr, 0, "c", 1, MQ_WAIT_FOREVER, nullptr, nullptr, &off);
+            mq_topic_publish(b, "stall", nullptr, 0, "c", 1, NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, &off);
         done.set_value({s, off});
     });
     bool waiting = eventually([&] { return pinfo(b, "stall", 0).producer_waits > waits0; });
@@ -875,10 +875,10 @@ TEST(SpecRules, ByteBudgetBackPressure) {
 
     int32_t part = -1;
     int64_t off = -1;
-    ASSERT_EQ(mq_publish(b, "bytes", "k", 1, "abcde", 5, MQ_NO_WAIT, nullptr, &part, &off),
+    ASSERT_EQ(mq_topic_publish(b, "bytes", "k", 1, "abcde", 5, NULL, 0, MQ_NO_WAIT, nullptr, &part, &off),
               MQ_OK);  // 6 bytes: key and payload both count
     EXPECT_EQ(pinfo(b, "bytes", 0).retained_bytes, 6);
-    EXPECT_EQ(mq_publish(b, "bytes", "k", 1, "abcde", 5, MQ_NO_WAIT, nullptr, nullptr, &off),
+    EXPECT_EQ(mq_topic_publish(b, "bytes", "k", 1, "abcde", 5, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, &off),
               MQ_FULL);  // 12 > 10
     mq_partition_info p = pinfo(b, "bytes", 0);
     EXPECT_EQ(p.end, 1);
@@ -889,7 +889,7 @@ TEST(SpecRules, ByteBudgetBackPressure) {
     pub(b, "bytes", "q", MQ_FULL);
 
     // A message that could never fit is refused outright rather than waiting forever.
-    EXPECT_EQ(mq_publish(b, "bytes", nullptr, 0, "01234567890", 11, MQ_WAIT_FOREVER, nullptr,
+    EXPECT_EQ(mq_topic_publish(b, "bytes", nullptr, 0, "01234567890", 11, NULL, 0, MQ_WAIT_FOREVER, nullptr,
                          nullptr, nullptr),
               MQ_ERR_TOO_LARGE);
     EXPECT_STRNE(mq_last_error(), "");
@@ -899,13 +899,13 @@ TEST(SpecRules, ByteBudgetBackPressure) {
     std::promise<mq_status> done;
     auto fut = done.get_future();
     std::thread publisher([&] {
-        done.set_value(mq_publish(b, "bytes", nullptr, 0, "123456", 6, MQ_WAIT_FOREVER, nullptr,
+        done.set_value(mq_topic_publish(b, "bytes", nullptr, 0, "123456", 6, NULL, 0, MQ_WAIT_FOREVER, nullptr,
                                   nullptr, nullptr));
     });
     EXPECT_TRUE(eventually([&] { return pinfo(b, "bytes", 0).producer_waits > waits0; }));
     // No ASSERT until the publisher thread is joined.
     EXPECT_EQ(poll(b, "bytes", "g", 0, 1).size(), 1u);
-    EXPECT_EQ(mq_ack(b, "bytes", "g", 0, 0), MQ_OK);  // frees 6: 4 + 6 = 10 fits
+    EXPECT_EQ(mq_group_ack(b, "bytes", "g", 0, 0), MQ_OK);  // frees 6: 4 + 6 = 10 fits
     if (fut.wait_for(5s) != std::future_status::ready) {
         ADD_FAILURE() << "ack did not wake the publisher blocked on bytes";
         mq_broker_close(b);
@@ -967,8 +967,8 @@ TEST(SpecRules, PublishBatchKeepsPerPartitionOrder) {
         recs[i] = {keys[i], 6, payloads[i].data(), payloads[i].size()};
     std::vector<mq_publish_result> res(6, mq_publish_result{-9, -9});
     size_t published = 0;
-    ASSERT_EQ(mq_publish_batch(b, "batch", recs.data(), recs.size(), MQ_NO_WAIT, nullptr,
-                               res.data(), &published),
+    ASSERT_EQ(mq_topic_publish_batch(b, "batch", recs.data(), sizeof(mq_record), recs.size(), MQ_NO_WAIT, nullptr,
+                               res.data(), sizeof(mq_publish_result), &published),
               MQ_OK)
         << mq_last_error();
     EXPECT_EQ(published, 6u);
@@ -1006,8 +1006,8 @@ TEST(SpecRules, PublishBatchStopsPartWayWhenFull) {
     for (const char *k : keys) recs.push_back({k, 6, "x", 1});
     std::vector<mq_publish_result> res(4, mq_publish_result{-9, -9});
     size_t published = 99;
-    EXPECT_EQ(mq_publish_batch(b, "bfull", recs.data(), recs.size(), MQ_NO_WAIT, nullptr,
-                               res.data(), &published),
+    EXPECT_EQ(mq_topic_publish_batch(b, "bfull", recs.data(), sizeof(mq_record), recs.size(), MQ_NO_WAIT, nullptr,
+                               res.data(), sizeof(mq_publish_result), &published),
               MQ_FULL);
     int32_t want_part[] = {1, 1, 0, 1};
     for (int i = 0; i < 4; ++i) EXPECT_EQ(res[i].partition, want_part[i]) << "record " << i;
@@ -1033,8 +1033,8 @@ TEST(SpecRules, PublishBatchWithABadRecordAppendsNothing) {
     std::vector<mq_record> recs = {
         {"user-a", 6, "ok", 2}, {"user-b", 6, "ok", 2}, {nullptr, 0, nullptr, 3}};
     size_t published = 0;
-    EXPECT_EQ(mq_publish_batch(b, "bbad", recs.data(), recs.size(), MQ_NO_WAIT, nullptr,
-                               nullptr, &published),
+    EXPECT_EQ(mq_topic_publish_batch(b, "bbad", recs.data(), sizeof(mq_record), recs.size(), MQ_NO_WAIT, nullptr,
+                               nullptr, sizeof(mq_publish_result), &published),
               MQ_ERR_INVALID);
     EXPECT_STRNE(mq_last_error(), "");
     EXPECT_EQ(pinfo(b, "bbad", 0).end, 0);
@@ -1043,8 +1043,8 @@ TEST(SpecRules, PublishBatchWithABadRecordAppendsNothing) {
     // A record over the broker's maximum fails the whole batch the same way.
     std::string huge(1048577, 'h');
     recs[2] = {nullptr, 0, huge.data(), huge.size()};
-    EXPECT_EQ(mq_publish_batch(b, "bbad", recs.data(), recs.size(), MQ_NO_WAIT, nullptr,
-                               nullptr, &published),
+    EXPECT_EQ(mq_topic_publish_batch(b, "bbad", recs.data(), sizeof(mq_record), recs.size(), MQ_NO_WAIT, nullptr,
+                               nullptr, sizeof(mq_publish_result), &published),
               MQ_ERR_TOO_LARGE);
     EXPECT_EQ(pinfo(b, "bbad", 0).end, 0);
     EXPECT_EQ(pinfo(b, "bbad", 1).end, 0);

@@ -123,7 +123,7 @@ TEST(SpecStress, ReferenceStress) {
     for (int k = 0; k < kKeys; ++k) {
         keys.push_back(key_name(k));
         int32_t p = -1;
-        ASSERT_EQ(mq_partition_for_key(keys[k].data(), keys[k].size(), kPartitions, &p), MQ_OK);
+        ASSERT_EQ(mq_key_partition(keys[k].data(), keys[k].size(), kPartitions, &p), MQ_OK);
         expected_per_partition[p] += kProducers * kPerProducer / kKeys;
     }
 
@@ -139,8 +139,8 @@ TEST(SpecStress, ReferenceStress) {
             for (int i = 0; i < kPerProducer && !give_up; ++i) {
                 int k = mine[i % mine.size()];
                 Payload p{static_cast<uint32_t>(k), seq[k]++};
-                mq_status s = mq_publish(b, "orders", keys[k].data(), keys[k].size(), &p,
-                                         sizeof p, 10000, nullptr, nullptr, nullptr);
+                mq_status s = mq_topic_publish(b, "orders", keys[k].data(), keys[k].size(), &p,
+                                         sizeof p, NULL, 0, 10000, nullptr, nullptr, nullptr);
                 if (s != MQ_OK) {
                     producer_errors++;
                     give_up = true;
@@ -163,7 +163,7 @@ TEST(SpecStress, ReferenceStress) {
                 const char *group = groups[gi];
                 int32_t owned[kPartitions];
                 size_t n_owned = 0;
-                if (mq_assign_round_robin(kPartitions, kMembers, member, owned, kPartitions,
+                if (mq_assignment_round_robin(kPartitions, kMembers, member, owned, kPartitions,
                                           &n_owned) != MQ_OK) {
                     st.errors++;
                     return;
@@ -179,7 +179,7 @@ TEST(SpecStress, ReferenceStress) {
                     }
                     for (size_t i = 0; i < n_owned; ++i) {
                         size_t n = 0;
-                        mq_status s = mq_poll(b, "orders", group, owned[i], msgs, 10, 1, nullptr,
+                        mq_status s = mq_group_poll(b, "orders", group, owned[i], msgs, sizeof(mq_message), 10, 1, nullptr,
                                               &n);
                         if (s == MQ_TIMEOUT) continue;
                         if (s != MQ_OK) {
@@ -194,12 +194,12 @@ TEST(SpecStress, ReferenceStress) {
                         got += static_cast<int>(n);
                         st.received += static_cast<int>(n);
                         mq_partition_info pi{};
-                        mq_partition_info_get(b, "orders", owned[i], &pi, sizeof pi);
+                        mq_partition_get_info(b, "orders", owned[i], &pi, sizeof pi);
                         int64_t seen = std::max(pi.backlog, pi.end - pi.start);
                         int64_t prev = st.worst_backlog.load();
                         while (seen > prev && !st.worst_backlog.compare_exchange_weak(prev, seen)) {
                         }
-                        if (mq_ack(b, "orders", group, owned[i], msgs[n - 1].offset) != MQ_OK)
+                        if (mq_group_ack(b, "orders", group, owned[i], msgs[n - 1].offset) != MQ_OK)
                             st.errors++;
                         // Part of the workload: email is the slow consumer.
                         if (gi == 1) std::this_thread::sleep_for(200us);
@@ -228,7 +228,7 @@ TEST(SpecStress, ReferenceStress) {
     int64_t waits = 0, max_backlog = 0;
     for (int32_t p = 0; p < kPartitions; ++p) {
         mq_partition_info pi{};
-        ASSERT_EQ(mq_partition_info_get(b, "orders", p, &pi, sizeof pi), MQ_OK);
+        ASSERT_EQ(mq_partition_get_info(b, "orders", p, &pi, sizeof pi), MQ_OK);
         EXPECT_LE(pi.max_backlog, kCapacity) << "partition " << p;
         EXPECT_EQ(pi.end, expected_per_partition[p]) << "partition " << p;
         EXPECT_EQ(pi.start, pi.end) << "partition " << p;
@@ -303,15 +303,15 @@ TEST(SpecStress, AtLeastOnceWithNacksAndLeaseExpiries) {
     for (int member = 0; member < 2; ++member) {
         int32_t owned[kMixPartitions];
         size_t n = 0;
-        ASSERT_EQ(mq_assign_round_robin(kMixPartitions, 2, member, owned, kMixPartitions, &n),
+        ASSERT_EQ(mq_assignment_round_robin(kMixPartitions, 2, member, owned, kMixPartitions, &n),
                   MQ_OK);
-        mq_subscribe_options o;
-        mq_subscribe_options_init(&o, sizeof o);
+        mq_subscription_options o;
+        mq_subscription_options_init(&o, sizeof o);
         o.prefetch = 5;
         o.partitions = owned;
         o.partition_count = n;
         mq_subscription *s = nullptr;
-        ASSERT_EQ(mq_subscribe(b, "mix", "push", &o, &push_handler, &push, &push_free, &s),
+        ASSERT_EQ(mq_subscription_open(b, "mix", "push", &o, &push_handler, &push, &push_free, &s),
                   MQ_OK)
             << mq_last_error();
         subs.push_back(s);
@@ -328,7 +328,7 @@ TEST(SpecStress, AtLeastOnceWithNacksAndLeaseExpiries) {
                 int k = prod + kMixProducers * (i % (kMixKeys / kMixProducers));
                 std::string key = key_name(k);
                 Payload p{static_cast<uint32_t>(k), seq[k]++};
-                if (mq_publish(b, "mix", key.data(), key.size(), &p, sizeof p, 10000, nullptr,
+                if (mq_topic_publish(b, "mix", key.data(), key.size(), &p, sizeof p, NULL, 0, 10000, nullptr,
                                nullptr, nullptr) != MQ_OK) {
                     errors++;
                     give_up = true;
@@ -353,7 +353,7 @@ TEST(SpecStress, AtLeastOnceWithNacksAndLeaseExpiries) {
                     break;
                 }
                 size_t n = 0;
-                mq_status s = mq_poll(b, "mix", "pull", part, msgs, 8, 10, nullptr, &n);
+                mq_status s = mq_group_poll(b, "mix", "pull", part, msgs, sizeof(mq_message), 8, 10, nullptr, &n);
                 if (s == MQ_TIMEOUT) continue;
                 if (s != MQ_OK) {
                     errors++;
@@ -370,7 +370,7 @@ TEST(SpecStress, AtLeastOnceWithNacksAndLeaseExpiries) {
                 int roll = pct(rng);
                 if (roll < 10) {
                     nacks++;
-                    if (mq_nack(b, "mix", "pull", part) != MQ_OK) errors++;
+                    if (mq_group_nack(b, "mix", "pull", part, 0) != MQ_OK) errors++;
                 } else if (roll < 15) {
                     vanished++;
                     waiting_for = msgs[0].offset;
@@ -378,7 +378,7 @@ TEST(SpecStress, AtLeastOnceWithNacksAndLeaseExpiries) {
                     // Views die with the ack that passes them: read the batch first.
                     Payload work[8];
                     for (size_t i = 0; i < n; ++i) work[i] = decode(msgs[i]);
-                    if (mq_ack(b, "mix", "pull", part, msgs[n - 1].offset) != MQ_OK) {
+                    if (mq_group_ack(b, "mix", "pull", part, msgs[n - 1].offset) != MQ_OK) {
                         errors++;
                         continue;
                     }
@@ -400,7 +400,7 @@ TEST(SpecStress, AtLeastOnceWithNacksAndLeaseExpiries) {
         drained = true;
         for (int32_t p = 0; p < kMixPartitions; ++p) {
             mq_partition_info pi{};
-            mq_partition_info_get(b, "mix", p, &pi, sizeof pi);
+            mq_partition_get_info(b, "mix", p, &pi, sizeof pi);
             drained = drained && pi.backlog == 0;
         }
         if (!drained) std::this_thread::yield();

@@ -28,9 +28,9 @@ using mqtest::pinfo;
 
 std::string describe(mq_broker *b, const char *topic, int32_t p) {
     size_t needed = 0;
-    EXPECT_EQ(mq_describe(b, topic, p, nullptr, 0, &needed), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_partition_describe(b, topic, p, nullptr, 0, &needed), MQ_OK) << mq_last_error();
     std::string s(needed, '\0');
-    EXPECT_EQ(mq_describe(b, topic, p, s.data(), s.size(), &needed), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_partition_describe(b, topic, p, s.data(), s.size(), &needed), MQ_OK) << mq_last_error();
     s.resize(std::strlen(s.c_str()));
     return s;
 }
@@ -44,7 +44,7 @@ struct Published {
 Published publish(mq_broker *b, const char *topic, const std::string &key,
                   const std::string &payload, int64_t wait_ms = MQ_NO_WAIT) {
     Published r{MQ_OK, -1, -1};
-    r.status = mq_publish(b, topic, key.data(), key.size(), payload.data(), payload.size(),
+    r.status = mq_topic_publish(b, topic, key.data(), key.size(), payload.data(), payload.size(), NULL, 0,
                           wait_ms, nullptr, &r.partition, &r.offset);
     return r;
 }
@@ -106,8 +106,8 @@ TEST(SpecTrace, ReferenceTraceEveryRow) {
     ASSERT_EQ(mq_group_subscribe(b, "orders", "email", nullptr), MQ_OK) << mq_last_error();
 
     int32_t pa = -1, pb = -1;
-    ASSERT_EQ(mq_partition_for_key("user-a", 6, 2, &pa), MQ_OK);
-    ASSERT_EQ(mq_partition_for_key("user-b", 6, 2, &pb), MQ_OK);
+    ASSERT_EQ(mq_key_partition("user-a", 6, 2, &pa), MQ_OK);
+    ASSERT_EQ(mq_key_partition("user-b", 6, 2, &pb), MQ_OK);
     EXPECT_EQ(pa, 1);
     EXPECT_EQ(pb, 0);
 
@@ -134,7 +134,7 @@ TEST(SpecTrace, ReferenceTraceEveryRow) {
     // Row 3: billing polls max 2, acks 0.
     mq_message msgs[10];
     size_t n = 0;
-    ASSERT_EQ(mq_poll(b, "orders", "billing", 1, msgs, 2, MQ_NO_WAIT, nullptr, &n), MQ_OK)
+    ASSERT_EQ(mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 2, MQ_NO_WAIT, nullptr, &n), MQ_OK)
         << mq_last_error();
     EXPECT_EQ(render(msgs, n), "0:o-1, 1:o-2");
     for (size_t i = 0; i < n; ++i) {
@@ -143,15 +143,15 @@ TEST(SpecTrace, ReferenceTraceEveryRow) {
         EXPECT_EQ(key_of(msgs[i]), "user-a");
         EXPECT_EQ(msgs[i].timestamp_ns, t_publish);
     }
-    ASSERT_EQ(mq_ack(b, "orders", "billing", 1, 0), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_group_ack(b, "orders", "billing", 1, 0), MQ_OK) << mq_last_error();
     expect_p1(b, 0, 3, 3, 1, 2, 0, 0, "log 0..2, backlog 3/3; billing 1/2; email 0/0");
 
     // Row 4: email polls max 10, acks 2.
-    ASSERT_EQ(mq_poll(b, "orders", "email", 1, msgs, 10, MQ_NO_WAIT, nullptr, &n), MQ_OK)
+    ASSERT_EQ(mq_group_poll(b, "orders", "email", 1, msgs, sizeof(mq_message), 10, MQ_NO_WAIT, nullptr, &n), MQ_OK)
         << mq_last_error();
     EXPECT_EQ(render(msgs, n), "0:o-1, 1:o-2, 2:o-3");
     for (size_t i = 0; i < n; ++i) EXPECT_EQ(msgs[i].delivery_count, 1u);
-    ASSERT_EQ(mq_ack(b, "orders", "email", 1, 2), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_group_ack(b, "orders", "email", 1, 2), MQ_OK) << mq_last_error();
     expect_p1(b, 1, 3, 2, 1, 2, 3, 3, "log 1..2, backlog 2/3; billing 1/2; email 3/3");
 
     // Row 5: publish o-5 again.
@@ -163,7 +163,7 @@ TEST(SpecTrace, ReferenceTraceEveryRow) {
 
     // Row 6: clock +31 s; billing's lease ran out, so its poll rewinds to 1.
     clock.ns += 31'000'000'000;
-    ASSERT_EQ(mq_poll(b, "orders", "billing", 1, msgs, 10, MQ_NO_WAIT, nullptr, &n), MQ_OK)
+    ASSERT_EQ(mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 10, MQ_NO_WAIT, nullptr, &n), MQ_OK)
         << mq_last_error();
     EXPECT_EQ(render(msgs, n), "1:o-2, 2:o-3, 3:o-5");
     ASSERT_EQ(n, 3u);
@@ -173,11 +173,11 @@ TEST(SpecTrace, ReferenceTraceEveryRow) {
     expect_p1(b, 1, 4, 3, 1, 4, 3, 3, "log 1..3, backlog 3/3; billing 1/4; email 3/3");
 
     // Row 7: billing acks 3.
-    ASSERT_EQ(mq_ack(b, "orders", "billing", 1, 3), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_group_ack(b, "orders", "billing", 1, 3), MQ_OK) << mq_last_error();
     expect_p1(b, 3, 4, 1, 4, 4, 3, 3, "log 3..3, backlog 1/3; billing 4/4; email 3/3");
 
     // Row 8: billing acks 7: rejected, with the in-flight range named, and nothing changes.
-    EXPECT_EQ(mq_ack(b, "orders", "billing", 1, 7), MQ_ERR_NOT_IN_FLIGHT);
+    EXPECT_EQ(mq_group_ack(b, "orders", "billing", 1, 7), MQ_ERR_NOT_IN_FLIGHT);
     EXPECT_STREQ(mq_last_error(), "offset 7 is not in flight for billing (nothing is)");
     expect_p1(b, 3, 4, 1, 4, 4, 3, 3, "log 3..3, backlog 1/3; billing 4/4; email 3/3");
 
@@ -232,14 +232,14 @@ TEST(SpecTrace, PushStep) {
 
     Ledger ledger;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscribe(b, "payments", "ledger", nullptr, &ledger_handler, &ledger, nullptr,
+    ASSERT_EQ(mq_subscription_open(b, "payments", "ledger", nullptr, &ledger_handler, &ledger, nullptr,
                            &sub),
               MQ_OK)
         << mq_last_error();
 
     for (int i = 1; i <= 3; ++i) {
         std::string p = "pay-" + std::to_string(i);
-        ASSERT_EQ(mq_publish(b, "payments", nullptr, 0, p.data(), p.size(), MQ_NO_WAIT, nullptr,
+        ASSERT_EQ(mq_topic_publish(b, "payments", nullptr, 0, p.data(), p.size(), NULL, 0, MQ_NO_WAIT, nullptr,
                              nullptr, nullptr),
                   MQ_OK)
             << mq_last_error();
@@ -253,7 +253,7 @@ TEST(SpecTrace, PushStep) {
     // The ack of pay-3 follows its handler call; wait for it on the cursor itself.
     ASSERT_TRUE(eventually([&] {
         mq_group_info g{};
-        return mq_group_info_get(b, "payments", "ledger", 0, &g, sizeof g) == MQ_OK &&
+        return mq_group_get_info(b, "payments", "ledger", 0, &g, sizeof g) == MQ_OK &&
                g.committed == 3;
     })) << describe(b, "payments", 0);
 

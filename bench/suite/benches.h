@@ -22,7 +22,7 @@ double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns = 0);
 double bench_mq_stress(uint64_t n);
 // 1 producer (publish_batch 64) -> 1 push subscription with the given prefetch.
 double bench_mq_push(uint64_t n, int32_t prefetch);
-// Publish -> delivery latency at a fixed rate, the consumer already waiting in mq_poll; spin_ns
+// Publish -> delivery latency at a fixed rate, the consumer already waiting in mq_group_poll; spin_ns
 // is the broker's wait strategy (0: block at once, the default).
 Latency bench_mq_latency(uint64_t n, int64_t interval_ns, int64_t spin_ns);
 

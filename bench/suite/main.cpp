@@ -257,7 +257,7 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
           "shape.\n\n";
 
     md << "## Latency\n\nAt a fixed 20,000 messages per second, the receiver already waiting "
-          "(mq: in `mq_poll`; the mutex queue: in `pop`). Ping-pong figures are round trips "
+          "(mq: in `mq_group_poll`; the mutex queue: in `pop`). Ping-pong figures are round trips "
           "between threads pinned to CPUs 0 and 1.\n\n"
        << "| benchmark | median | min – max | p50 vs blocking ping-pong p50 | "
           "p50 vs spinning ping-pong p50 |\n|---|---:|---:|---:|---:|\n";

@@ -44,14 +44,14 @@ double steady_allocs_pull(size_t batch) {
             recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload};
         }
         size_t published = 0, got = 0;
-        must(name, mq_publish_batch(b.b, kTopic, recs.data(), batch, MQ_NO_WAIT, nullptr, nullptr,
+        must(name, mq_topic_publish_batch(b.b, kTopic, recs.data(), sizeof(mq_record), batch, MQ_NO_WAIT, nullptr, nullptr, sizeof(mq_publish_result),
                                     &published),
-             "mq_publish_batch");
-        must(name, mq_poll(b.b, kTopic, "g0", 0, msgs.data(), batch, MQ_NO_WAIT, nullptr, &got),
-             "mq_poll");
+             "mq_topic_publish_batch");
+        must(name, mq_group_poll(b.b, kTopic, "g0", 0, msgs.data(), sizeof(mq_message), batch, MQ_NO_WAIT, nullptr, &got),
+             "mq_group_poll");
         if (got != batch) fail(name, "poll returned a short batch");
         for (size_t k = 0; k < got; ++k) v.take(msgs[k].payload, msgs[k].payload_len);
-        must(name, mq_ack(b.b, kTopic, "g0", 0, msgs[got - 1].offset), "mq_ack");
+        must(name, mq_group_ack(b.b, kTopic, "g0", 0, msgs[got - 1].offset), "mq_group_ack");
         seq += batch;
     }
     uint64_t after = heap_stats().allocations;
@@ -81,12 +81,12 @@ double steady_allocs_push() {
     const char *name = "mq memory (push)";
     Broker b(name, 1, kCapacity);
     PushCount pc;
-    mq_subscribe_options opts;
-    mq_subscribe_options_init(&opts, sizeof opts);
+    mq_subscription_options opts;
+    mq_subscription_options_init(&opts, sizeof opts);
     opts.prefetch = 64;
     mq_subscription *sub = nullptr;
-    must(name, mq_subscribe(b.b, kTopic, "push", &opts, count_push, &pc, nullptr, &sub),
-         "mq_subscribe");
+    must(name, mq_subscription_open(b.b, kTopic, "push", &opts, count_push, &pc, nullptr, &sub),
+         "mq_subscription_open");
     auto publish_until = [&](uint64_t from, uint64_t to) {
         Msg buf[kBatch];
         mq_record recs[kBatch];
@@ -96,9 +96,9 @@ double steady_allocs_push() {
                 fill(buf[k], seq);
                 recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload};
             }
-            must(name, mq_publish_batch(b.b, kTopic, recs, k, MQ_WAIT_FOREVER, nullptr, nullptr,
+            must(name, mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_WAIT_FOREVER, nullptr, nullptr, sizeof(mq_publish_result),
                                         nullptr),
-                 "mq_publish_batch");
+                 "mq_topic_publish_batch");
         }
         std::unique_lock lk(pc.mu);
         if (!pc.cv.wait_for(lk, std::chrono::seconds(30), [&] { return pc.seen == to; }))
@@ -151,9 +151,9 @@ MemoryResult bench_mq_memory(uint64_t retained) {
                 fill(buf[k], seq);
                 recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload};
             }
-            must(name, mq_publish_batch(b.b, kTopic, recs, k, MQ_NO_WAIT, nullptr, nullptr,
+            must(name, mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_NO_WAIT, nullptr, nullptr, sizeof(mq_publish_result),
                                         nullptr),
-                 "mq_publish_batch (the topic holds every message)");
+                 "mq_topic_publish_batch(the topic holds every message, sizeof(mq_record), sizeof(mq_publish_result))");
         }
         r.overhead_bytes =
             double(heap_stats().live_bytes - heap0) / double(retained) - double(kPayload);
@@ -169,11 +169,11 @@ MemoryResult bench_mq_memory(uint64_t retained) {
         std::vector<mq_message> msgs(kBatch);
         while (v.next < retained) {
             size_t got = 0;
-            must(name, mq_poll(b.b, kTopic, "g0", 0, msgs.data(), kBatch, MQ_NO_WAIT, nullptr,
+            must(name, mq_group_poll(b.b, kTopic, "g0", 0, msgs.data(), sizeof(mq_message), kBatch, MQ_NO_WAIT, nullptr,
                                &got),
-                 "mq_poll");
+                 "mq_group_poll");
             for (size_t k = 0; k < got; ++k) v.take(msgs[k].payload, msgs[k].payload_len);
-            must(name, mq_ack(b.b, kTopic, "g0", 0, msgs[got - 1].offset), "mq_ack");
+            must(name, mq_group_ack(b.b, kTopic, "g0", 0, msgs[got - 1].offset), "mq_group_ack");
         }
         v.finish(retained, expected_digest(0, retained), "group");
     }

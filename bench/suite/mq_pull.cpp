@@ -26,12 +26,12 @@ double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns) {
                 size_t got = 0;
                 // A long wait rather than forever: a lost message ends the run as a failure
                 // instead of hanging it.
-                mq_status s = mq_poll(b.b, kTopic, kGroups[g], 0, msgs.data(), batch, 10000,
+                mq_status s = mq_group_poll(b.b, kTopic, kGroups[g], 0, msgs.data(), sizeof(mq_message), batch, 10000,
                                       nullptr, &got);
                 if (s == MQ_TIMEOUT) fail(name, "stalled: nothing to poll for 10 s");
-                must(name, s, "mq_poll");
+                must(name, s, "mq_group_poll");
                 for (size_t i = 0; i < got; ++i) mine.take(msgs[i].payload, msgs[i].payload_len);
-                must(name, mq_ack(b.b, kTopic, kGroups[g], 0, msgs[got - 1].offset), "mq_ack");
+                must(name, mq_group_ack(b.b, kTopic, kGroups[g], 0, msgs[got - 1].offset), "mq_group_ack");
             }
         });
     }
@@ -46,14 +46,14 @@ double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns) {
             recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload};
         }
         if (batch == 1) {
-            must(name, mq_publish(b.b, kTopic, nullptr, 0, buf[0].b, kPayload, MQ_WAIT_FOREVER,
+            must(name, mq_topic_publish(b.b, kTopic, nullptr, 0, buf[0].b, kPayload, NULL, 0, MQ_WAIT_FOREVER,
                                   nullptr, nullptr, nullptr),
-                 "mq_publish");
+                 "mq_topic_publish");
         } else {
             size_t published = 0;
-            must(name, mq_publish_batch(b.b, kTopic, recs.data(), k, MQ_WAIT_FOREVER, nullptr,
-                                        nullptr, &published),
-                 "mq_publish_batch");
+            must(name, mq_topic_publish_batch(b.b, kTopic, recs.data(), sizeof(mq_record), k, MQ_WAIT_FOREVER, nullptr,
+                                        nullptr, sizeof(mq_publish_result), &published),
+                 "mq_topic_publish_batch");
             if (published != k) fail(name, "publish_batch published " + std::to_string(published));
         }
     }
@@ -75,14 +75,14 @@ Latency bench_mq_latency(uint64_t n, int64_t interval_ns, int64_t spin_ns) {
         for (uint64_t i = 0; i < n; ++i) {
             mq_message m;
             size_t got = 0;
-            mq_status s = mq_poll(b.b, kTopic, "g0", 0, &m, 1, 10000, nullptr, &got);
+            mq_status s = mq_group_poll(b.b, kTopic, "g0", 0, &m, sizeof(mq_message), 1, 10000, nullptr, &got);
             int64_t t = now_ns();
             if (s == MQ_TIMEOUT) fail(name, "stalled: nothing to poll for 10 s");
-            must(name, s, "mq_poll");
+            must(name, s, "mq_group_poll");
             if (m.payload_len != kPayload) fail(name, "payload of the wrong size");
             lat[i] = t - unstamp(m.payload, plain);
             v.take(plain.b, m.payload_len);
-            must(name, mq_ack(b.b, kTopic, "g0", 0, m.offset), "mq_ack");
+            must(name, mq_group_ack(b.b, kTopic, "g0", 0, m.offset), "mq_group_ack");
         }
     });
     Pacer pace(interval_ns);
@@ -91,9 +91,9 @@ Latency bench_mq_latency(uint64_t n, int64_t interval_ns, int64_t spin_ns) {
         fill(m, seq);
         pace.wait(seq);
         stamp(m, now_ns());
-        must(name, mq_publish(b.b, kTopic, nullptr, 0, m.b, kPayload, MQ_WAIT_FOREVER, nullptr,
+        must(name, mq_topic_publish(b.b, kTopic, nullptr, 0, m.b, kPayload, NULL, 0, MQ_WAIT_FOREVER, nullptr,
                               nullptr, nullptr),
-             "mq_publish");
+             "mq_topic_publish");
     }
     consumer.join();
     v.finish(n, expected_digest(0, n), "group");

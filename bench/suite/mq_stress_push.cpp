@@ -35,7 +35,7 @@ double bench_mq_stress(uint64_t n) {
     for (int k = 0; k < kKeys; ++k) {
         char kn[8];
         key_name(k, kn);
-        must(name, mq_partition_for_key(kn, 6, kPartitions, &part_of[k]), "partition_for_key");
+        must(name, mq_key_partition(kn, 6, kPartitions, &part_of[k]), "partition_for_key");
     }
     uint64_t per_producer[kProducers];
     for (int p = 0; p < kProducers; ++p) {
@@ -56,7 +56,7 @@ double bench_mq_stress(uint64_t n) {
             threads.emplace_back([&, g, m] {
                 int32_t parts[kPartitions];
                 size_t nparts = 0;
-                must(name, mq_assign_round_robin(kPartitions, kMembers, m, parts, kPartitions,
+                must(name, mq_assignment_round_robin(kPartitions, kMembers, m, parts, kPartitions,
                                                  &nparts),
                      "assign");
                 uint64_t remaining[kPartitions], total = 0, digest = 0, received = 0;
@@ -71,10 +71,10 @@ double bench_mq_stress(uint64_t n) {
                         // Several partitions: block briefly only after a round that found
                         // nothing, so a quiet partition does not hold up a busy one.
                         size_t got = 0;
-                        mq_status s = mq_poll(b.b, kTopic, kGroupNames[g], parts[i], msgs,
+                        mq_status s = mq_group_poll(b.b, kTopic, kGroupNames[g], parts[i], msgs, sizeof(mq_message),
                                               kStressPoll, idle ? 1 : MQ_NO_WAIT, nullptr, &got);
                         if (s == MQ_TIMEOUT || got == 0) continue;
-                        must(name, s, "mq_poll");
+                        must(name, s, "mq_group_poll");
                         for (size_t j = 0; j < got; ++j) {
                             const mq_message &msg = msgs[j];
                             if (msg.payload_len != kPayload) fail(name, "payload size");
@@ -94,9 +94,9 @@ double bench_mq_stress(uint64_t n) {
                         received += got;
                         if (got > remaining[i]) fail(name, "more messages than published");
                         remaining[i] -= got;
-                        must(name, mq_ack(b.b, kTopic, kGroupNames[g], parts[i],
+                        must(name, mq_group_ack(b.b, kTopic, kGroupNames[g], parts[i],
                                           msgs[got - 1].offset),
-                             "mq_ack");
+                             "mq_group_ack");
                         got_any = true;
                     }
                     idle = !got_any;
@@ -121,9 +121,9 @@ double bench_mq_stress(uint64_t n) {
                 digest += digest_term(m.b);
                 char kn[8];
                 key_name(key, kn);
-                must(name, mq_publish(b.b, kTopic, kn, 6, m.b, kPayload, MQ_WAIT_FOREVER,
+                must(name, mq_topic_publish(b.b, kTopic, kn, 6, m.b, kPayload, NULL, 0, MQ_WAIT_FOREVER,
                                       nullptr, nullptr, nullptr),
-                     "mq_publish");
+                     "mq_topic_publish");
             }
             sent_digest += digest;
         });
@@ -166,12 +166,12 @@ double bench_mq_push(uint64_t n, int32_t prefetch) {
     Broker b(name, 1, kCapacity);
     PushState st;
     st.target = n;
-    mq_subscribe_options opts;
-    mq_subscribe_options_init(&opts, sizeof opts);
+    mq_subscription_options opts;
+    mq_subscription_options_init(&opts, sizeof opts);
     opts.prefetch = prefetch;
     mq_subscription *sub = nullptr;
-    must(name, mq_subscribe(b.b, kTopic, "push", &opts, on_message, &st, nullptr, &sub),
-         "mq_subscribe");
+    must(name, mq_subscription_open(b.b, kTopic, "push", &opts, on_message, &st, nullptr, &sub),
+         "mq_subscription_open");
 
     double t0 = now_s();
     Msg buf[kBatch];
@@ -183,9 +183,9 @@ double bench_mq_push(uint64_t n, int32_t prefetch) {
             recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload};
         }
         size_t published = 0;
-        must(name, mq_publish_batch(b.b, kTopic, recs, k, MQ_WAIT_FOREVER, nullptr, nullptr,
+        must(name, mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_WAIT_FOREVER, nullptr, nullptr, sizeof(mq_publish_result),
                                     &published),
-             "mq_publish_batch");
+             "mq_topic_publish_batch");
         if (published != k) fail(name, "publish_batch published " + std::to_string(published));
     }
     {

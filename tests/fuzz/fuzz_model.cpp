@@ -103,7 +103,7 @@ struct Run {
             CHECK(mq_group_list(b, t.name.c_str(), buf, sizeof buf, &needed) == MQ_OK && gl == buf,
                   "step %zu group list of %s '%s', model '%s'", step, t.name.c_str(), buf, gl.c_str());
             mq_topic_info ti{};
-            CHECK(mq_topic_info_get(b, t.name.c_str(), &ti, sizeof ti) == MQ_OK && ti.partitions == t.partitions &&
+            CHECK(mq_topic_get_info(b, t.name.c_str(), &ti, sizeof ti) == MQ_OK && ti.partitions == t.partitions &&
                       ti.capacity == t.capacity && ti.max_bytes == t.max_bytes &&
                       ti.ack_timeout_ms * 1'000'000 == t.ack_timeout_ns,
                   "step %zu topic info of %s", step, t.name.c_str());
@@ -122,7 +122,7 @@ struct Run {
     void check_partition(fuzzmodel::Topic &t, int32_t p) {
         fuzzmodel::Part &part = t.parts[static_cast<size_t>(p)];
         mq_partition_info pi{};
-        CHECK(mq_partition_info_get(b, t.name.c_str(), p, &pi, sizeof pi) == MQ_OK, "step %zu partition info", step);
+        CHECK(mq_partition_get_info(b, t.name.c_str(), p, &pi, sizeof pi) == MQ_OK, "step %zu partition info", step);
         // Invariants on the library's own numbers, whatever the model says.
         CHECK(pi.start <= pi.end && pi.end - pi.start <= pi.capacity, "step %zu %s/%d: log %" PRId64 "..%" PRId64
               " over capacity %" PRId64, step, t.name.c_str(), p, pi.start, pi.end, pi.capacity);
@@ -131,7 +131,7 @@ struct Run {
         int64_t slowest = pi.end;
         for (const auto &g : t.groups) {
             mq_group_info gi{};
-            CHECK(mq_group_info_get(b, t.name.c_str(), g.c_str(), p, &gi, sizeof gi) == MQ_OK,
+            CHECK(mq_group_get_info(b, t.name.c_str(), g.c_str(), p, &gi, sizeof gi) == MQ_OK,
                   "step %zu group info %s", step, g.c_str());
             CHECK(pi.start <= gi.committed && gi.committed <= gi.next && gi.next <= pi.end,
                   "step %zu %s/%d %s: start %" PRId64 " committed %" PRId64 " next %" PRId64 " end %" PRId64,
@@ -176,7 +176,7 @@ struct Run {
         }
         char got[512];
         size_t needed = 0;
-        CHECK(mq_describe(b, t.name.c_str(), p, got, sizeof got, &needed) == MQ_OK && want == got &&
+        CHECK(mq_partition_describe(b, t.name.c_str(), p, got, sizeof got, &needed) == MQ_OK && want == got &&
                   needed == want.size() + 1,
               "step %zu describe '%s', model '%s'", step, got, want.c_str());
     }
@@ -249,29 +249,29 @@ struct Run {
             case 8: case 9: {
                 const int64_t off = pick_offset(in, topic, group, partition);
                 model.ack(topic, group, partition, off, e);
-                expect("ack", mq_ack(b, topic.c_str(), group.c_str(), partition, off), e);
+                expect("ack", mq_group_ack(b, topic.c_str(), group.c_str(), partition, off), e);
                 if (e.ok_statuses[0] == MQ_OK) forget_views(topic, group, partition, off + 1);
                 break;
             }
             case 10: {
                 const int64_t delay = in.pick(3) == 0 ? 0 : static_cast<int64_t>(in.pick(120)) - 5;
                 model.nack(topic, group, partition, delay, e);
-                mq_status st = in.pick(2) && delay == 0 ? mq_nack(b, topic.c_str(), group.c_str(), partition)
-                                                        : mq_nack_delayed(b, topic.c_str(), group.c_str(), partition, delay);
+                mq_status st = in.pick(2) && delay == 0 ? mq_group_nack(b, topic.c_str(), group.c_str(), partition, 0)
+                                                        : mq_group_nack(b, topic.c_str(), group.c_str(), partition, delay);
                 expect("nack", st, e);
                 break;
             }
             case 11: {
                 const int64_t off = pick_offset(in, topic, group, partition);
                 model.seek(topic, group, partition, off, e);
-                expect("seek", mq_seek(b, topic.c_str(), group.c_str(), partition, off), e);
+                expect("seek", mq_group_seek(b, topic.c_str(), group.c_str(), partition, off), e);
                 // What was in flight is forgotten: the model no longer vouches for those views.
                 if (e.ok_statuses[0] == MQ_OK) forget_views(topic, group, partition, INT64_MAX);
                 break;
             }
             case 12:
                 model.extend(topic, group, partition, e);
-                expect("lease extend", mq_lease_extend(b, topic.c_str(), group.c_str(), partition), e);
+                expect("lease extend", mq_group_extend_lease(b, topic.c_str(), group.c_str(), partition), e);
                 break;
             case 13: case 14: {
                 const int64_t ms = in.pick(4) == 0 ? 0 : static_cast<int64_t>(in.byte());
@@ -306,8 +306,8 @@ struct Run {
         const int32_t want_p = model.publish(topic, m, e, &model_off);
         int32_t p = -7;
         int64_t off = -7;
-        const mq_status st = mq_publish(b, topic.c_str(), m.has_key ? m.key.data() : nullptr, m.key.size(),
-                                        m.payload.data(), m.payload.size(), MQ_NO_WAIT, nullptr, &p, &off);
+        const mq_status st = mq_topic_publish(b, topic.c_str(), m.has_key ? m.key.data() : nullptr, m.key.size(),
+                                        m.payload.data(), m.payload.size(), NULL, 0, MQ_NO_WAIT, nullptr, &p, &off);
         expect("publish", st, e);
         if (st == MQ_OK) {
             CHECK(p == want_p && off == model_off, "step %zu publish went to %d/%" PRId64 ", model %d/%" PRId64,
@@ -322,7 +322,7 @@ struct Run {
         Expect e;
         std::vector<std::pair<int64_t, uint32_t>> want;
         model.poll(topic, group, partition, max, e, want);
-        const mq_status st = mq_poll(b, topic.c_str(), group.c_str(), partition, msgs, max, MQ_NO_WAIT, nullptr, &count);
+        const mq_status st = mq_group_poll(b, topic.c_str(), group.c_str(), partition, msgs, sizeof(mq_message), max, MQ_NO_WAIT, nullptr, &count);
         expect("poll", st, e);
         if (st != MQ_OK) {
             CHECK(st != MQ_TIMEOUT || count == 0, "step %zu poll timed out with count %zu", step, count);
@@ -355,7 +355,7 @@ struct Run {
             CHECK(want == buf, "step %zu truncated topic list '%s'", step, buf);
         }
         fuzzmodel::Topic *t = model.find(topic);
-        mq_status st = mq_describe(b, topic.c_str(), 0, cap ? buf : nullptr, cap, &needed);
+        mq_status st = mq_partition_describe(b, topic.c_str(), 0, cap ? buf : nullptr, cap, &needed);
         Expect e;
         if (!t) e.ok_statuses = {fuzzmodel::legal_name(topic) ? MQ_ERR_NO_TOPIC : MQ_ERR_INVALID};
         else e.ok_statuses = {MQ_OK};

@@ -34,7 +34,7 @@ def ack(t, g, p, how):  # 0 committed-1, 1 committed, 2 next-1, 3 next, 6 end+1
     return call("ack", t, g, p, how)
 
 
-def nack(t, g, p, delay_ms=0):  # 0: mq_nack; otherwise mq_nack_delayed
+def nack(t, g, p, delay_ms=0):  # 0: mq_group_nack; otherwise mq_group_nack
     if delay_ms == 0:
         return call("nack", t, g, p, 0, 1)
     return call("nack", t, g, p, 1, delay_ms + 5, 0)

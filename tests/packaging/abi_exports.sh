@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The exported surface of the shared library is exactly the MQ_API functions of mq.h:
-#   - its SONAME is libmq.so.0 (what programs record and the loader looks for);
+#   - its SONAME is libmq.so.1 (what programs record and the loader looks for);
 #   - every defined dynamic symbol is an mq_ name (no libstdc++ or internal symbol leaks, so
 #     libmq cannot interpose on or clash with what the program links besides it);
 #   - every exported mq_ symbol is declared MQ_API in mq.h (nothing undocumented escapes), and
 #     every MQ_API function is exported (the header promises nothing the library lacks).
+#   - every function of the 1.0 interface (abi_1.0.symbols beside this script) is still declared
+#     and exported: 1.x only adds (docs/ABI.md).
 # Usage: abi_exports.sh <path to libmq.so> <path to mq.h>   (NM / READELF may name the tools)
 set -euo pipefail
 
@@ -20,11 +22,11 @@ fail() {
 }
 
 soname=$("$readelf" -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
-if [ "$soname" != "libmq.so.0" ]; then
-    fail "SONAME of $lib is '$soname', expected 'libmq.so.0'"
+if [ "$soname" != "libmq.so.1" ]; then
+    fail "SONAME of $lib is '$soname', expected 'libmq.so.1'"
 fi
 
-# "value type name"; binutils >= 2.37 prints versioned names as name@@MQ_0. The version nodes
+# "value type name"; binutils >= 2.37 prints versioned names as name@@MQ_1. The version nodes
 # of src/mq.map appear as absolute (A) symbols named after the node: they are not functions.
 exported=$("$nm" -D --defined-only "$lib" |
     awk '!($2 == "A" && $3 ~ /^MQ_[0-9_]+$/) { print $NF }' | sed 's/@.*//' | sort -u)
@@ -59,6 +61,13 @@ undeclared=$(comm -13 <(echo "$declared") <(grep '^mq_' <<<"$exported" || true))
 if [ -n "$undeclared" ]; then
     fail "exported by $lib but not declared MQ_API in mq.h:"
     sed 's/^/    /' <<<"$undeclared"
+fi
+
+frozen="$(dirname "$0")/abi_1.0.symbols"
+removed=$(comm -23 <(sort -u "$frozen") <(echo "$declared"))
+if [ -n "$removed" ]; then
+    fail "functions of the 1.0 interface ($frozen) no longer declared in $header:"
+    sed 's/^/    /' <<<"$removed"
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -6,7 +6,7 @@
 #   3. find_package(mq CONFIG REQUIRED) + mq::mq      -> shared libmq
 #   4. find_package(mq CONFIG REQUIRED) + mq::mq_static -> libmq.a
 # Each program does a round trip through the C ABI and must run; shared ones must load the
-# installed libmq.so.0 and static ones none at all.
+# installed libmq.so.1 and static ones none at all.
 # Usage: install_consumers.sh <build dir> <source dir>
 # Environment: CMAKE, CC, PKG_CONFIG, CMAKE_GENERATOR (optional; the tools to use).
 set -euo pipefail
@@ -36,21 +36,21 @@ step "cmake --install into $prefix"
 pc=$(find "$prefix" -path '*/pkgconfig/mq.pc' | head -n 1)
 [ -n "$pc" ] || fail "no pkgconfig/mq.pc installed under $prefix"
 libdir=$(dirname "$(dirname "$pc")")
-for f in libmq.so libmq.so.0 libmq.a cmake/mq/mqConfig.cmake cmake/mq/mqConfigVersion.cmake; do
+for f in libmq.so libmq.so.1 libmq.a cmake/mq/mqConfig.cmake cmake/mq/mqConfigVersion.cmake; do
     [ -e "$libdir/$f" ] || fail "$libdir/$f is not installed"
 done
-[ "$(readlink "$libdir/libmq.so")" = libmq.so.0 ] || fail "libmq.so does not link to libmq.so.0"
+[ "$(readlink "$libdir/libmq.so")" = libmq.so.1 ] || fail "libmq.so does not link to libmq.so.1"
 cmp -s "$source/include/mq.h" "$prefix/include/mq.h" || fail "installed mq.h differs from include/mq.h"
 version=$(sed -n 's/^#define MQ_VERSION_STRING "\(.*\)"$/\1/p' "$source/include/mq.h")
 [ -n "$version" ] || fail "no MQ_VERSION_STRING in include/mq.h"
 
-# Shared programs must load the libmq.so.0 of the prefix, not one installed elsewhere.
+# Shared programs must load the libmq.so.1 of the prefix, not one installed elsewhere.
 expect_installed_libmq() {
     local loaded
-    loaded=$(LD_LIBRARY_PATH=${2:-} ldd "$1" | awk '$1 == "libmq.so.0" { print $3 }')
-    [ -n "$loaded" ] || fail "$1 does not load libmq.so.0"
-    [ "$(realpath "$loaded")" = "$(realpath "$libdir/libmq.so.0")" ] ||
-        fail "$1 loads $loaded instead of $libdir/libmq.so.0"
+    loaded=$(LD_LIBRARY_PATH=${2:-} ldd "$1" | awk '$1 == "libmq.so.1" { print $3 }')
+    [ -n "$loaded" ] || fail "$1 does not load libmq.so.1"
+    [ "$(realpath "$loaded")" = "$(realpath "$libdir/libmq.so.1")" ] ||
+        fail "$1 loads $loaded instead of $libdir/libmq.so.1"
 }
 expect_no_libmq() {
     if ldd "$1" | grep -q libmq; then

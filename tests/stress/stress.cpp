@@ -123,7 +123,7 @@ struct Stress {
             for (;;) {
                 int32_t p;
                 int64_t off;
-                const mq_status st = mq_publish(b, "s", k, static_cast<size_t>(kl), payload, static_cast<size_t>(pl),
+                const mq_status st = mq_topic_publish(b, "s", k, static_cast<size_t>(kl), payload, static_cast<size_t>(pl), NULL, 0,
                                                 kWaits[rng() % 4], nullptr, &p, &off);
                 if (st == MQ_OK) {
                     pub.record(p, off, key, seq);
@@ -155,11 +155,11 @@ struct Stress {
         mq_message msgs[16];
         while (m && !stop.load()) {
             size_t n = 0;
-            const mq_status st = mq_member_poll(m, msgs, 16, 20, nullptr, &n);
+            const mq_status st = mq_member_poll(m, msgs, sizeof(mq_message), 16, 20, nullptr, &n);
             if (st == MQ_TIMEOUT) continue;
             if (st == MQ_REBALANCED) {
                 size_t count;
-                if (mq_member_assignment(m, nullptr, nullptr, 0, &count) == MQ_ERR_FENCED) st_fenced(m);
+                if (mq_member_get_assignment(m, nullptr, nullptr, 0, &count) == MQ_ERR_FENCED) st_fenced(m);
                 continue;
             }
             if (st == MQ_ERR_FENCED) {
@@ -217,13 +217,13 @@ struct Stress {
 
     // MQ_REBALANCED did nothing: fetch the new assignment, which hands whatever this member
     // still had in flight out again (on partitions it kept) or leaves it to the new owner.
-    // Either way the batch is abandoned, not retried (mq.h, mq_member_assignment).
+    // Either way the batch is abandoned, not retried (mq.h, mq_member_get_assignment).
     template <class F>
     static mq_status retried(mq_member *m, F call) {
         const mq_status st = call();
         if (st == MQ_REBALANCED) {
             size_t count;
-            if (mq_member_assignment(m, nullptr, nullptr, 0, &count) != MQ_OK) return MQ_ERR_FENCED;
+            if (mq_member_get_assignment(m, nullptr, nullptr, 0, &count) != MQ_OK) return MQ_ERR_FENCED;
         }
         return st;
     }
@@ -252,7 +252,7 @@ struct Stress {
         g.saw(*msg, key, seq);
         if (u->rng() % 100 < 3) {
             g.failures++;
-            if (u->rng() % 4 == 0) mq_handler_nack_delay(2);
+            if (u->rng() % 4 == 0) mq_handler_set_nack_delay(2);
             return 1;
         }
         g.completed(*msg, key, seq);
@@ -262,11 +262,11 @@ struct Stress {
     static void push_free(void *user) { delete static_cast<PushUser *>(user); }
 
     mq_subscription *open_push(uint64_t salt) {
-        mq_subscribe_options o;
-        mq_subscribe_options_init(&o, sizeof o);
+        mq_subscription_options o;
+        mq_subscription_options_init(&o, sizeof o);
         o.prefetch = 8;
         mq_subscription *sub = nullptr;
-        const mq_status st = mq_subscribe(b, "s", "push", &o, push_handler,
+        const mq_status st = mq_subscription_open(b, "s", "push", &o, push_handler,
                                           new PushUser{this, std::mt19937_64(seed + salt)}, push_free, &sub);
         if (st != MQ_OK) violation("subscribe: %s %s", mq_status_name(st), mq_last_error());
         return sub;
@@ -276,8 +276,8 @@ struct Stress {
         for (int32_t p = 0; p < kPartitions; p++) {
             mq_group_info gi{};
             mq_partition_info pi{};
-            if (mq_group_info_get(b, "s", group, p, &gi, sizeof gi) != MQ_OK) return false;
-            if (mq_partition_info_get(b, "s", p, &pi, sizeof pi) != MQ_OK) return false;
+            if (mq_group_get_info(b, "s", group, p, &gi, sizeof gi) != MQ_OK) return false;
+            if (mq_partition_get_info(b, "s", p, &pi, sizeof pi) != MQ_OK) return false;
             if (gi.committed != pi.end) return false;
         }
         return true;

@@ -35,26 +35,26 @@ static int round_trip(mq_broker *b) {
 
     int32_t partition = -1;
     int64_t offset = -1;
-    CHECK(mq_publish(b, "orders", key, key_len, payload, sizeof payload, MQ_NO_WAIT, NULL,
+    CHECK(mq_topic_publish(b, "orders", key, key_len, payload, sizeof payload, NULL, 0, MQ_NO_WAIT, NULL,
                      &partition, &offset));
     int32_t expected_partition = -1;
-    CHECK(mq_partition_for_key(key, key_len, cfg.partitions, &expected_partition));
+    CHECK(mq_key_partition(key, key_len, cfg.partitions, &expected_partition));
     EXPECT(partition == expected_partition);
     EXPECT(offset == 0);
 
     mq_message msgs[4];
     size_t count = 0;
-    CHECK(mq_poll(b, "orders", "billing", partition, msgs, 4, 1000, NULL, &count));
+    CHECK(mq_group_poll(b, "orders", "billing", partition, msgs, sizeof(mq_message), 4, 1000, NULL, &count));
     EXPECT(count == 1);
     EXPECT(msgs[0].partition == partition && msgs[0].offset == offset);
     EXPECT(msgs[0].delivery_count == 1);
     EXPECT(msgs[0].key_len == key_len && memcmp(msgs[0].key, key, key_len) == 0);
     EXPECT(msgs[0].payload_len == sizeof payload &&
            memcmp(msgs[0].payload, payload, sizeof payload) == 0);
-    CHECK(mq_ack(b, "orders", "billing", partition, msgs[0].offset));
+    CHECK(mq_group_ack(b, "orders", "billing", partition, msgs[0].offset));
 
     mq_group_info group;
-    CHECK(mq_group_info_get(b, "orders", "billing", partition, &group, sizeof group));
+    CHECK(mq_group_get_info(b, "orders", "billing", partition, &group, sizeof group));
     EXPECT(group.committed == offset + 1 && group.next == offset + 1);
     EXPECT(group.in_flight == 0 && group.lag == 0);
     return 0;
