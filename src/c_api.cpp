@@ -1,6 +1,7 @@
 // The C boundary: argument checks, translation to the core, and the guarantee that no C++
 // exception leaves the library (std::bad_alloc becomes MQ_ERR_NO_MEMORY with nothing changed).
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
@@ -63,26 +64,45 @@ mq_status on_cursor_any(mq_broker *b, const char *topic, const char *group, int3
     return on_broker_any(b, [&] { return with_cursor(b, topic, group, partition, f); });
 }
 
-mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &r, size_t i) {
+mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &r,
+                       const char *which) {
     if (!r.key && r.key_len) {
-        return fail(MQ_ERR_INVALID, "record %zu: key is NULL but key_len is %zu", i, r.key_len);
+        return fail(MQ_ERR_INVALID, "%skey is NULL but key_len is %zu", which, r.key_len);
     }
     if (!r.payload && r.payload_len) {
-        return fail(MQ_ERR_INVALID, "record %zu: payload is NULL but payload_len is %zu", i,
+        return fail(MQ_ERR_INVALID, "%spayload is NULL but payload_len is %zu", which,
                     r.payload_len);
     }
-    const size_t key_len = r.key ? r.key_len : 0;
-    if (key_len > b->max_message_bytes || r.payload_len > b->max_message_bytes - key_len) {
-        return fail(MQ_ERR_TOO_LARGE,
-                    "record %zu: key + payload is larger than the broker's max_message_bytes (%zu)",
-                    i, b->max_message_bytes);
+    if (!r.headers && r.header_count) {
+        return fail(MQ_ERR_INVALID, "%sheaders is NULL but header_count is %zu", which,
+                    r.header_count);
     }
-    const auto bytes = static_cast<int64_t>(key_len + r.payload_len);
-    if (t.settings().max_bytes && bytes > t.settings().max_bytes) {
+    // Summed with overflow checks: a record's sizes come from the caller.
+    const size_t limit = b->max_message_bytes;
+    size_t bytes = r.key ? r.key_len : 0;
+    bool over = bytes > limit || r.payload_len > limit - bytes;
+    if (!over) bytes += r.payload_len;
+    for (size_t h = 0; h < r.header_count && !over; h++) {
+        const mq_header &hd = r.headers[h];
+        if ((!hd.name && hd.name_len) || (!hd.value && hd.value_len)) {
+            return fail(MQ_ERR_INVALID, "%sheader %zu: %s is NULL but its length is %zu", which,
+                        h, !hd.name && hd.name_len ? "name" : "value",
+                        !hd.name && hd.name_len ? hd.name_len : hd.value_len);
+        }
+        over = hd.name_len > limit - bytes || hd.value_len > limit - bytes - hd.name_len;
+        if (!over) bytes += hd.name_len + hd.value_len;
+    }
+    if (over) {
         return fail(MQ_ERR_TOO_LARGE,
-                    "record %zu: key + payload (%lld bytes) is larger than topic %s's byte budget "
+                    "%skey + payload + headers is larger than the broker's max_message_bytes "
+                    "(%zu)",
+                    which, limit);
+    }
+    if (t.settings().max_bytes && static_cast<int64_t>(bytes) > t.settings().max_bytes) {
+        return fail(MQ_ERR_TOO_LARGE,
+                    "%skey + payload + headers (%zu bytes) is larger than topic %s's byte budget "
                     "per partition (%lld)",
-                    i, static_cast<long long>(bytes), t.name().c_str(),
+                    which, bytes, t.name().c_str(),
                     static_cast<long long>(t.settings().max_bytes));
     }
     return MQ_OK;
@@ -416,7 +436,7 @@ MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *k
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
         const mq_record r{key, key_len, payload, payload_len, headers, header_count};
-        if (mq_status st = check_record(b, *t, r, 0); st != MQ_OK) return st;
+        if (mq_status st = check_record(b, *t, r, ""); st != MQ_OK) return st;
         const int32_t p = route(*t, r);
         int64_t offset = -1;
         mq_status st = t->partition(p).publish(r, mq::Wait::from_ms(wait_ms), cancel, &offset);
@@ -477,7 +497,11 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
             }
         } spread{results, results_out, count, result_size};
         for (size_t i = 0; i < count; i++) {
-            if (mq_status st = check_record(b, *t, records[i], i); st != MQ_OK) return st;
+            if (mq_status st = check_record(b, *t, records[i], ""); st != MQ_OK) {
+                char detail[1024];  // named after the fact: the common path formats nothing
+                std::snprintf(detail, sizeof detail, "%s", mq_last_error());
+                return fail(st, "record %zu: %s", i, detail);
+            }
         }
         mq::Wait wait = mq::Wait::from_ms(wait_ms);
         wait.start();  // one deadline for the whole batch

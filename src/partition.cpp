@@ -8,6 +8,7 @@
 
 #include "cancel.h"
 #include "error.h"
+#include "record.h"
 
 namespace mq {
 namespace {
@@ -19,10 +20,6 @@ size_t initial_slots(int64_t capacity) {
     size_t n = 16;
     while (n < static_cast<uint64_t>(capacity) && n < 1024) n *= 2;
     return n;
-}
-
-size_t record_bytes(const mq_record &r) {
-    return (r.key ? r.key_len : 0) + r.payload_len;
 }
 
 }  // namespace
