@@ -1,0 +1,283 @@
+#include "broker.h"
+
+#include <algorithm>
+#include <string>
+
+#include "errors.h"
+#include "member.h"
+
+namespace mqj {
+namespace {
+
+// A poll hands out "up to max" messages; the facade's array for them is capped so that a huge
+// max costs no huge allocation.
+constexpr int32_t kMaxPerPoll = 1 << 16;
+
+int64_t read_clock(void *user) {
+    return static_cast<std::atomic<int64_t> *>(user)->load(std::memory_order_acquire);
+}
+
+jlongArray long_array(JNIEnv *env, const int64_t *v, size_t n) {
+    jlongArray a = env->NewLongArray(static_cast<jsize>(n));
+    if (a) env->SetLongArrayRegion(a, 0, static_cast<jsize>(n), reinterpret_cast<const jlong *>(v));
+    return a;
+}
+
+// Reads an snprintf-style list or description: asks for the size first, then fills.
+template <typename Call>
+std::string read_text(Call call) {
+    size_t needed = 0;
+    check(call(nullptr, 0, &needed));
+    std::string s(needed, '\0');
+    check(call(s.data(), s.size(), &needed));
+    s.resize(needed ? needed - 1 : 0);
+    return s;
+}
+
+}  // namespace
+
+jlongArray defaults(JNIEnv *jenv) {
+    mq_broker_options b;
+    mq_broker_options_init(&b, sizeof b);
+    mq_topic_config t;
+    mq_topic_config_init(&t, sizeof t);
+    mq_group_options g;
+    mq_group_options_init(&g, sizeof g);
+    mq_subscription_options s;
+    mq_subscription_options_init(&s, sizeof s);
+    mq_member_options m;
+    mq_member_options_init(&m, sizeof m);
+    const int64_t v[] = {static_cast<int64_t>(b.max_message_bytes), b.spin_ns, t.partitions,
+                         t.capacity, t.max_bytes, t.ack_timeout_ms, t.retention, t.max_age_ms,
+                         g.start, g.max_deliveries, s.prefetch, m.session_timeout_ms};
+    return long_array(jenv, v, sizeof v / sizeof v[0]);
+}
+
+// ---- ManualClock, CancelToken, PollBuffer ---------------------------------------------------
+
+ManualClock::ManualClock(int64_t start_ns) : now_(std::make_shared<std::atomic<int64_t>>(start_ns)) {}
+int64_t ManualClock::now() const { return now_->load(); }
+void ManualClock::set(int64_t ns) { now_->store(ns); }
+void ManualClock::advance(int64_t ns) { now_->fetch_add(ns); }
+
+CancelToken::CancelToken() { check(mq_cancel_new(&token_)); }
+CancelToken::~CancelToken() { mq_cancel_free(token_); }
+void CancelToken::trigger() { mq_cancel_trigger(token_); }
+void CancelToken::reset() { mq_cancel_reset(token_); }
+bool CancelToken::triggered() const { return mq_cancel_is_triggered(token_) != 0; }
+
+jbytebuffer PollBuffer::view(JNIEnv *jenv) {
+    arena.reserve(1);
+    return jenv->NewDirectByteBuffer(arena.data(), static_cast<jlong>(arena.capacity()));
+}
+
+int32_t PollBuffer::fill(size_t n) {
+    const size_t size = encoded_size(msgs.data(), n);
+    if (size > INT32_MAX) fail(MQ_ERR_TOO_LARGE, "a poll's messages exceed 2 GiB; poll fewer at a time");
+    arena.reserve(size);
+    return static_cast<int32_t>(encode(arena.data(), msgs.data(), n));
+}
+
+// ---- NativeBroker ----------------------------------------------------------------------------
+
+NativeBroker::NativeBroker(int64_t max_message_bytes, int64_t spin_ns, ManualClock *clock) {
+    mq_broker_options o;
+    mq_broker_options_init(&o, sizeof o);
+    if (max_message_bytes >= 0) o.max_message_bytes = static_cast<size_t>(max_message_bytes);
+    if (spin_ns >= 0) o.spin_ns = spin_ns;
+    if (clock) {
+        clock_ = clock->state();  // outlives the broker, whatever happens to the Java clock
+        o.clock = read_clock;
+        o.clock_user = clock_.get();
+    }
+    check(mq_broker_new(&o, &broker_));
+}
+
+NativeBroker::~NativeBroker() {
+    mq_broker_free(broker_);
+    // After the free no rebalance can run an assignor; releasing them may call into Java.
+    assignors_.clear();
+}
+
+void NativeBroker::keep(std::unique_ptr<AssignorSink> assignor) {
+    std::lock_guard lk(assignors_mu_);
+    assignors_.push_back(std::move(assignor));
+}
+
+void NativeBroker::close() { check(mq_broker_close(broker_)); }
+
+void NativeBroker::createTopic(const char *topic, int32_t partitions, int64_t capacity,
+                               int64_t max_bytes, int64_t ack_timeout_ms, int32_t retention,
+                               int64_t max_age_ms) {
+    mq_topic_config c;
+    mq_topic_config_init(&c, sizeof c);
+    c.partitions = partitions;
+    c.capacity = capacity;
+    c.max_bytes = max_bytes;
+    c.ack_timeout_ms = ack_timeout_ms;
+    c.retention = retention;
+    c.max_age_ms = max_age_ms;
+    check(mq_topic_create(broker_, topic, &c));
+}
+
+void NativeBroker::subscribe(const char *topic, const char *group, int32_t start,
+                             int64_t max_deliveries, const char *dead_letter_topic) {
+    mq_group_options o;
+    mq_group_options_init(&o, sizeof o);
+    o.start = start;
+    if (max_deliveries < 0 || max_deliveries > UINT32_MAX) {
+        fail(MQ_ERR_INVALID, "max_deliveries is " + std::to_string(max_deliveries) +
+                                 "; it must be 0 (no limit) to 4294967295");
+    }
+    o.max_deliveries = static_cast<uint32_t>(max_deliveries);
+    o.dead_letter_topic = dead_letter_topic;
+    check(mq_group_subscribe(broker_, topic, group, &o));
+}
+
+void NativeBroker::unsubscribe(const char *topic, const char *group) {
+    check(mq_group_unsubscribe(broker_, topic, group));
+}
+
+int64_t NativeBroker::publish(JNIEnv *jenv, const char *topic, const void *key, size_t key_len,
+                              const void *value, size_t value_len, const void *headers,
+                              size_t headers_len, int64_t wait_ms, CancelToken *cancel,
+                              jintArray partition_out) {
+    std::vector<mq_header> h;
+    if (headers) h = decode_headers(static_cast<const char *>(headers), headers_len);
+    int32_t partition = -1;
+    int64_t offset = -1;
+    check(mq_topic_publish(broker_, topic, key, key_len, value, value_len,
+                           h.empty() ? nullptr : h.data(), h.size(), wait_ms,
+                           cancel ? cancel->raw() : nullptr, &partition, &offset));
+    jint p = partition;
+    jenv->SetIntArrayRegion(partition_out, 0, 1, &p);
+    return offset;
+}
+
+int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, const void *records,
+                                   size_t records_len, int64_t wait_ms, CancelToken *cancel,
+                                   jlongArray results) {
+    thread_local Batch batch;
+    decode_batch(static_cast<const char *>(records), records_len, batch);
+    const size_t n = batch.records.size();
+    std::vector<mq_publish_result> res(n, mq_publish_result{-1, -1});  // untouched: not published
+    size_t published = 0;
+    const mq_status st = mq_topic_publish_batch(
+        broker_, topic, batch.records.data(), sizeof(mq_record), n, wait_ms,
+        cancel ? cancel->raw() : nullptr, res.data(), sizeof(mq_publish_result), &published);
+    // Read the message before any JNI call: it belongs to this thread's last failing call.
+    std::string message = st == MQ_OK ? std::string() : std::string(mq_last_error());
+    if (st == MQ_OK || st == MQ_FULL || st == MQ_CLOSED || st == MQ_CANCELLED) {
+        std::vector<jlong> flat(2 * n);
+        for (size_t i = 0; i < n; ++i) {
+            flat[2 * i] = res[i].partition;
+            flat[2 * i + 1] = res[i].offset;
+        }
+        jenv->SetLongArrayRegion(results, 0, static_cast<jsize>(flat.size()), flat.data());
+    }
+    if (st != MQ_OK) fail(st, std::move(message));
+    return static_cast<int32_t>(published);
+}
+
+int32_t NativeBroker::poll(const char *topic, const char *group, int32_t partition, int32_t max,
+                           int64_t wait_ms, CancelToken *cancel, PollBuffer &out) {
+    if (max < 0) fail(MQ_ERR_INVALID, "max is " + std::to_string(max) + "; it must be at least 1");
+    const int32_t room = std::min(max, kMaxPerPoll);
+    if (out.msgs.size() < static_cast<size_t>(room)) out.msgs.resize(static_cast<size_t>(room));
+    size_t n = 0;
+    const mq_status st =
+        mq_group_poll(broker_, topic, group, partition, out.msgs.data(), sizeof(mq_message),
+                      static_cast<size_t>(room), wait_ms, cancel ? cancel->raw() : nullptr, &n);
+    if (st == MQ_TIMEOUT) return 0;
+    check(st);
+    return out.fill(n);
+}
+
+void NativeBroker::ack(const char *topic, const char *group, int32_t partition, int64_t offset) {
+    check(mq_group_ack(broker_, topic, group, partition, offset));
+}
+
+void NativeBroker::nack(const char *topic, const char *group, int32_t partition, int64_t delay_ms) {
+    check(mq_group_nack(broker_, topic, group, partition, delay_ms));
+}
+
+void NativeBroker::extendLease(const char *topic, const char *group, int32_t partition) {
+    check(mq_group_extend_lease(broker_, topic, group, partition));
+}
+
+void NativeBroker::seek(const char *topic, const char *group, int32_t partition, int64_t offset) {
+    check(mq_group_seek(broker_, topic, group, partition, offset));
+}
+
+jlongArray NativeBroker::topicInfo(JNIEnv *jenv, const char *topic) {
+    mq_topic_info i;
+    check(mq_topic_get_info(broker_, topic, &i, sizeof i));
+    const int64_t v[] = {i.partitions, i.capacity, i.max_bytes, i.ack_timeout_ms, i.retention,
+                         i.max_age_ms};
+    return long_array(jenv, v, sizeof v / sizeof v[0]);
+}
+
+jlongArray NativeBroker::partitionInfo(JNIEnv *jenv, const char *topic, int32_t partition) {
+    mq_partition_info i;
+    check(mq_partition_get_info(broker_, topic, partition, &i, sizeof i));
+    const int64_t v[] = {i.start, i.end, i.backlog, i.capacity, i.retained_bytes, i.max_bytes,
+                         i.producer_waits, i.max_backlog, i.dropped, i.oldest_timestamp_ns,
+                         i.oldest_age_ns};
+    return long_array(jenv, v, sizeof v / sizeof v[0]);
+}
+
+jlongArray NativeBroker::groupInfo(JNIEnv *jenv, const char *topic, const char *group,
+                                   int32_t partition) {
+    mq_group_info i;
+    check(mq_group_get_info(broker_, topic, group, partition, &i, sizeof i));
+    const int64_t v[] = {i.committed, i.next, i.lag, i.in_flight, i.lost, i.dead_lettered,
+                         i.next_age_ns, i.paused_until_ns};
+    return long_array(jenv, v, sizeof v / sizeof v[0]);
+}
+
+jstring NativeBroker::describe(JNIEnv *jenv, const char *topic, int32_t partition) {
+    return make_jstring(jenv, read_text([&](char *buf, size_t cap, size_t *needed) {
+                            return mq_partition_describe(broker_, topic, partition, buf, cap, needed);
+                        }));
+}
+
+jstring NativeBroker::topics(JNIEnv *jenv) {
+    return make_jstring(jenv, read_text([&](char *buf, size_t cap, size_t *needed) {
+                            return mq_topic_list(broker_, buf, cap, needed);
+                        }));
+}
+
+jstring NativeBroker::groups(JNIEnv *jenv, const char *topic) {
+    return make_jstring(jenv, read_text([&](char *buf, size_t cap, size_t *needed) {
+                            return mq_group_list(broker_, topic, buf, cap, needed);
+                        }));
+}
+
+int32_t NativeBroker::partitionFor(const void *key, size_t key_len, int32_t partitions) {
+    int32_t p = -1;
+    check(mq_key_partition(key, key_len, partitions, &p));
+    return p;
+}
+
+int32_t NativeBroker::murmur2(const void *key, size_t key_len) {
+    return mq_key_murmur2(key, key_len);
+}
+
+jintArray NativeBroker::roundRobin(JNIEnv *jenv, int32_t partitions, int32_t members,
+                                   int32_t member) {
+    size_t count = 0;
+    check(mq_assignment_round_robin(partitions, members, member, nullptr, 0, &count));
+    std::vector<int32_t> out(count);
+    check(mq_assignment_round_robin(partitions, members, member, out.data(), out.size(), &count));
+    jintArray a = jenv->NewIntArray(static_cast<jsize>(count));
+    if (a) jenv->SetIntArrayRegion(a, 0, static_cast<jsize>(count), out.data());
+    return a;
+}
+
+jstring NativeBroker::version(JNIEnv *jenv) {
+    return make_jstring(jenv, std::string(mq_version_string()));
+}
+
+int32_t NativeBroker::versionNumber() { return mq_version_number(); }
+
+}  // namespace mqj

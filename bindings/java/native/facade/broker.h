@@ -1,0 +1,141 @@
+// The facade SWIG wraps: small C++ classes over the C API's handles, with every failure thrown
+// as an Error (turned into a Java exception by the wrapper) and every message read in one
+// crossing. Java's org.mq classes are the public API; these stay package-private.
+#pragma once
+
+#include <jni.h>
+#include <mq.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "jvm.h"
+#include "wire.h"
+
+namespace mqj {
+
+class AssignorSink;
+
+// The library's defaults, read from its *_init functions so the Java builders start from them.
+// Order: broker max_message_bytes, spin_ns; topic partitions, capacity, max_bytes,
+// ack_timeout_ms, retention, max_age_ms; group start, max_deliveries; subscription prefetch;
+// member session_timeout_ms.
+jlongArray defaults(JNIEnv *jenv);
+
+// A manual broker clock for tests: an atomic the clock function reads. It never calls into
+// Java (mq calls clocks with partition locks held).
+class ManualClock {
+public:
+    explicit ManualClock(int64_t start_ns);
+    int64_t now() const;
+    void set(int64_t ns);
+    void advance(int64_t ns);
+#ifndef SWIG
+    std::shared_ptr<std::atomic<int64_t>> state() const { return now_; }
+
+private:
+    std::shared_ptr<std::atomic<int64_t>> now_;
+#endif
+};
+
+// An mq_cancel token: Java triggers it when the thread that waits with it is interrupted.
+class CancelToken {
+public:
+    CancelToken();
+    ~CancelToken();
+    void trigger();
+    void reset();
+    bool triggered() const;
+#ifndef SWIG
+    CancelToken(const CancelToken &) = delete;
+    CancelToken &operator=(const CancelToken &) = delete;
+    mq_cancel *raw() const { return token_; }
+
+private:
+    mq_cancel *token_ = nullptr;
+#endif
+};
+
+// Where a poll's messages are encoded for Java (one per Java thread that polls).
+class PollBuffer {
+public:
+    PollBuffer() = default;
+    // A direct ByteBuffer over the current storage; a new one is needed whenever a poll
+    // returns more bytes than the last view's capacity.
+    jbytebuffer view(JNIEnv *jenv);
+#ifndef SWIG
+    PollBuffer(const PollBuffer &) = delete;
+    PollBuffer &operator=(const PollBuffer &) = delete;
+    // Encodes n messages of msgs; returns the bytes written.
+    int32_t fill(size_t n);
+    std::vector<mq_message> msgs;
+    Arena arena;
+#endif
+};
+
+class NativeBroker {
+public:
+    // max_message_bytes and spin_ns < 0: the library's default. clock may be null.
+    NativeBroker(int64_t max_message_bytes, int64_t spin_ns, ManualClock *clock);
+    ~NativeBroker();
+
+    void close();
+
+    void createTopic(const char *topic, int32_t partitions, int64_t capacity, int64_t max_bytes,
+                     int64_t ack_timeout_ms, int32_t retention, int64_t max_age_ms);
+    void subscribe(const char *topic, const char *group, int32_t start, int64_t max_deliveries,
+                   const char *dead_letter_topic);
+    void unsubscribe(const char *topic, const char *group);
+
+    // Returns the offset; the partition goes to partition_out[0].
+    int64_t publish(JNIEnv *jenv, const char *topic, const void *key, size_t key_len,
+                    const void *value, size_t value_len, const void *headers, size_t headers_len,
+                    int64_t wait_ms, CancelToken *cancel, jintArray partition_out);
+    // Returns how many records were published; results gets (partition, offset) per record.
+    // On a failure that stopped the batch part-way, results is filled before the throw.
+    int32_t publishBatch(JNIEnv *jenv, const char *topic, const void *records, size_t records_len,
+                         int64_t wait_ms, CancelToken *cancel, jlongArray results);
+
+    // Bytes of the encoded messages in out; 0 when the wait ended with nothing (MQ_TIMEOUT).
+    int32_t poll(const char *topic, const char *group, int32_t partition, int32_t max,
+                 int64_t wait_ms, CancelToken *cancel, PollBuffer &out);
+    void ack(const char *topic, const char *group, int32_t partition, int64_t offset);
+    void nack(const char *topic, const char *group, int32_t partition, int64_t delay_ms);
+    void extendLease(const char *topic, const char *group, int32_t partition);
+    void seek(const char *topic, const char *group, int32_t partition, int64_t offset);
+
+    // Introspection, as arrays of the C structs' fields in their order.
+    jlongArray topicInfo(JNIEnv *jenv, const char *topic);
+    jlongArray partitionInfo(JNIEnv *jenv, const char *topic, int32_t partition);
+    jlongArray groupInfo(JNIEnv *jenv, const char *topic, const char *group, int32_t partition);
+    jstring describe(JNIEnv *jenv, const char *topic, int32_t partition);
+    // Names separated by '\n' (each followed by one), as the C calls write them.
+    jstring topics(JNIEnv *jenv);
+    jstring groups(JNIEnv *jenv, const char *topic);
+
+    static int32_t partitionFor(const void *key, size_t key_len, int32_t partitions);
+    static int32_t murmur2(const void *key, size_t key_len);
+    static jintArray roundRobin(JNIEnv *jenv, int32_t partitions, int32_t members, int32_t member);
+    static jstring version(JNIEnv *jenv);
+    static int32_t versionNumber();
+
+#ifndef SWIG
+    NativeBroker(const NativeBroker &) = delete;
+    NativeBroker &operator=(const NativeBroker &) = delete;
+    mq_broker *raw() const { return broker_; }
+    // A group keeps the assignor of its first member after that member leaves (and the C API
+    // has no release hook for assignor_user), so assignors live as long as the broker.
+    void keep(std::unique_ptr<AssignorSink> assignor);
+
+private:
+    mq_broker *broker_ = nullptr;
+    std::shared_ptr<std::atomic<int64_t>> clock_;
+    std::mutex assignors_mu_;
+    std::vector<std::unique_ptr<AssignorSink>> assignors_;
+#endif
+};
+
+}  // namespace mqj

@@ -1,0 +1,67 @@
+// The facade's link to the JVM: the cached JavaVM, attaching library threads, throwing the
+// binding's exceptions, and moving names, bytes and text across JNI without surprises.
+#pragma once
+
+#include <jni.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+// A java.nio.ByteBuffer (direct) handed to Java; its own name so SWIG can map it.
+typedef jobject jbytebuffer;
+
+#ifndef SWIG
+namespace mqj {
+
+// The JVM that loaded the library (set by JNI_OnLoad).
+JavaVM *jvm();
+
+// The calling thread's JNIEnv. A library thread is attached as a daemon (so it never holds up
+// the JVM's exit) under `name`, and detached when it ends. nullptr if the JVM refuses.
+JNIEnv *attach_current_thread(const char *name);
+
+// Throws org.mq.MqException.create(status, message) in env; the caller then returns to Java.
+void throw_java(JNIEnv *env, int status, const char *message, size_t len);
+
+// A Java String from bytes that should be UTF-8 (the library's names and messages). Invalid
+// sequences become U+FFFD: NewStringUTF's modified UTF-8 must never see arbitrary bytes.
+jstring make_jstring(JNIEnv *env, const char *text, size_t len);
+inline jstring make_jstring(JNIEnv *env, const std::string &s) {
+    return make_jstring(env, s.data(), s.size());
+}
+
+// A name argument (topic, group, member id): a Java String copied to a NUL-terminated C string
+// without allocating for names of legal length. null stays NULL, for the library to refuse.
+class JName {
+public:
+    // false when a Java exception is pending (the caller returns at once).
+    bool load(JNIEnv *env, jstring s);
+    const char *c_str() const { return null_ ? nullptr : data_; }
+
+private:
+    char small_[256];
+    std::unique_ptr<char[]> big_;
+    char *data_ = small_;
+    bool null_ = true;
+};
+
+// A byte[] argument copied out of the Java heap (the library may block while it holds the
+// bytes, which rules out pinning them). null gives (NULL, 0).
+class JBytes {
+public:
+    bool load(JNIEnv *env, jbyteArray a);
+    const void *data() const { return null_ ? nullptr : data_; }
+    size_t size() const { return size_; }
+
+private:
+    char small_[512];
+    std::unique_ptr<char[]> big_;
+    char *data_ = small_;
+    size_t size_ = 0;
+    bool null_ = true;
+};
+
+}  // namespace mqj
+#endif

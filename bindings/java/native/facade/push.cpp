@@ -1,0 +1,113 @@
+#include "push.h"
+
+#include <memory>
+#include <vector>
+
+#include "broker.h"
+#include "errors.h"
+#include "wire.h"
+
+namespace mqj {
+namespace {
+
+// The encoding area of a library thread, with the direct ByteBuffer Java reads it through
+// (a global reference, made again only when the storage moves).
+struct ThreadArena {
+    Arena arena;
+    jobject view = nullptr;
+    ~ThreadArena() {
+        // C++ thread_local destructors run before the pthread key that detaches the thread,
+        // so the thread can still release its reference here.
+        if (!view) return;
+        JNIEnv *env = nullptr;
+        if (jvm()->GetEnv(reinterpret_cast<void **>(&env), JNI_VERSION_1_8) == JNI_OK) {
+            env->DeleteGlobalRef(view);
+        }
+    }
+};
+
+thread_local ThreadArena tl_arena;
+
+}  // namespace
+
+MessageSink::~MessageSink() = default;
+int MessageSink::deliver(jbytebuffer, int) { return 1; }
+
+NativeSubscription::NativeSubscription() = default;
+
+NativeSubscription::~NativeSubscription() {
+    if (sub_) mq_subscription_close(sub_);
+}
+
+void NativeSubscription::open(NativeBroker &broker, const char *topic, const char *group,
+                              int32_t prefetch, jintArray partitions, MessageSink *sink,
+                              JNIEnv *jenv) {
+    std::unique_ptr<MessageSink> owned(sink);
+    mq_subscription_options o;
+    mq_subscription_options_init(&o, sizeof o);
+    if (prefetch >= 0) o.prefetch = prefetch;
+    std::vector<int32_t> parts;
+    if (partitions) {
+        const jsize n = jenv->GetArrayLength(partitions);
+        parts.resize(static_cast<size_t>(n));
+        jenv->GetIntArrayRegion(partitions, 0, n, parts.data());
+        o.partitions = parts.data();
+        o.partition_count = parts.size();
+    }
+    thread_name_ = std::string("mq-push ") + (group ? group : "?") + "@" + (topic ? topic : "?");
+    sink_ = owned.release();  // from here on the library releases it, also on failure
+    check(mq_subscription_open(broker.raw(), topic, group, &o, handle, this, release, &sub_));
+}
+
+void NativeSubscription::close() {
+    if (!sub_) return;
+    check(mq_subscription_close(sub_));
+    sub_ = nullptr;
+}
+
+void NativeSubscription::extendLease() { check(mq_handler_extend_lease()); }
+
+void NativeSubscription::setNackDelay(int64_t delay_ms) {
+    check(mq_handler_set_nack_delay(delay_ms));
+}
+
+int NativeSubscription::handle(void *user, const mq_message *msg) {
+    auto *self = static_cast<NativeSubscription *>(user);
+    JNIEnv *env = attach_current_thread(self->thread_name_.c_str());
+    if (!env) return 1;  // no JVM to run the handler: the message comes again
+    try {
+        ThreadArena &t = tl_arena;
+        const size_t size = encoded_size(msg, 1);
+        if (t.arena.reserve(size) || !t.view) {
+            if (t.view) env->DeleteGlobalRef(t.view);
+            t.view = nullptr;
+            jobject local = env->NewDirectByteBuffer(t.arena.data(), static_cast<jlong>(t.arena.capacity()));
+            if (!local) {
+                env->ExceptionClear();
+                return 1;
+            }
+            t.view = env->NewGlobalRef(local);
+            env->DeleteLocalRef(local);
+            if (!t.view) return 1;
+        }
+        const size_t len = encode(t.arena.data(), msg, 1);
+        const int verdict = self->sink_->deliver(t.view, static_cast<int>(len));
+        if (env->ExceptionCheck()) {  // the director could not reach the Java sink
+            env->ExceptionClear();
+            return 1;
+        }
+        return verdict;
+    } catch (...) {
+        // Nothing may cross into the library: a message that cannot reach Java is nacked.
+        if (env->ExceptionCheck()) env->ExceptionClear();
+        return 1;
+    }
+}
+
+void NativeSubscription::release(void *user) {
+    auto *self = static_cast<NativeSubscription *>(user);
+    delete self->sink_;  // a director: drops its reference to the Java handler
+    self->sink_ = nullptr;
+}
+
+}  // namespace mqj

@@ -1,0 +1,583 @@
+package org.mq;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * An in-process, Kafka-shaped publish-subscribe log: topics of partitions, consumer groups
+ * that each receive every message, per-key order, acks and leases for at-least-once delivery,
+ * back-pressure when the slowest group falls behind. The whole of the C API ({@code mq.h}) in
+ * Java's idioms; every method is thread-safe.
+ *
+ * <pre>{@code
+ * try (Broker broker = Broker.create(BrokerOptions.defaults())) {
+ *     broker.createTopic("orders", TopicConfig.builder().partitions(2).build());
+ *     broker.subscribeGroup("orders", "billing");
+ *     PublishResult r = broker.publish("orders", key, value, Broker.FOREVER);
+ *     List<Message> batch = broker.poll("orders", "billing", r.partition(), 10, Duration.ofSeconds(1));
+ *     broker.ack("orders", "billing", r.partition(), batch.get(batch.size() - 1).offset());
+ * }
+ * }</pre>
+ *
+ * <p><b>Waits</b> are {@link Duration}s: {@link Duration#ZERO} does not block, {@link #FOREVER}
+ * waits without limit. Every wait ends when the broker is {@link #shutdown() shut down}
+ * ({@link MqClosedException}) and when the waiting thread is {@linkplain Thread#interrupt()
+ * interrupted} ({@link MqInterruptedException}, with the interrupt flag left set).
+ *
+ * <p><b>Errors</b> are unchecked {@link MqException}s, one subclass per status, carrying the
+ * library's message. A poll that finds nothing returns an empty list.
+ *
+ * <p><b>Closing</b>: {@link #close()} closes the subscriptions and members made from this
+ * broker and releases it; a broker that becomes unreachable unclosed is released by a Cleaner.
+ * Push subscriptions keep their broker reachable while they run.
+ */
+public final class Broker implements AutoCloseable {
+    /** The wait that has no limit (the C API's {@code MQ_WAIT_FOREVER}). */
+    public static final Duration FOREVER = Waits.FOREVER;
+    /** {@link #seek}: replay everything retained ({@code MQ_OFFSET_EARLIEST}). */
+    public static final long OFFSET_EARLIEST = -2;
+    /** {@link #seek}: skip everything retained ({@code MQ_OFFSET_END}). */
+    public static final long OFFSET_END = -1;
+
+    private final BrokerState state;
+    private final NativeBroker nb;
+    private final ManualClock clock;  // reachable as long as the broker, for callers' convenience
+
+    private Broker(NativeBroker nb, ManualClock clock) {
+        this.nb = nb;
+        this.state = new BrokerState(nb);
+        this.clock = clock;
+        Resources.CLEANER.register(this, state);
+    }
+
+    /** A broker with the library's defaults. */
+    public static Broker create() {
+        return create(BrokerOptions.defaults());
+    }
+
+    /**
+     * Creates a broker.
+     *
+     * @throws MqInvalidArgumentException for bad options (e.g. maxMessageBytes 0 or above 1 GiB)
+     */
+    public static Broker create(BrokerOptions options) {
+        Objects.requireNonNull(options, "options");
+        NativeClock c = options.clock == null ? null : options.clock.clock;
+        return new Broker(new NativeBroker(options.maxMessageBytes, options.spinNanos, c), options.clock);
+    }
+
+    /** The manual clock this broker reads, if it was given one. */
+    public ManualClock clock() {
+        return clock;
+    }
+
+    // ---- topics and groups ------------------------------------------------------------------
+
+    /** Creates a topic with the library's default config. */
+    public void createTopic(String topic) {
+        createTopic(topic, TopicConfig.defaults());
+    }
+
+    /**
+     * Creates a topic.
+     *
+     * @throws MqAlreadyExistsException if the name is taken
+     * @throws MqInvalidArgumentException for an illegal name or a bad config
+     */
+    public void createTopic(String topic, TopicConfig config) {
+        Objects.requireNonNull(config, "config");
+        state.enter();
+        try {
+            nb.createTopic(topic, config.partitions, config.capacity, config.maxBytes,
+                    config.ackTimeoutMs, config.retention.code, config.maxAgeMs);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** Subscribes a consumer group (at the end of the log) with the library's default options. */
+    public void subscribeGroup(String topic, String group) {
+        subscribeGroup(topic, group, GroupOptions.defaults());
+    }
+
+    /**
+     * Subscribes a consumer group to a topic: creates its cursor on every partition.
+     *
+     * @throws MqAlreadyExistsException if the group is already subscribed
+     */
+    public void subscribeGroup(String topic, String group, GroupOptions options) {
+        Objects.requireNonNull(options, "options");
+        state.enter();
+        try {
+            nb.subscribe(topic, group, options.start.code, options.maxDeliveries, options.deadLetterTopic);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Removes a group: its cursors go, and what only it held back is trimmed at once (blocked
+     * publishers wake). Its push subscriptions stop calling their handlers (close them as
+     * usual).
+     */
+    public void unsubscribeGroup(String topic, String group) {
+        state.enter();
+        try {
+            nb.unsubscribe(topic, group);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    // ---- publishing ----------------------------------------------------------------------
+
+    /** Publishes a message without headers; see {@link #publish(String, byte[], byte[], List, Duration)}. */
+    public PublishResult publish(String topic, byte[] key, byte[] value, Duration wait) {
+        return publish(topic, key, value, List.of(), wait);
+    }
+
+    /**
+     * Appends a message. A key picks the partition as Kafka's default partitioner does; a
+     * {@code null} key goes round-robin. Key, value and headers are copied before return.
+     *
+     * @param key the key, or {@code null} for none ({@code new byte[0]} is a present, empty key)
+     * @param value the payload ({@code null} is the empty payload)
+     * @param headers name/value pairs, in order (never null)
+     * @param wait how long to wait while the partition is full
+     * @return where it went
+     * @throws MqFullException if the partition was still full when the wait ended
+     * @throws MqTooLargeException if key, value and headers exceed the broker's maximum or the
+     *     topic's byte budget
+     * @throws MqInterruptedException if the thread was interrupted while it waited
+     */
+    public PublishResult publish(String topic, byte[] key, byte[] value, List<Header> headers,
+            Duration wait) {
+        long ms = Waits.waitMillis(wait);
+        byte[] h = Wire.encodeHeaders(Objects.requireNonNull(headers, "headers"));
+        state.enter();
+        try {
+            PerThread pt = PerThread.get();
+            long offset;
+            if (ms == 0) {
+                offset = nb.publish(topic, key, value, h, 0, null, pt.intOut);
+            } else {
+                Waiter w = pt.waiter();
+                w.enter();
+                try {
+                    offset = nb.publish(topic, key, value, h, ms, w.token, pt.intOut);
+                } finally {
+                    if (w.exit()) {
+                        pt.replaceWaiter();
+                    }
+                }
+            }
+            return new PublishResult(pt.intOut[0], offset);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Appends records, taking each partition's lock once for all of its records, within one
+     * overall wait. Records of one partition are appended in input order. Every record is
+     * checked before anything is appended.
+     *
+     * @return where each record went
+     * @throws MqFullException, MqClosedException or MqInterruptedException when the batch
+     *     stopped part-way: {@link MqException#partialBatch()} then says what was published
+     */
+    public BatchResult publishBatch(String topic, List<PublishRecord> records, Duration wait) {
+        long ms = Waits.waitMillis(wait);
+        byte[] encoded = Wire.encodeBatch(Objects.requireNonNull(records, "records"));
+        int n = records.size();
+        long[] results = new long[2 * n];
+        Arrays.fill(results, -1);
+        state.enter();
+        try {
+            PerThread pt = PerThread.get();
+            int published;
+            try {
+                if (ms == 0) {
+                    published = nb.publishBatch(topic, encoded, 0, null, results);
+                } else {
+                    Waiter w = pt.waiter();
+                    w.enter();
+                    try {
+                        published = nb.publishBatch(topic, encoded, ms, w.token, results);
+                    } finally {
+                        if (w.exit()) {
+                            pt.replaceWaiter();
+                        }
+                    }
+                }
+            } catch (MqFullException | MqClosedException | MqInterruptedException e) {
+                throw e.withPartialBatch(batchResult(results));
+            }
+            return batchResult(results, published);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    private static BatchResult batchResult(long[] results) {
+        int published = 0;
+        for (int i = 1; i < results.length; i += 2) {
+            if (results[i] >= 0) {
+                published++;
+            }
+        }
+        return batchResult(results, published);
+    }
+
+    private static BatchResult batchResult(long[] results, int published) {
+        PublishResult[] out = new PublishResult[results.length / 2];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = new PublishResult((int) results[2 * i], results[2 * i + 1]);
+        }
+        return new BatchResult(published, Arrays.asList(out));
+    }
+
+    // ---- pull consumption -------------------------------------------------------------------
+
+    /**
+     * Hands out up to {@code max} messages of one partition to a group, from its next offset
+     * on, and starts a new lease covering everything in flight. With nothing to hand out it
+     * waits up to {@code wait}; a waiting poll wakes on a publish to its partition, a nack, its
+     * lease running out, shutdown and interrupt.
+     *
+     * @return the messages (copies), in offset order; empty if the wait ended with none
+     * @throws MqInterruptedException if the thread was interrupted while it waited
+     */
+    public List<Message> poll(String topic, String group, int partition, int max, Duration wait) {
+        long ms = Waits.waitMillis(wait);
+        state.enter();
+        try {
+            PerThread pt = PerThread.get();
+            NativePollBuffer buf = pt.pollBuffer();
+            int len;
+            if (ms == 0) {
+                len = nb.poll(topic, group, partition, max, 0, null, buf);
+            } else {
+                Waiter w = pt.waiter();
+                w.enter();
+                try {
+                    len = nb.poll(topic, group, partition, max, ms, w.token, buf);
+                } finally {
+                    if (w.exit()) {
+                        pt.replaceWaiter();
+                    }
+                }
+            }
+            return len == 0 ? List.of() : Wire.decode(pt.view(len), len, topic);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Acknowledges, cumulatively, every offset up to and including {@code offset} for the
+     * group. What every group has acknowledged is trimmed at once.
+     *
+     * @throws MqNotInFlightException if the offset is not in flight (the message names the
+     *     in-flight range); nothing changes
+     */
+    public void ack(String topic, String group, int partition, long offset) {
+        state.enter();
+        try {
+            nb.ack(topic, group, partition, offset);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** Rewinds the group to its committed offset: the in-flight messages come again at once. */
+    public void nack(String topic, String group, int partition) {
+        nackDelayed(topic, group, partition, Duration.ZERO);
+    }
+
+    /**
+     * Rewinds like {@link #nack}, and the group's polls of that partition hand out nothing until
+     * {@code delay} has passed by the broker clock (order within the partition is kept).
+     */
+    public void nackDelayed(String topic, String group, int partition, Duration delay) {
+        long ms = Waits.millis(delay, "delay");
+        state.enter();
+        try {
+            nb.nack(topic, group, partition, ms);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Restarts the lease of the group's in-flight messages on a partition ("still working on
+     * it").
+     *
+     * @throws MqNotInFlightException if nothing is in flight
+     */
+    public void extendLease(String topic, String group, int partition) {
+        state.enter();
+        try {
+            nb.extendLease(topic, group, partition);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Moves the group's cursor on a partition to {@code offset} (committed = next = offset):
+     * an offset in the retained range, {@link #OFFSET_EARLIEST} or {@link #OFFSET_END}. What
+     * was in flight is forgotten, a delayed nack is cancelled, delivery counts start over.
+     *
+     * @throws MqOffsetOutOfRangeException outside the retained range (the message names it)
+     */
+    public void seek(String topic, String group, int partition, long offset) {
+        state.enter();
+        try {
+            nb.seek(topic, group, partition, offset);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    // ---- push consumption and members ------------------------------------------------------
+
+    /** A push subscription with the library's default options. */
+    public Subscription subscribe(String topic, String group, MessageHandler handler) {
+        return subscribe(topic, group, handler, SubscribeOptions.defaults());
+    }
+
+    /**
+     * Starts a push subscription: for each owned partition a library thread polls
+     * ({@code prefetch} messages at a time), calls {@code handler} for each message in order,
+     * and acks it (or nacks it when the handler throws or calls {@link HandlerContext#nack()}).
+     * Subscribes the group (at the end of the log) if it is not subscribed yet.
+     *
+     * @throws MqOwnedException if another live subscription of the group owns a listed
+     *     partition, or members and a partition list would share the group
+     */
+    public Subscription subscribe(String topic, String group, MessageHandler handler,
+            SubscribeOptions options) {
+        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(options, "options");
+        state.enter();
+        try {
+            SubscriptionState s = new SubscriptionState(state, topic, group);
+            state.retain();
+            state.subscriptions.add(s);
+            Subscription sub = new Subscription(this, s);
+            PushSink sink = new PushSink(s, handler, options.onHandlerError);
+            sink.swigReleaseOwnership();  // the native side deletes it after its last call
+            try {
+                s.ns.open(nb, topic, group, options.prefetch, options.partitions, sink);
+            } catch (RuntimeException e) {
+                s.abandon();
+                throw e;
+            }
+            return sub;
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Joins a group as a member: the broker divides the topic's partitions among the group's
+     * members, and moves them when members join, leave or time out. Subscribes the group (at
+     * the end of the log) if needed.
+     *
+     * @throws MqAlreadyExistsException if the member id is taken in the group
+     */
+    public Member join(String topic, String group, MemberOptions options) {
+        Objects.requireNonNull(options, "options");
+        state.enter();
+        try {
+            MemberState m = new MemberState(state, topic, group);
+            state.retain();
+            state.members.add(m);
+            Member member = new Member(this, m);
+            NativeRebalanceSink listener = null;
+            if (options.listener != null) {
+                listener = new MemberSinks.Listener(m, member, options.listener, options.onCallbackError);
+                listener.swigReleaseOwnership();
+            }
+            NativeAssignorSink assignor = null;
+            if (options.assignor != null) {
+                assignor = new MemberSinks.Assignor(options.assignor, options.onCallbackError);
+                assignor.swigReleaseOwnership();
+            }
+            try {
+                m.nm.join(nb, topic, group, options.memberId, options.sessionTimeoutMs, assignor, listener);
+            } catch (RuntimeException e) {
+                m.abandon();
+                throw e;
+            }
+            member.joined();
+            return member;
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** Joins a group as a member with the library's default options. */
+    public Member join(String topic, String group) {
+        return join(topic, group, MemberOptions.defaults());
+    }
+
+    // ---- introspection (works after shutdown) -----------------------------------------------
+
+    /** The topic's config. */
+    public TopicInfo topicInfo(String topic) {
+        state.enter();
+        try {
+            long[] v = nb.topicInfo(topic);
+            return new TopicInfo((int) v[0], v[1], v[2], Duration.ofMillis(v[3]), Retention.of(v[4]),
+                    Duration.ofMillis(v[5]));
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** The state of a partition. */
+    public PartitionInfo partitionInfo(String topic, int partition) {
+        state.enter();
+        try {
+            long[] v = nb.partitionInfo(topic, partition);
+            return new PartitionInfo(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** A group's cursor on a partition. */
+    public GroupInfo groupInfo(String topic, String group, int partition) {
+        state.enter();
+        try {
+            long[] v = nb.groupInfo(topic, group, partition);
+            return new GroupInfo(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * A partition described the way the specification's reference trace prints it, e.g.
+     * {@code "log 1..3, backlog 3/3; billing 1/4; email 3/3"} (groups as committed/next).
+     */
+    public String describe(String topic, int partition) {
+        state.enter();
+        try {
+            return nb.describe(topic, partition);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** The topics, in creation order. */
+    public List<String> topics() {
+        state.enter();
+        try {
+            return lines(nb.topics());
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** The groups of a topic, in subscription order. */
+    public List<String> groups(String topic) {
+        state.enter();
+        try {
+            return lines(nb.groups(topic));
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    private static List<String> lines(String text) {
+        List<String> out = new ArrayList<>();
+        int start = 0;
+        for (int i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', start)) {
+            out.add(text.substring(start, i));
+            start = i + 1;
+        }
+        return List.copyOf(out);
+    }
+
+    // ---- partitioning helpers and version -------------------------------------------------
+
+    /** Kafka's default partition for a key: {@code (murmur2(key) & 0x7fffffff) % partitions}. */
+    public static int partitionFor(byte[] key, int partitions) {
+        return NativeBroker.partitionFor(Objects.requireNonNull(key, "key"), partitions);
+    }
+
+    /** {@link #partitionFor(byte[], int)} of a key's UTF-8 bytes. */
+    public static int partitionFor(String key, int partitions) {
+        return partitionFor(key.getBytes(StandardCharsets.UTF_8), partitions);
+    }
+
+    /** Kafka's murmur2 of a key, signed, as Kafka's {@code Utils.murmur2} returns it. */
+    public static int murmur2(byte[] key) {
+        return NativeBroker.murmur2(Objects.requireNonNull(key, "key"));
+    }
+
+    /**
+     * Round-robin assignment: the partitions member {@code member} of {@code members} owns
+     * (partition p goes to member p % members), in increasing order.
+     */
+    public static List<Integer> roundRobin(int partitions, int members, int member) {
+        int[] parts = NativeBroker.roundRobin(partitions, members, member);
+        List<Integer> out = new ArrayList<>(parts.length);
+        for (int p : parts) {
+            out.add(p);
+        }
+        return List.copyOf(out);
+    }
+
+    /** The native library's version, e.g. {@code "1.0.0"}. */
+    public static String version() {
+        return NativeBroker.version();
+    }
+
+    /** The native library's version as major * 1000000 + minor * 1000 + patch. */
+    public static int versionNumber() {
+        return NativeBroker.versionNumber();
+    }
+
+    // ---- closing -------------------------------------------------------------------------
+
+    /**
+     * Shuts the broker down without releasing it: every waiting publish and poll ends with
+     * {@link MqClosedException} at once, push subscriptions stop calling their handlers, and
+     * every later call throws {@link MqClosedException} except the introspection calls
+     * ({@link #describe}, the infos and lists), which keep working until {@link #close()}.
+     * Does not wait for handlers; idempotent.
+     */
+    public void shutdown() {
+        state.enter();
+        try {
+            nb.close();
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Shuts the broker down, closes every subscription and member made from it (waiting for
+     * their running handlers and listeners), and releases it; every later call throws
+     * {@link MqClosedException}. Idempotent. From inside one of this broker's handlers or
+     * listeners the shutdown happens at once and the release completes on another thread once
+     * that callback has returned.
+     */
+    @Override
+    public void close() {
+        state.close();
+    }
+
+    @Override
+    public String toString() {
+        return "Broker[" + (state.gate.isClosed() ? "closed" : "open") + "]";
+    }
+}

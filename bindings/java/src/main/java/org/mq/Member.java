@@ -1,0 +1,198 @@
+package org.mq;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A member of a consumer group ({@link Broker#join}): the broker divides the topic's
+ * partitions among the group's members and numbers each division with a generation. When
+ * members join, leave or time out, partitions move; what a member had in flight on a
+ * partition it lost goes to the new owner from the group's committed offset. A member learns of
+ * a change on its next call ({@link MqRebalancedException}) or through its
+ * {@link RebalanceListener}, then fetches its {@link #assignment()}. Its poll, ack and nack of a
+ * partition it does not own are {@link MqFencedException}, so a slow old owner can never ack
+ * the new owner's messages.
+ *
+ * <p>Thread-safe. A member that becomes unreachable unclosed leaves its group through a
+ * Cleaner; one that makes no call for its session timeout is removed by the group.
+ */
+public final class Member implements AutoCloseable {
+    private final Broker broker;  // keeps the broker reachable while the member is
+    private final MemberState state;
+    private volatile String id;
+
+    Member(Broker broker, MemberState state) {
+        this.broker = broker;
+        this.state = state;
+    }
+
+    void joined() {
+        id = state.nm.id();
+        Resources.CLEANER.register(this, state);
+    }
+
+    /** The member's id (given in its options, or generated as {@code <group>-<n>}). */
+    public String id() {
+        String s = id;
+        if (s == null) {  // a listener called during the join
+            enter();
+            try {
+                s = state.nm.id();
+            } finally {
+                state.gate.exit();
+            }
+        }
+        return s;
+    }
+
+    /** The group's topic. */
+    public String topic() {
+        return state.topic;
+    }
+
+    /** The member's group. */
+    public String group() {
+        return state.group;
+    }
+
+    /** The broker it joined through. */
+    public Broker broker() {
+        return broker;
+    }
+
+    private void enter() {
+        if (!state.gate.enter()) {
+            throw new MqClosedException("the member has left its group (Member.close())", null);
+        }
+    }
+
+    /**
+     * The member's current generation and partitions. Fetching marks the generation as seen:
+     * the member's next calls stop throwing {@link MqRebalancedException}.
+     *
+     * @throws MqFencedException if the member was removed for its session timeout
+     */
+    public Assignment assignment() {
+        enter();
+        try {
+            PerThread pt = PerThread.get();
+            int[] parts = state.nm.assignment(pt.longOut);
+            List<Integer> list = new ArrayList<>(parts.length);
+            for (int p : parts) {
+                list.add(p);
+            }
+            return new Assignment(pt.longOut[0], list);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Polls the member's partitions (each call starts at the next one, for fairness) and
+     * returns messages of one of them ({@link Message#partition()} says which), waiting up to
+     * {@code wait} for any.
+     *
+     * @return the messages; empty if the wait ended with none
+     * @throws MqRebalancedException if the group rebalanced (nothing was handed out)
+     * @throws MqClosedException if the member was closed (or the broker shut down) meanwhile
+     * @throws MqInterruptedException if the thread was interrupted while it waited
+     */
+    public List<Message> poll(int max, Duration wait) {
+        long ms = Waits.waitMillis(wait);
+        enter();
+        try {
+            PerThread pt = PerThread.get();
+            NativePollBuffer buf = pt.pollBuffer();
+            int len;
+            if (ms == 0) {
+                len = state.nm.poll(max, 0, null, buf);
+            } else {
+                Waiter w = pt.waiter();
+                state.startWait(w);
+                w.enter();
+                try {
+                    len = state.nm.poll(max, ms, w.token, buf);
+                } catch (MqInterruptedException e) {
+                    if (state.gate.isClosed() && !Thread.currentThread().isInterrupted()) {
+                        throw new MqClosedException("the member was closed while it polled", null);
+                    }
+                    throw e;
+                } finally {
+                    state.endWait(w);
+                    if (w.exit()) {
+                        pt.replaceWaiter();
+                    } else if (w.token.triggered()) {
+                        w.token.reset();  // triggered by close, not by an interrupt
+                    }
+                }
+            }
+            return len == 0 ? List.of() : Wire.decode(pt.view(len), len, state.topic);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** Cumulative ack on a partition the member owns; see {@link Broker#ack}. */
+    public void ack(int partition, long offset) {
+        enter();
+        try {
+            state.nm.ack(partition, offset);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** Nack on a partition the member owns; see {@link Broker#nack}. */
+    public void nack(int partition) {
+        nackDelayed(partition, Duration.ZERO);
+    }
+
+    /** Delayed nack on a partition the member owns; see {@link Broker#nackDelayed}. */
+    public void nackDelayed(int partition, Duration delay) {
+        long ms = Waits.millis(delay, "delay");
+        enter();
+        try {
+            state.nm.nack(partition, ms);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** Lease extension on a partition the member owns; see {@link Broker#extendLease}. */
+    public void extendLease(int partition) {
+        enter();
+        try {
+            state.nm.extendLease(partition);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /** Whether the member has been closed. */
+    public boolean isClosed() {
+        return state.isClosed();
+    }
+
+    /**
+     * Leaves the group (the others rebalance; what this member had in flight goes to the new
+     * owners) and releases the member. A poll of it blocked on another thread ends with
+     * {@link MqClosedException}. Idempotent.
+     *
+     * @throws MqDeadlockException from this member's own rebalance listener (which close waits
+     *     for); nothing happens then
+     */
+    @Override
+    public void close() {
+        if (PerThread.get().callbackOf == state) {
+            throw new MqDeadlockException("Member.close() was called from inside its own rebalance"
+                    + " listener, which it would wait for; nothing happened. Close it from another thread.");
+        }
+        state.close();
+    }
+
+    @Override
+    public String toString() {
+        return "Member[" + id + " of " + state.group + "@" + state.topic + (isClosed() ? ", closed]" : "]");
+    }
+}

@@ -1,0 +1,152 @@
+package org.mq;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The encodings shared with the native facade (native/facade/wire.h describes them): messages
+ * coming out, headers and batch records going in. Native byte order throughout.
+ */
+final class Wire {
+    private static final byte[] EMPTY = new byte[0];
+    private static final int FIXED = 4 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + 4;
+
+    private Wire() {}
+
+    /** Decodes a poll's or a handler call's messages from buf[0, length). */
+    static List<Message> decode(ByteBuffer buf, int length, String topic) {
+        int count = buf.getInt(0);
+        if (count == 1) {
+            return List.of(decodeOne(buf, 4, topic, null));
+        }
+        List<Message> out = new ArrayList<>(count);
+        int[] pos = {4};
+        for (int i = 0; i < count; i++) {
+            out.add(decodeOne(buf, pos[0], topic, pos));
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    /** Decodes the message at pos; stores the position after it in next[0] when given. */
+    static Message decodeOne(ByteBuffer b, int pos, String topic, int[] next) {
+        int partition = b.getInt(pos);
+        int deliveryCount = b.getInt(pos + 4);
+        long offset = b.getLong(pos + 8);
+        long timestamp = b.getLong(pos + 16);
+        long lost = b.getLong(pos + 24);
+        int keyLen = b.getInt(pos + 32);
+        int valueLen = b.getInt(pos + 36);
+        int headerCount = b.getInt(pos + 40);
+        boolean hasDeadLetter = b.getInt(pos + 44) != 0;
+        int p = pos + FIXED;
+        byte[] key = null;
+        if (keyLen >= 0) {
+            key = bytes(b, p, keyLen);
+            p += keyLen;
+        }
+        byte[] value = bytes(b, p, valueLen);
+        p += valueLen;
+        List<Header> headers = List.of();
+        if (headerCount > 0) {
+            Header[] hs = new Header[headerCount];
+            for (int h = 0; h < headerCount; h++) {
+                int n = b.getInt(p);
+                byte[] name = bytes(b, p + 4, n);
+                p += 4 + n;
+                int v = b.getInt(p);
+                byte[] val = bytes(b, p + 4, v);
+                p += 4 + v;
+                hs[h] = Header.wrap(name, val);
+            }
+            headers = List.of(hs);
+        }
+        DeadLetter dl = null;
+        if (hasDeadLetter) {
+            int n = b.getInt(p);
+            String dlTopic = new String(bytes(b, p + 4, n), StandardCharsets.UTF_8);
+            p += 4 + n;
+            n = b.getInt(p);
+            String dlGroup = new String(bytes(b, p + 4, n), StandardCharsets.UTF_8);
+            p += 4 + n;
+            dl = new DeadLetter(dlTopic, dlGroup, b.getInt(p), b.getLong(p + 8), b.getInt(p + 4));
+            p += 16;
+        }
+        if (next != null) {
+            next[0] = p;
+        }
+        return new Message(topic, partition, offset, deliveryCount, timestamp, lost, key, value,
+                headers, dl);
+    }
+
+    private static byte[] bytes(ByteBuffer b, int pos, int n) {
+        if (n == 0) {
+            return EMPTY;
+        }
+        byte[] out = new byte[n];
+        b.get(pos, out);
+        return out;
+    }
+
+    /** The headers of one publish; null for none. */
+    static byte[] encodeHeaders(List<Header> headers) {
+        if (headers == null || headers.isEmpty()) {
+            return null;
+        }
+        int size = 4;
+        for (Header h : headers) {
+            Objects.requireNonNull(h, "headers must not contain null");
+            size += 8 + h.rawName().length + h.rawValue().length;
+        }
+        ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.nativeOrder());
+        b.putInt(headers.size());
+        putHeaders(b, headers);
+        return b.array();
+    }
+
+    /** The records of a batch. */
+    static byte[] encodeBatch(List<PublishRecord> records) {
+        long size = 4;
+        for (PublishRecord r : records) {
+            Objects.requireNonNull(r, "records must not contain null");
+            size += 12 + length(r.key()) + length(r.value());
+            for (Header h : r.headers()) {
+                size += 8 + h.rawName().length + h.rawValue().length;
+            }
+        }
+        if (size > Integer.MAX_VALUE - 16) {
+            throw new MqTooLargeException("the batch's records add up to " + size
+                    + " bytes, more than one Java array holds; publish it in smaller batches");
+        }
+        ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.nativeOrder());
+        b.putInt(records.size());
+        for (PublishRecord r : records) {
+            b.putInt(r.key() == null ? -1 : r.key().length);
+            b.putInt(length(r.value()));
+            b.putInt(r.headers().size());
+            if (r.key() != null) {
+                b.put(r.key());
+            }
+            if (r.value() != null) {
+                b.put(r.value());
+            }
+            putHeaders(b, r.headers());
+        }
+        return b.array();
+    }
+
+    private static void putHeaders(ByteBuffer b, List<Header> headers) {
+        for (Header h : headers) {
+            b.putInt(h.rawName().length).put(h.rawName());
+            b.putInt(h.rawValue().length).put(h.rawValue());
+        }
+    }
+
+    private static int length(byte[] a) {
+        return a == null ? 0 : a.length;
+    }
+}
