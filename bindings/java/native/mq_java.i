@@ -66,6 +66,7 @@
   if (!name.load(jenv, $input)) return $null;
   $1 = const_cast<char *>(name.c_str());
 %}
+%typemap(freearg) const char *NAME ""
 %apply const char *NAME { const char *topic, const char *group, const char *member_id,
                           const char *dead_letter_topic };
 
