@@ -83,8 +83,12 @@ int32_t PollBuffer::fill(size_t n) {
 NativeBroker::NativeBroker(int64_t max_message_bytes, int64_t spin_ns, ManualClock *clock) {
     mq_broker_options o;
     mq_broker_options_init(&o, sizeof o);
-    if (max_message_bytes >= 0) o.max_message_bytes = static_cast<size_t>(max_message_bytes);
-    if (spin_ns >= 0) o.spin_ns = spin_ns;
+    if (max_message_bytes < 0) {
+        fail(MQ_ERR_INVALID, "max_message_bytes is " + std::to_string(max_message_bytes) +
+                                 "; it must be 1 to 2^30");
+    }
+    o.max_message_bytes = static_cast<size_t>(max_message_bytes);
+    o.spin_ns = spin_ns;
     if (clock) {
         clock_ = clock->state();  // outlives the broker, whatever happens to the Java clock
         o.clock = read_clock;

@@ -78,7 +78,7 @@ public:
 
 class NativeBroker {
 public:
-    // max_message_bytes and spin_ns < 0: the library's default. clock may be null.
+    // Values as the Java builders hold them (started from defaults()). clock may be null.
     NativeBroker(int64_t max_message_bytes, int64_t spin_ns, ManualClock *clock);
     ~NativeBroker();
 

@@ -27,7 +27,7 @@ void NativeMember::join(NativeBroker &broker, const char *topic, const char *gro
     mq_member_options o;
     mq_member_options_init(&o, sizeof o);
     o.member_id = member_id;
-    if (session_timeout_ms >= 0) o.session_timeout_ms = session_timeout_ms;
+    o.session_timeout_ms = session_timeout_ms;
     if (assignor) {
         o.assignor = assign;
         o.assignor_user = assignor;

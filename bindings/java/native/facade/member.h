@@ -35,7 +35,7 @@ class NativeMember {
 public:
     NativeMember();
     ~NativeMember();
-    // member_id null: generated. session_timeout_ms < 0: the library's default. assignor and
+    // member_id null: generated. assignor and
     // listener may be null; both are owned from here on (also when join fails).
     void join(NativeBroker &broker, const char *topic, const char *group, const char *member_id,
               int64_t session_timeout_ms, AssignorSink *assignor, RebalanceSink *listener);

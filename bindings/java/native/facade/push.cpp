@@ -45,7 +45,7 @@ void NativeSubscription::open(NativeBroker &broker, const char *topic, const cha
     std::unique_ptr<MessageSink> owned(sink);
     mq_subscription_options o;
     mq_subscription_options_init(&o, sizeof o);
-    if (prefetch >= 0) o.prefetch = prefetch;
+    o.prefetch = prefetch;
     std::vector<int32_t> parts;
     if (partitions) {
         const jsize n = jenv->GetArrayLength(partitions);

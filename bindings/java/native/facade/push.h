@@ -28,7 +28,7 @@ class NativeSubscription {
 public:
     NativeSubscription();
     ~NativeSubscription();
-    // prefetch < 0: the library's default. partitions null: the group's members share the
+    // partitions null: the group's members share the
     // topic. The sink is owned from here on (also when open fails): it is deleted when the
     // library releases it, after its last call.
     void open(NativeBroker &broker, const char *topic, const char *group, int32_t prefetch,

@@ -371,6 +371,7 @@ public final class Broker implements AutoCloseable {
             state.subscriptions.add(s);
             Subscription sub = new Subscription(this, s);
             PushSink sink = new PushSink(s, handler, options.onHandlerError);
+            sink.owner = sub;
             sink.swigReleaseOwnership();  // the native side deletes it after its last call
             try {
                 s.ns.open(nb, topic, group, options.prefetch, options.partitions, sink);

@@ -16,6 +16,9 @@ final class PushSink extends NativeMessageSink {
     private final SubscriptionState state;
     private final MessageHandler handler;
     private final Thread.UncaughtExceptionHandler hook;
+    // Strong: the library's reference to this sink keeps the Subscription, and through it the
+    // Broker, reachable while the subscription runs (as a running thread keeps its objects).
+    Subscription owner;
 
     PushSink(SubscriptionState state, MessageHandler handler, Thread.UncaughtExceptionHandler hook) {
         this.state = state;
