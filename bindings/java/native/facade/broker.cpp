@@ -99,7 +99,8 @@ NativeBroker::NativeBroker(int64_t max_message_bytes, int64_t spin_ns, ManualClo
 
 NativeBroker::~NativeBroker() {
     mq_broker_free(broker_);
-    // After the free no rebalance can run an assignor; releasing them may call into Java.
+    // After the free no rebalance can run an assignor; releasing them calls into Java.
+    for (auto &a : assignors_) delete_director(a.release());
     assignors_.clear();
 }
 

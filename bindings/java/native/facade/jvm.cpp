@@ -77,6 +77,14 @@ JNIEnv *attach_current_thread(const char *name) {
     return env;
 }
 
+void after_director_delete() {
+    JNIEnv *env = nullptr;
+    if (g_vm->GetEnv(reinterpret_cast<void **>(&env), JNI_VERSION_1_8) == JNI_OK &&
+        env->ExceptionCheck()) {
+        env->ExceptionClear();
+    }
+}
+
 void throw_java(JNIEnv *env, int status, const char *message, size_t len) {
     if (env->ExceptionCheck()) return;  // one already pending says more
     jstring text = make_jstring(env, message, len);

@@ -22,6 +22,17 @@ JavaVM *jvm();
 // the JVM's exit) under `name`, and detached when it ends. nullptr if the JVM refuses.
 JNIEnv *attach_current_thread(const char *name);
 
+// After deleting a SWIG director: its destructor calls back into Java (swigDirectorDisconnect)
+// and does not check for an exception afterwards; checking here keeps the next JNI call legal
+// (-Xcheck:jni reports it otherwise). A throw from that Java method is dropped.
+void after_director_delete();
+
+template <typename Director>
+void delete_director(Director *d) {
+    delete d;
+    after_director_delete();
+}
+
 // Throws org.mq.MqException.create(status, message) in env; the caller then returns to Java.
 void throw_java(JNIEnv *env, int status, const char *message, size_t len);
 

@@ -17,6 +17,7 @@ NativeMember::NativeMember() = default;
 
 NativeMember::~NativeMember() {
     if (mq_member *m = member_.load()) mq_member_close(m);
+    delete_director(listener_.release());
 }
 
 void NativeMember::join(NativeBroker &broker, const char *topic, const char *group,
@@ -39,7 +40,7 @@ void NativeMember::join(NativeBroker &broker, const char *topic, const char *gro
     const mq_status st = mq_member_join(broker.raw(), topic, group, &o, &m);
     if (st != MQ_OK) {
         const std::string message = mq_last_error();
-        listener_.reset();  // a failed join never called it
+        delete_director(listener_.release());  // a failed join never called it
         fail(st, message);
     }
     member_.store(m);
@@ -102,7 +103,7 @@ void NativeMember::close() {
     if (!m) return;
     check(mq_member_close(m));
     member_.store(nullptr);
-    listener_.reset();  // no call of it can run any more
+    delete_director(listener_.release());  // no call of it can run any more
 }
 
 void NativeMember::assign(void *user, int32_t partitions, const char *const *member_ids,

@@ -51,7 +51,9 @@ void NativeSubscription::open(NativeBroker &broker, const char *topic, const cha
         const jsize n = jenv->GetArrayLength(partitions);
         parts.resize(static_cast<size_t>(n));
         jenv->GetIntArrayRegion(partitions, 0, n, parts.data());
-        o.partitions = parts.data();
+        // An empty list stays a list (the library refuses it), never "all partitions".
+        static const int32_t kNone = 0;
+        o.partitions = parts.empty() ? &kNone : parts.data();
         o.partition_count = parts.size();
     }
     thread_name_ = std::string("mq-push ") + (group ? group : "?") + "@" + (topic ? topic : "?");
@@ -106,7 +108,7 @@ int NativeSubscription::handle(void *user, const mq_message *msg) {
 
 void NativeSubscription::release(void *user) {
     auto *self = static_cast<NativeSubscription *>(user);
-    delete self->sink_;  // a director: drops its reference to the Java handler
+    delete_director(self->sink_);  // drops its reference to the Java handler
     self->sink_ = nullptr;
 }
 
