@@ -57,11 +57,11 @@
 // The wrapper's JNIEnv, for facade methods that build Java values.
 %typemap(in, numinputs=0) JNIEnv *jenv "$1 = jenv;"
 
-// Names: a Java String copied to a NUL-terminated C string on the stack.
-%typemap(jni) const char *NAME "jstring"
-%typemap(jtype) const char *NAME "String"
+// Names: a Java String, encoded once by org.mq.Names (cached), copied to the stack.
+%typemap(jni) const char *NAME "jbyteArray"
+%typemap(jtype) const char *NAME "byte[]"
 %typemap(jstype) const char *NAME "String"
-%typemap(javain) const char *NAME "$javainput"
+%typemap(javain) const char *NAME "Names.encode($javainput)"
 %typemap(in) const char *NAME (mqj::JName name) %{
   if (!name.load(jenv, $input)) return $null;
   $1 = const_cast<char *>(name.c_str());
@@ -82,8 +82,7 @@
 %}
 %apply (const void *BYTES, size_t LEN) { (const void *key, size_t key_len),
                                          (const void *value, size_t value_len),
-                                         (const void *headers, size_t headers_len),
-                                         (const void *records, size_t records_len) };
+                                         (const void *headers, size_t headers_len) };
 
 // Direct ByteBuffers over native arenas.
 %typemap(jni) jbytebuffer "jobject"

@@ -159,20 +159,27 @@ int64_t NativeBroker::publish(JNIEnv *jenv, const char *topic, const void *key, 
     return offset;
 }
 
-int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, const void *records,
-                                   size_t records_len, int64_t wait_ms, CancelToken *cancel,
+int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, jobject records,
+                                   int32_t records_len, int64_t wait_ms, CancelToken *cancel,
                                    jlongArray results) {
+    const char *data = static_cast<const char *>(jenv->GetDirectBufferAddress(records));
+    if (!data || records_len < 0 || jenv->GetDirectBufferCapacity(records) < records_len) {
+        fail(MQ_ERR_INTERNAL, "the batch's buffer is not a direct buffer of that size (a bug of the binding)");
+    }
     thread_local Batch batch;
-    decode_batch(static_cast<const char *>(records), records_len, batch);
+    decode_batch(data, static_cast<size_t>(records_len), batch);
     const size_t n = batch.records.size();
-    std::vector<mq_publish_result> res(n, mq_publish_result{-1, -1});  // untouched: not published
+    // INT32_MIN marks a result the library did not write (a batch refused before it started).
+    std::vector<mq_publish_result> res(n, mq_publish_result{INT32_MIN, -1});
     size_t published = 0;
     const mq_status st = mq_topic_publish_batch(
         broker_, topic, batch.records.data(), sizeof(mq_record), n, wait_ms,
         cancel ? cancel->raw() : nullptr, res.data(), sizeof(mq_publish_result), &published);
     // Read the message before any JNI call: it belongs to this thread's last failing call.
     std::string message = st == MQ_OK ? std::string() : std::string(mq_last_error());
-    if (st == MQ_OK || st == MQ_FULL || st == MQ_CLOSED || st == MQ_CANCELLED) {
+    bool written = true;
+    for (const mq_publish_result &r : res) written = written && r.partition != INT32_MIN;
+    if (written && (st == MQ_OK || st == MQ_FULL || st == MQ_CLOSED || st == MQ_CANCELLED)) {
         std::vector<jlong> flat(2 * n);
         for (size_t i = 0; i < n; ++i) {
             flat[2 * i] = res[i].partition;

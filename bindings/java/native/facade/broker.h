@@ -94,9 +94,11 @@ public:
     int64_t publish(JNIEnv *jenv, const char *topic, const void *key, size_t key_len,
                     const void *value, size_t value_len, const void *headers, size_t headers_len,
                     int64_t wait_ms, CancelToken *cancel, jintArray partition_out);
-    // Returns how many records were published; results gets (partition, offset) per record.
-    // On a failure that stopped the batch part-way, results is filled before the throw.
-    int32_t publishBatch(JNIEnv *jenv, const char *topic, const void *records, size_t records_len,
+    // records: a direct ByteBuffer holding records_len bytes of encoded records (read in
+    // place). Returns how many were published; results gets (partition, offset) per record
+    // whenever the library reported them (also before the throw of a batch that stopped
+    // part-way), and is left alone otherwise.
+    int32_t publishBatch(JNIEnv *jenv, const char *topic, jobject records, int32_t records_len,
                          int64_t wait_ms, CancelToken *cancel, jlongArray results);
 
     // Bytes of the encoded messages in out; 0 when the wait ended with nothing (MQ_TIMEOUT).

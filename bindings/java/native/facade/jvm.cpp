@@ -137,21 +137,23 @@ jstring make_jstring(JNIEnv *env, const char *text, size_t len) try {
     return nullptr;
 }
 
-bool JName::load(JNIEnv *env, jstring s) {
+bool JName::load(JNIEnv *env, jbyteArray s) {
     null_ = s == nullptr;
     if (null_) return true;
-    const jsize chars = env->GetStringLength(s);
-    const jsize bytes = env->GetStringUTFLength(s);
-    if (static_cast<size_t>(bytes) >= sizeof small_) {
-        big_.reset(new (std::nothrow) char[static_cast<size_t>(bytes) + 1]);
+    const jsize n = env->GetArrayLength(s);  // includes the NUL org.mq.Names appended
+    if (n < 1) {
+        data_[0] = '\0';
+        return true;
+    }
+    if (static_cast<size_t>(n) > sizeof small_) {
+        big_.reset(new (std::nothrow) char[static_cast<size_t>(n)]);
         if (!big_) return out_of_memory(env, "a name");
         data_ = big_.get();
     }
-    // Modified UTF-8: an embedded NUL becomes two bytes (C0 80), so a name is never cut short
-    // and reaches the library whole, to be refused as illegal.
-    env->GetStringUTFRegion(s, 0, chars, data_);
-    data_[bytes] = '\0';
-    return !env->ExceptionCheck();
+    // In bounds by construction: GetByteArrayRegion cannot throw, so no exception check.
+    env->GetByteArrayRegion(s, 0, n, reinterpret_cast<jbyte *>(data_));
+    data_[n - 1] = '\0';
+    return true;
 }
 
 bool JBytes::load(JNIEnv *env, jbyteArray a) {
@@ -165,8 +167,8 @@ bool JBytes::load(JNIEnv *env, jbyteArray a) {
         if (!big_) return out_of_memory(env, "a byte array argument");
         data_ = big_.get();
     }
-    env->GetByteArrayRegion(a, 0, n, reinterpret_cast<jbyte *>(data_));
-    return !env->ExceptionCheck();
+    env->GetByteArrayRegion(a, 0, n, reinterpret_cast<jbyte *>(data_));  // in bounds: cannot throw
+    return true;
 }
 
 }  // namespace mqj

@@ -43,12 +43,13 @@ inline jstring make_jstring(JNIEnv *env, const std::string &s) {
     return make_jstring(env, s.data(), s.size());
 }
 
-// A name argument (topic, group, member id): a Java String copied to a NUL-terminated C string
-// without allocating for names of legal length. null stays NULL, for the library to refuse.
+// A name argument (topic, group, member id): the NUL-terminated bytes org.mq.Names made of a
+// Java String, copied without allocating for names of legal length. null stays NULL, for the
+// library to refuse.
 class JName {
 public:
     // false when a Java exception is pending (the caller returns at once).
-    bool load(JNIEnv *env, jstring s);
+    bool load(JNIEnv *env, jbyteArray s);
     const char *c_str() const { return null_ ? nullptr : data_; }
 
 private:

@@ -1,5 +1,6 @@
 package org.mq;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -187,27 +188,29 @@ public final class Broker implements AutoCloseable {
      * checked before anything is appended.
      *
      * @return where each record went
-     * @throws MqFullException, MqClosedException or MqInterruptedException when the batch
-     *     stopped part-way: {@link MqException#partialBatch()} then says what was published
+     * @throws MqFullException when a partition stayed full; {@link MqException#partialBatch()}
+     *     then says what was published (likewise for {@link MqClosedException} and
+     *     {@link MqInterruptedException})
      */
     public BatchResult publishBatch(String topic, List<PublishRecord> records, Duration wait) {
         long ms = Waits.waitMillis(wait);
-        byte[] encoded = Wire.encodeBatch(Objects.requireNonNull(records, "records"));
-        int n = records.size();
-        long[] results = new long[2 * n];
-        Arrays.fill(results, -1);
+        Objects.requireNonNull(records, "records");
+        PerThread pt = PerThread.get();
+        ByteBuffer encoded = Wire.encodeBatch(records, pt);
+        int length = encoded.position();
+        long[] results = new long[2 * records.size()];
+        Arrays.fill(results, Long.MIN_VALUE);  // left so when the library reports no results
         state.enter();
         try {
-            PerThread pt = PerThread.get();
             int published;
             try {
                 if (ms == 0) {
-                    published = nb.publishBatch(topic, encoded, 0, null, results);
+                    published = nb.publishBatch(topic, encoded, length, 0, null, results);
                 } else {
                     Waiter w = pt.waiter();
                     w.enter();
                     try {
-                        published = nb.publishBatch(topic, encoded, ms, w.token, results);
+                        published = nb.publishBatch(topic, encoded, length, ms, w.token, results);
                     } finally {
                         if (w.exit()) {
                             pt.replaceWaiter();
@@ -215,9 +218,11 @@ public final class Broker implements AutoCloseable {
                     }
                 }
             } catch (MqFullException | MqClosedException | MqInterruptedException e) {
-                throw e.withPartialBatch(batchResult(results));
+                // The library reports where every record went, or (refused at once) nothing.
+                throw results.length > 0 && results[0] == Long.MIN_VALUE ? e
+                        : e.withPartialBatch(batchResult(results));
             }
-            return batchResult(results, published);
+            return new BatchResult(published, results);
         } finally {
             state.gate.exit();
         }
@@ -230,15 +235,7 @@ public final class Broker implements AutoCloseable {
                 published++;
             }
         }
-        return batchResult(results, published);
-    }
-
-    private static BatchResult batchResult(long[] results, int published) {
-        PublishResult[] out = new PublishResult[results.length / 2];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = new PublishResult((int) results[2 * i], results[2 * i + 1]);
-        }
-        return new BatchResult(published, Arrays.asList(out));
+        return new BatchResult(published, results);
     }
 
     // ---- pull consumption -------------------------------------------------------------------

@@ -14,6 +14,7 @@ final class PerThread {
     private Waiter waiter;
     private NativePollBuffer pollBuffer;
     private ByteBuffer view;
+    private ByteBuffer out;  // batch encodings going in, read in place by the native side
     final int[] intOut = new int[1];
     final long[] longOut = new long[1];
     /** The subscription or member state whose callback runs on this thread, else null. */
@@ -44,6 +45,15 @@ final class PerThread {
             pollBuffer = b;
         }
         return pollBuffer;
+    }
+
+    /** The thread's outgoing buffer, cleared, with room for {@code size} bytes. */
+    ByteBuffer outBuffer(int size) {
+        if (out == null || out.capacity() < size) {
+            out = ByteBuffer.allocateDirect(Math.max(size, 16 * 1024)).order(ByteOrder.nativeOrder());
+        }
+        out.clear();
+        return out;
     }
 
     /** A view of the poll buffer holding at least {@code length} valid bytes. */

@@ -3,9 +3,9 @@ package org.mq;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Collections;
+import java.util.AbstractList;
 import java.util.List;
+import java.util.RandomAccess;
 import java.util.Objects;
 
 /**
@@ -24,12 +24,12 @@ final class Wire {
         if (count == 1) {
             return List.of(decodeOne(buf, 4, topic, null));
         }
-        List<Message> out = new ArrayList<>(count);
+        Message[] out = new Message[count];
         int[] pos = {4};
         for (int i = 0; i < count; i++) {
-            out.add(decodeOne(buf, pos[0], topic, pos));
+            out[i] = decodeOne(buf, pos[0], topic, pos);
         }
-        return Collections.unmodifiableList(out);
+        return new Messages(out);
     }
 
     /** Decodes the message at pos; stores the position after it in next[0] when given. */
@@ -83,6 +83,25 @@ final class Wire {
                 headers, dl);
     }
 
+    /** An immutable list over the decoded array (one object, no copy). */
+    private static final class Messages extends AbstractList<Message> implements RandomAccess {
+        private final Message[] items;
+
+        Messages(Message[] items) {
+            this.items = items;
+        }
+
+        @Override
+        public Message get(int i) {
+            return items[i];
+        }
+
+        @Override
+        public int size() {
+            return items.length;
+        }
+    }
+
     private static byte[] bytes(ByteBuffer b, int pos, int n) {
         if (n == 0) {
             return EMPTY;
@@ -108,8 +127,11 @@ final class Wire {
         return b.array();
     }
 
-    /** The records of a batch. */
-    static byte[] encodeBatch(List<PublishRecord> records) {
+    /**
+     * Encodes the records of a batch into the thread's direct buffer (the native side reads
+     * them in place: no copy through JNI). Returns the buffer, its position at the end.
+     */
+    static ByteBuffer encodeBatch(List<PublishRecord> records, PerThread pt) {
         long size = 4;
         for (PublishRecord r : records) {
             Objects.requireNonNull(r, "records must not contain null");
@@ -120,9 +142,9 @@ final class Wire {
         }
         if (size > Integer.MAX_VALUE - 16) {
             throw new MqTooLargeException("the batch's records add up to " + size
-                    + " bytes, more than one Java array holds; publish it in smaller batches");
+                    + " bytes, more than one buffer holds; publish it in smaller batches");
         }
-        ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.nativeOrder());
+        ByteBuffer b = pt.outBuffer((int) size);
         b.putInt(records.size());
         for (PublishRecord r : records) {
             b.putInt(r.key() == null ? -1 : r.key().length);
@@ -136,7 +158,7 @@ final class Wire {
             }
             putHeaders(b, r.headers());
         }
-        return b.array();
+        return b;
     }
 
     private static void putHeaders(ByteBuffer b, List<Header> headers) {

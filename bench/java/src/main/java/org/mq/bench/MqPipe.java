@@ -1,0 +1,77 @@
+package org.mq.bench;
+
+import static org.mq.bench.Messages.BATCH;
+import static org.mq.bench.Messages.N;
+import static org.mq.bench.Messages.SIZE;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import org.mq.Broker;
+import org.mq.Message;
+import org.mq.PublishRecord;
+import org.mq.TopicConfig;
+
+/**
+ * One topic (one partition, capacity 1024) with a producer thread, as the C suite's
+ * bench_mq_pull sets it up; consumers poll and ack through the public API.
+ */
+abstract class MqPipe {
+    Broker broker;
+    ExecutorService producer;
+    private long nextSeq;  // the producer's; read by nobody else
+    private final long[] expected = new long[4];
+    private final byte[] single = new byte[SIZE];
+    private final List<PublishRecord> batch = new ArrayList<>();
+
+    void open(String... groups) {
+        broker = Broker.create();
+        broker.createTopic("t", TopicConfig.builder().capacity(Messages.CAPACITY).build());
+        for (String g : groups) {
+            broker.subscribeGroup("t", g);
+        }
+        producer = Messages.thread("producer");
+        for (int i = 0; i < BATCH; i++) {
+            batch.add(PublishRecord.of(null, new byte[SIZE]));
+        }
+    }
+
+    void close() {
+        producer.shutdownNow();
+        broker.close();
+    }
+
+    Future<?> produceSingles() {
+        return producer.submit(() -> {
+            for (int i = 0; i < N; i++) {
+                Messages.stamp(single, nextSeq++);
+                broker.publish("t", null, single, Broker.FOREVER);
+            }
+        });
+    }
+
+    Future<?> produceBatches() {
+        return producer.submit(() -> {
+            for (int i = 0; i < N; i += BATCH) {
+                for (PublishRecord r : batch) {
+                    Messages.stamp(r.value(), nextSeq++);
+                }
+                broker.publishBatch("t", batch, Broker.FOREVER);
+            }
+        });
+    }
+
+    /** Polls N messages for group number g, at most max at a time, one cumulative ack per poll. */
+    void consume(int g, int max) {
+        String group = "g" + g;
+        for (int got = 0; got < N; ) {
+            List<Message> ms = broker.poll("t", group, 0, max, Broker.FOREVER);
+            for (Message m : ms) {
+                Messages.check(m.value(), expected[g]++);
+            }
+            broker.ack("t", group, 0, ms.get(ms.size() - 1).offset());
+            got += ms.size();
+        }
+    }
+}

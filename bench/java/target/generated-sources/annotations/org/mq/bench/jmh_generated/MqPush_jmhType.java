@@ -1,0 +1,4 @@
+package org.mq.bench.jmh_generated;
+public class MqPush_jmhType extends MqPush_jmhType_B3 {
+}
+

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Every test of the Java binding, from a fresh clone: installs what is missing (a JDK, Maven,
+# CMake, a C++ compiler, SWIG; apt-get update only when something is), then `mvn verify`:
+# CMake runs SWIG and builds the JNI library with the core linked in, javac compiles with
+# -Xlint:all -Werror, JUnit runs the suite (conformance scripts, stress, interrupts, close
+# orders, JVM exit, the reference trace against the C demo), and Javadoc is checked with
+# doclint. Then no test JVM may have reported a JNI misuse (-Xcheck:jni), and the benchmark
+# module must build.
+#
+#   bindings/java/test.sh            (from anywhere; CI=true and no stdin are fine)
+#
+# Maven downloads its plugins and the test dependencies on the first run into ~/.m2; every
+# version is pinned, so later runs resolve nothing (they also work with MQ_MAVEN_OFFLINE=1,
+# which passes -o). MQ_JAVA_SKIP_BENCH=1 skips building the benchmark module.
+set -euo pipefail
+
+here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$here"
+
+section() { printf '\n==== java: %s ====\n' "$*"; }
+phase="setup"
+trap 'rc=$?; if [ "$rc" -ne 0 ]; then printf "\n==== java: FAILED: %s (exit %s) ====\n" "$phase" "$rc"; fi' EXIT
+
+# ---- tools ---------------------------------------------------------------------------------
+missing=()
+command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+command -v make >/dev/null 2>&1 || command -v ninja >/dev/null 2>&1 || missing+=(make)
+# SWIG 4 (Debian's swig package is 4.1 on bookworm; the PyPI wheel `swig` works as well when it
+# is first on PATH).
+if ! command -v swig >/dev/null 2>&1 || ! swig -version | grep -q 'SWIG Version [4-9]'; then
+    missing+=(swig)
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    section "installing ${missing[*]}"
+    sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 || { echo "missing ${missing[*]} and not root (no sudo)" >&2; exit 1; }
+        sudo=(sudo)
+    fi
+    command -v apt-get >/dev/null 2>&1 || { echo "missing ${missing[*]} and no apt-get" >&2; exit 1; }
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+section "toolchain"
+java -version 2>&1 | head -n 1
+mvn -version 2>/dev/null | head -n 1
+cmake --version | head -n 1
+g++ --version | head -n 1
+swig -version | grep Version
+
+mvn_args=(-B -ntp)
+if [ "${MQ_MAVEN_OFFLINE:-0}" = 1 ]; then
+    mvn_args+=(-o)
+fi
+
+# ---- build, lint, test, javadoc ------------------------------------------------------------
+phase="mvn verify (native build, javac -Werror, JUnit)"
+section "$phase"
+start=$SECONDS
+rm -rf target/surefire-reports
+mvn "${mvn_args[@]}" verify
+echo "(mvn verify took $((SECONDS - start)) s)"
+
+phase="JNI checks"
+section "$phase"
+# -Xcheck:jni writes its warnings to the test JVM's stdout, which Surefire keeps in dumpstream
+# files; any of them is a bug of the native code.
+if grep -l "WARNING in native method" target/surefire-reports/* 2>/dev/null; then
+    grep -h -A3 "WARNING in native method" target/surefire-reports/* | head -40
+    echo "a test JVM reported JNI misuse (above)" >&2
+    exit 1
+fi
+echo "no JNI warnings"
+
+phase="javadoc (doclint, warnings are errors)"
+section "$phase"
+mvn "${mvn_args[@]}" -q javadoc:javadoc
+
+# ---- the benchmark module builds (running it is a separate, documented step) --------------
+if [ "${MQ_JAVA_SKIP_BENCH:-0}" != 1 ]; then
+    phase="bench/java builds"
+    section "$phase"
+    mvn "${mvn_args[@]}" -q install -DskipTests
+    mvn "${mvn_args[@]}" -q -f "$root/bench/java/pom.xml" package
+fi
+
+phase="done"
+section "all Java tests passed"
