@@ -29,8 +29,12 @@ import org.junit.jupiter.api.TestFactory;
 class ConformanceTest {
     private static final Path ROOT = Path.of(System.getProperty("mq.repo.root")).toAbsolutePath().normalize();
 
+    /** -Dmq.conformance.dir or $MQ_CONFORMANCE_DIR, else the repository's tests/conformance. */
     static Path scripts() {
         String dir = System.getProperty("mq.conformance.dir");
+        if (dir == null || dir.isEmpty()) {
+            dir = System.getenv("MQ_CONFORMANCE_DIR");
+        }
         return dir != null && !dir.isEmpty() ? Path.of(dir) : ROOT.resolve("tests/conformance");
     }
 
