@@ -52,7 +52,7 @@ cmake --version | head -n 1
 g++ --version | head -n 1
 swig -version | grep Version
 
-mvn_args=(-B -ntp)
+mvn_args=(-B -ntp -Dstyle.color=never)
 if [ "${MQ_MAVEN_OFFLINE:-0}" = 1 ]; then
     mvn_args+=(-o)
 fi
