@@ -12,7 +12,13 @@
 use std::env;
 use std::path::{Path, PathBuf};
 
-const ENV_VARS: &[&str] = &["MQ_DIR", "MQ_LIB_DIR", "MQ_INCLUDE_DIR", "MQ_STATIC", "MQ_NO_VENDOR"];
+const ENV_VARS: &[&str] = &[
+    "MQ_DIR",
+    "MQ_LIB_DIR",
+    "MQ_INCLUDE_DIR",
+    "MQ_STATIC",
+    "MQ_NO_VENDOR",
+];
 
 fn flag(name: &str) -> bool {
     matches!(env::var(name), Ok(v) if !v.is_empty() && v != "0" && v != "false")
@@ -47,11 +53,16 @@ fn from_env() -> Option<(PathBuf, Option<PathBuf>)> {
         return Some((lib.into(), env::var_os("MQ_INCLUDE_DIR").map(PathBuf::from)));
     }
     let dir = PathBuf::from(env::var_os("MQ_DIR")?);
-    let lib = ["lib", "lib64", "lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu"]
-        .iter()
-        .map(|d| dir.join(d))
-        .find(|d| d.join("libmq.so").exists() || d.join("libmq.a").exists())
-        .unwrap_or_else(|| dir.join("lib"));
+    let lib = [
+        "lib",
+        "lib64",
+        "lib/x86_64-linux-gnu",
+        "lib/aarch64-linux-gnu",
+    ]
+    .iter()
+    .map(|d| dir.join(d))
+    .find(|d| d.join("libmq.so").exists() || d.join("libmq.a").exists())
+    .unwrap_or_else(|| dir.join("lib"));
     Some((lib, Some(dir.join("include"))))
 }
 

@@ -87,7 +87,9 @@ pub struct Broker {
 
 impl std::fmt::Debug for Broker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Broker").field("ptr", &self.raw().ptr).finish()
+        f.debug_struct("Broker")
+            .field("ptr", &self.raw().ptr)
+            .finish()
     }
 }
 
@@ -146,7 +148,9 @@ impl Broker {
     pub fn create_topic(&self, name: &str, config: &TopicConfig) -> Result<()> {
         let c = config.raw();
         // SAFETY: live handle, NUL-terminated name, valid config.
-        with_name(name, |n| check(unsafe { sys::mq_topic_create(self.ptr(), n, &c) }))
+        with_name(name, |n| {
+            check(unsafe { sys::mq_topic_create(self.ptr(), n, &c) })
+        })
     }
 
     /// The topics, in creation order.
@@ -195,7 +199,12 @@ impl Broker {
     ///
     /// Fails with [`Error::Full`] when the partition is still full when the wait ends (nothing
     /// appended), [`Error::Closed`], [`Error::NoTopic`], [`Error::TooLarge`], ...
-    pub fn publish(&self, topic: &str, record: Record<'_>, wait: impl Into<Wait>) -> Result<Published> {
+    pub fn publish(
+        &self,
+        topic: &str,
+        record: Record<'_>,
+        wait: impl Into<Wait>,
+    ) -> Result<Published> {
         self.publish_inner(topic, &record, wait.into(), None)
     }
 
@@ -347,7 +356,9 @@ impl Broker {
         let mut i = sys::mq_topic_info::default();
         with_name(topic, |t| {
             // SAFETY: live handle, valid name, `i` of the size passed.
-            check(unsafe { sys::mq_topic_get_info(self.ptr(), t, &mut i, std::mem::size_of_val(&i)) })
+            check(unsafe {
+                sys::mq_topic_get_info(self.ptr(), t, &mut i, std::mem::size_of_val(&i))
+            })
         })?;
         Ok(TopicInfo::from_raw(&i))
     }
@@ -358,7 +369,13 @@ impl Broker {
         with_name(topic, |t| {
             // SAFETY: as above.
             check(unsafe {
-                sys::mq_partition_get_info(self.ptr(), t, partition, &mut i, std::mem::size_of_val(&i))
+                sys::mq_partition_get_info(
+                    self.ptr(),
+                    t,
+                    partition,
+                    &mut i,
+                    std::mem::size_of_val(&i),
+                )
             })
         })?;
         Ok(PartitionInfo::from_raw(&i))
@@ -371,7 +388,14 @@ impl Broker {
             with_name(group, |g| {
                 // SAFETY: as above.
                 check(unsafe {
-                    sys::mq_group_get_info(self.ptr(), t, g, partition, &mut i, std::mem::size_of_val(&i))
+                    sys::mq_group_get_info(
+                        self.ptr(),
+                        t,
+                        g,
+                        partition,
+                        &mut i,
+                        std::mem::size_of_val(&i),
+                    )
                 })
             })
         })?;
@@ -407,7 +431,9 @@ fn string_into(
     }
 }
 
-fn list_into(f: impl FnMut(*mut c_char, usize, *mut usize) -> sys::mq_status) -> Result<Vec<String>> {
+fn list_into(
+    f: impl FnMut(*mut c_char, usize, *mut usize) -> sys::mq_status,
+) -> Result<Vec<String>> {
     Ok(string_into(f)?.lines().map(str::to_owned).collect())
 }
 
@@ -445,12 +471,26 @@ pub fn round_robin(partitions: i32, members: i32, member: i32) -> Result<Vec<i32
     let mut count = 0usize;
     // SAFETY: cap 0 with a NULL buffer asks for the count.
     check(unsafe {
-        sys::mq_assignment_round_robin(partitions, members, member, std::ptr::null_mut(), 0, &mut count)
+        sys::mq_assignment_round_robin(
+            partitions,
+            members,
+            member,
+            std::ptr::null_mut(),
+            0,
+            &mut count,
+        )
     })?;
     let mut out = vec![0i32; count];
     // SAFETY: `out` has room for `count`.
     check(unsafe {
-        sys::mq_assignment_round_robin(partitions, members, member, out.as_mut_ptr(), out.len(), &mut count)
+        sys::mq_assignment_round_robin(
+            partitions,
+            members,
+            member,
+            out.as_mut_ptr(),
+            out.len(),
+            &mut count,
+        )
     })?;
     out.truncate(count);
     Ok(out)

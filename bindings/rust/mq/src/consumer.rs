@@ -39,12 +39,12 @@ pub enum SeekTo {
 /// The consumer keeps the broker's memory alive; if the broker is closed (its last
 /// [`Broker`] dropped), calls return [`Error::Closed`].
 pub struct PartitionConsumer {
-    raw: Arc<Raw>,
-    topic: CString,
-    group: CString,
-    partition: i32,
-    claim: Arc<Claim>,
-    buf: Vec<sys::mq_message>,
+    pub(crate) raw: Arc<Raw>,
+    pub(crate) topic: CString,
+    pub(crate) group: CString,
+    pub(crate) partition: i32,
+    pub(crate) claim: Arc<Claim>,
+    pub(crate) buf: Vec<sys::mq_message>,
 }
 
 // SAFETY: the raw messages in `buf` are only read through a Batch, which borrows the consumer.
@@ -117,7 +117,12 @@ impl PartitionConsumer {
     }
 
     #[inline]
-    fn poll_inner(&mut self, max: usize, wait: Wait, token: Option<&CancelToken>) -> Result<Batch<'_>> {
+    fn poll_inner(
+        &mut self,
+        max: usize,
+        wait: Wait,
+        token: Option<&CancelToken>,
+    ) -> Result<Batch<'_>> {
         if self.buf.len() < max {
             self.buf.resize(max, sys::mq_message::default());
         }
@@ -158,7 +163,13 @@ impl PartitionConsumer {
     pub fn ack(&mut self, offset: i64) -> Result<()> {
         // SAFETY: live broker, valid names.
         check(unsafe {
-            sys::mq_group_ack(self.raw.as_ptr(), self.topic.as_ptr(), self.group.as_ptr(), self.partition, offset)
+            sys::mq_group_ack(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+                offset,
+            )
         })
     }
 
@@ -182,7 +193,13 @@ impl PartitionConsumer {
     pub fn nack_ms(&mut self, delay_ms: i64) -> Result<()> {
         // SAFETY: as above.
         check(unsafe {
-            sys::mq_group_nack(self.raw.as_ptr(), self.topic.as_ptr(), self.group.as_ptr(), self.partition, delay_ms)
+            sys::mq_group_nack(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+                delay_ms,
+            )
         })
     }
 
@@ -190,7 +207,12 @@ impl PartitionConsumer {
     pub fn extend_lease(&self) -> Result<()> {
         // SAFETY: as above.
         check(unsafe {
-            sys::mq_group_extend_lease(self.raw.as_ptr(), self.topic.as_ptr(), self.group.as_ptr(), self.partition)
+            sys::mq_group_extend_lease(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+            )
         })
     }
 
@@ -204,14 +226,22 @@ impl PartitionConsumer {
         };
         // SAFETY: as above.
         check(unsafe {
-            sys::mq_group_seek(self.raw.as_ptr(), self.topic.as_ptr(), self.group.as_ptr(), self.partition, offset)
+            sys::mq_group_seek(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+                offset,
+            )
         })
     }
 }
 
 impl Drop for PartitionConsumer {
     fn drop(&mut self) {
-        self.raw.registry.release(self.topic(), self.group(), self.partition);
+        self.raw
+            .registry
+            .release(self.topic(), self.group(), self.partition);
     }
 }
 
@@ -295,10 +325,15 @@ impl Batch<'_> {
     pub fn extend_lease(&self) -> Result<()> {
         self.c.extend_lease()
     }
-
 }
 
 impl<'c> Batch<'c> {
+    /// A batch of the first `n` views of the consumer's buffer (already marked as holding).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn new(c: &'c mut PartitionConsumer, n: usize) -> Batch<'c> {
+        Batch { c, len: n }
+    }
+
     /// Ends the batch without running its Drop, handing back the consumer it borrowed.
     fn release(self) -> &'c mut PartitionConsumer {
         let this = std::mem::ManuallyDrop::new(self);

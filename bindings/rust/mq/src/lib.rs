@@ -93,7 +93,7 @@
 //! the library's message (read on the calling thread in the same call). Blocking calls take
 //! anything that converts into a [`Wait`] (`Duration`, `Option<Duration>` with `None` =
 //! forever, [`Wait::NoWait`]); the `*_cancellable` variants take a [`CancelToken`] another
-//! thread can trigger. With the `tokio` feature, the async calls of [`r#async`] cancel the C
+//! thread can trigger. With the `tokio` feature, the async calls of `mq::tokio` cancel the C
 //! call when their future is dropped.
 //!
 //! ## Threads and lifetimes
@@ -122,7 +122,7 @@ mod subscription;
 mod wait;
 
 #[cfg(feature = "tokio")]
-pub mod r#async;
+pub mod tokio;
 
 pub use broker::{key_partition, murmur2, round_robin, version, version_number, Broker};
 pub use cancel::CancelToken;
@@ -131,7 +131,9 @@ pub use consumer::{Batch, PartitionConsumer, SeekTo};
 pub use error::{BatchError, Error, Result, Status};
 pub use info::{GroupInfo, PartitionInfo, TopicInfo};
 pub use member::{Assignment, Assignor, Member, MemberBatch, MemberOptions, Rebalance};
-pub use message::{DeadLetter, Header, Headers, Message, OwnedDeadLetter, OwnedMessage, Published, Record};
+pub use message::{
+    DeadLetter, Header, Headers, Message, OwnedDeadLetter, OwnedMessage, Published, Record,
+};
 pub use report::CallbackError;
 pub use subscription::{handler, Subscription, SubscriptionOptions};
 pub use wait::Wait;

@@ -148,7 +148,9 @@ pub struct Assignment {
 
 fn member_id<'a>(m: *mut sys::mq_member) -> &'a str {
     // SAFETY: valid while the member is open; "" for NULL.
-    unsafe { CStr::from_ptr(sys::mq_member_id(m)) }.to_str().unwrap_or("")
+    unsafe { CStr::from_ptr(sys::mq_member_id(m)) }
+        .to_str()
+        .unwrap_or("")
 }
 
 fn assignment(m: *mut sys::mq_member) -> Result<Assignment> {
@@ -158,11 +160,20 @@ fn assignment(m: *mut sys::mq_member) -> Result<Assignment> {
     loop {
         // SAFETY: live member; `parts` has room for its length.
         check(unsafe {
-            sys::mq_member_get_assignment(m, &mut generation, parts.as_mut_ptr(), parts.len(), &mut count)
+            sys::mq_member_get_assignment(
+                m,
+                &mut generation,
+                parts.as_mut_ptr(),
+                parts.len(),
+                &mut count,
+            )
         })?;
         if count <= parts.len() {
             parts.truncate(count);
-            return Ok(Assignment { generation, partitions: parts });
+            return Ok(Assignment {
+                generation,
+                partitions: parts,
+            });
         }
         parts.resize(count, 0);
     }
@@ -187,7 +198,11 @@ extern "C" fn call_assignor(
     let r = catch_unwind(AssertUnwindSafe(|| {
         let ids: Vec<&str> = (0..count.max(0) as usize)
             // SAFETY: NUL-terminated ids, valid during the call.
-            .map(|i| unsafe { CStr::from_ptr(*ids.add(i)) }.to_str().unwrap_or(""))
+            .map(|i| {
+                unsafe { CStr::from_ptr(*ids.add(i)) }
+                    .to_str()
+                    .unwrap_or("")
+            })
             .collect();
         state.assignor.assign(partitions, &ids, owners);
     }));
@@ -195,7 +210,12 @@ extern "C" fn call_assignor(
         for (i, o) in owners.iter_mut().enumerate() {
             *o = (i as i32) % count.max(1);
         }
-        report(state.on_error.as_ref(), CallbackError::AssignorPanic { panic: panic_text(&*p) });
+        report(
+            state.on_error.as_ref(),
+            CallbackError::AssignorPanic {
+                panic: panic_text(&*p),
+            },
+        );
     }
 }
 
@@ -208,7 +228,11 @@ extern "C" fn call_rebalance(user: *mut c_void, member: *mut sys::mq_member, gen
     // SAFETY: `user` is the RebalanceState of this member, freed only after mq_member_close
     // (which waits for a running callback).
     let state = unsafe { &*(user as *const RebalanceState) };
-    let rb = Rebalance { member, generation, _life: std::marker::PhantomData };
+    let rb = Rebalance {
+        member,
+        generation,
+        _life: std::marker::PhantomData,
+    };
     if let Err(p) = catch_unwind(AssertUnwindSafe(|| (state.f)(&rb))) {
         report(
             state.on_error.as_ref(),
@@ -291,13 +315,19 @@ impl Broker {
         if let Some(a) = &opts.assignor {
             // The group may go on using its first member's strategy after that member has
             // left: the broker keeps every strategy it was given until its memory goes.
-            let state = Arc::new(AssignorState { assignor: a.clone(), on_error: opts.on_error.clone() });
+            let state = Arc::new(AssignorState {
+                assignor: a.clone(),
+                on_error: opts.on_error.clone(),
+            });
             o.assignor = Some(call_assignor);
             o.assignor_user = Arc::as_ptr(&state) as *mut c_void;
             self.raw().keep_alive(state);
         }
         let rebalance = opts.on_rebalance.as_ref().map(|f| {
-            Box::new(RebalanceState { f: f.clone(), on_error: opts.on_error.clone() })
+            Box::new(RebalanceState {
+                f: f.clone(),
+                on_error: opts.on_error.clone(),
+            })
         });
         if let Some(r) = &rebalance {
             o.on_rebalance = Some(call_rebalance);
@@ -305,7 +335,9 @@ impl Broker {
         }
         let mut m = std::ptr::null_mut();
         // SAFETY: live broker, valid names and options; the callback states outlive the member.
-        let r = check(unsafe { sys::mq_member_join(self.raw().as_ptr(), t.as_ptr(), g.as_ptr(), &o, &mut m) });
+        let r = check(unsafe {
+            sys::mq_member_join(self.raw().as_ptr(), t.as_ptr(), g.as_ptr(), &o, &mut m)
+        });
         if let Err(e) = r {
             self.raw().registry.unmanage(topic, group);
             return Err(e);
@@ -353,7 +385,12 @@ impl Member {
         self.poll_inner(max, wait.into(), Some(token))
     }
 
-    fn poll_inner(&mut self, max: usize, wait: Wait, token: Option<&CancelToken>) -> Result<MemberBatch<'_>> {
+    fn poll_inner(
+        &mut self,
+        max: usize,
+        wait: Wait,
+        token: Option<&CancelToken>,
+    ) -> Result<MemberBatch<'_>> {
         if self.msgs.len() < max {
             self.msgs.resize(max, sys::mq_message::default());
         }
@@ -539,7 +576,10 @@ impl MemberBatch<'_> {
     }
     /// Acknowledges the batch (through its last message).
     pub fn ack(self) -> Result<()> {
-        match self.m.msgs[..self.len].last().map(|m| (m.partition, m.offset)) {
+        match self.m.msgs[..self.len]
+            .last()
+            .map(|m| (m.partition, m.offset))
+        {
             Some((p, o)) => self.m.ack(p, o),
             None => Ok(()),
         }
@@ -560,4 +600,3 @@ impl<'b> IntoIterator for &'b MemberBatch<'_> {
         self.messages().iter()
     }
 }
-

@@ -136,6 +136,18 @@ impl<'a> Record<'a> {
         // SAFETY: built from slices of lifetime 'a.
         (!self.0.key.is_null()).then(|| unsafe { bytes(self.0.key, self.0.key_len) })
     }
+    /// The headers, as `(name, value)` pairs.
+    pub fn header_pairs(&self) -> Headers<'a> {
+        let all: &'a [Header<'a>] = if self.0.header_count == 0 || self.0.headers.is_null() {
+            &[]
+        } else {
+            // SAFETY: built from a slice of `header_count` headers of lifetime 'a.
+            unsafe {
+                std::slice::from_raw_parts(self.0.headers.cast::<Header<'a>>(), self.0.header_count)
+            }
+        };
+        Headers(all.iter())
+    }
     /// The payload.
     pub fn payload_bytes(&self) -> &'a [u8] {
         // SAFETY: as above.

@@ -54,12 +54,24 @@ pub enum CallbackError {
 impl fmt::Display for CallbackError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CallbackError::Handler { topic, group, partition, offset, error } => write!(
+            CallbackError::Handler {
+                topic,
+                group,
+                partition,
+                offset,
+                error,
+            } => write!(
                 f,
                 "handler of {group} on {topic} failed at partition {partition} offset {offset} \
                  (nacked): {error}"
             ),
-            CallbackError::HandlerPanic { topic, group, partition, offset, panic } => write!(
+            CallbackError::HandlerPanic {
+                topic,
+                group,
+                partition,
+                offset,
+                panic,
+            } => write!(
                 f,
                 "handler of {group} on {topic} panicked at partition {partition} offset \
                  {offset} (nacked): {panic}"
@@ -67,7 +79,11 @@ impl fmt::Display for CallbackError {
             CallbackError::AssignorPanic { panic } => {
                 write!(f, "assignor panicked (round-robin used instead): {panic}")
             }
-            CallbackError::RebalancePanic { member, generation, panic } => write!(
+            CallbackError::RebalancePanic {
+                member,
+                generation,
+                panic,
+            } => write!(
                 f,
                 "rebalance callback of member {member} panicked at generation {generation}: {panic}"
             ),

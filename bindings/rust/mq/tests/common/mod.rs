@@ -7,8 +7,11 @@ use mq::{Broker, BrokerOptions, GroupOptions, ManualClock, TopicConfig};
 pub fn setup(partitions: i32, capacity: i64) -> (Broker, ManualClock) {
     let clock = ManualClock::new();
     let b = Broker::with_options(&BrokerOptions::new().clock(&clock)).unwrap();
-    b.create_topic("t", &TopicConfig::new().partitions(partitions).capacity(capacity))
-        .unwrap();
+    b.create_topic(
+        "t",
+        &TopicConfig::new().partitions(partitions).capacity(capacity),
+    )
+    .unwrap();
     b.subscribe("t", "g", &GroupOptions::new()).unwrap();
     (b, clock)
 }
