@@ -3,9 +3,9 @@
 //! 1. `MQ_LIB_DIR` (+ `MQ_INCLUDE_DIR`), or `MQ_DIR` (with `lib/` and `include/` under it):
 //!    link that library (`MQ_STATIC=1` for `libmq.a`, else the shared `libmq.so`);
 //! 2. with the `system` feature, pkg-config's `mq` (at least 1.0);
-//! 3. unless `MQ_NO_VENDOR` is set, compile the C++ core from the sources vendored in the
-//!    crate (`vendor/`, filled by `vendor.sh` for `cargo package`) or, inside the repository,
-//!    from the repository's own `src/` and `include/`.
+//! 3. unless `MQ_NO_VENDOR` is set, compile the C++ core from source: inside the repository
+//!    its own `src/` and `include/`, in a packaged crate the copy in `vendor/` (filled by
+//!    `vendor.sh` before `cargo package`).
 //!
 //! The FFI declarations are generated ahead of time (`src/bindings.rs`, see `gen/`), so no
 //! libclang is needed here.
@@ -118,20 +118,21 @@ fn try_pkg_config(_want_static: bool) -> bool {
     false
 }
 
-/// The C++ sources: vendored into the crate for a packaged build, else the repository's.
+/// The C++ sources: the repository's own when this crate sits in it (so an edit of `src/` is
+/// always what gets built), else the copy vendored into a packaged crate.
 fn sources() -> (PathBuf, PathBuf) {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let repo = manifest.join("../../..");
+    if repo.join("src/c_api.cpp").is_file() && repo.join("include/mq.h").is_file() {
+        return (repo.join("src"), repo.join("include"));
+    }
     let vendor = manifest.join("vendor");
     if vendor.join("src").is_dir() && vendor.join("include/mq.h").is_file() {
         return (vendor.join("src"), vendor.join("include"));
     }
-    let repo = manifest.join("../../..");
-    if repo.join("src").is_dir() && repo.join("include/mq.h").is_file() {
-        return (repo.join("src"), repo.join("include"));
-    }
     panic!(
-        "mq-sys: no C++ sources to build: neither {}/vendor (run vendor.sh before packaging) \
-         nor the repository's src/ and include/ were found; set MQ_DIR or enable `system`",
+        "mq-sys: no C++ sources to build: neither the repository's src/ and include/ nor {}/vendor \
+         (run vendor.sh before packaging) were found; set MQ_DIR or enable `system`",
         manifest.display()
     );
 }

@@ -1,7 +1,7 @@
 //! Live groups: members that join, get partitions assigned, and poll what they own.
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mq_sys as sys;
@@ -247,11 +247,11 @@ extern "C" fn call_rebalance(user: *mut c_void, member: *mut sys::mq_member, gen
 
 /// A member of a group: it owns the partitions the group assigns it and polls them.
 ///
-/// Member polls **copy** messages into a buffer the member reuses (no allocation in steady
+/// Member polls **copy** messages into buffers the member reuses (no allocation in steady
 /// state): unlike a [`PartitionConsumer`](crate::PartitionConsumer), a member cannot stop a
 /// rebalance from moving its partition to another member, whose ack could free the log's
-/// memory under a view. The copies live until the next poll (the [`MemberBatch`] borrows the
-/// member).
+/// memory under a view. Every method takes `&self`: a member may be shared between threads
+/// (one blocked in [`poll`](Member::poll) while another fetches the assignment).
 ///
 /// Dropping the member (or [`close`](Member::close)) leaves the group; what it had in flight
 /// goes to the new owners.
@@ -260,7 +260,7 @@ extern "C" fn call_rebalance(user: *mut c_void, member: *mut sys::mq_member, gen
 /// # fn main() -> mq::Result<()> {
 /// let broker = mq::Broker::new()?;
 /// broker.create_topic("jobs", &mq::TopicConfig::new().partitions(2))?;
-/// let mut m = broker.join("jobs", "workers", &mq::MemberOptions::new().id("w-1"))?;
+/// let m = broker.join("jobs", "workers", &mq::MemberOptions::new().id("w-1"))?;
 /// assert_eq!(m.assignment()?.partitions, vec![0, 1]);
 /// broker.publish("jobs", mq::Record::new(b"j-1").key(b"k"), mq::Wait::Forever)?;
 /// let batch = m.poll(10, std::time::Duration::from_secs(5))?;
@@ -274,11 +274,21 @@ pub struct Member {
     topic: String,
     group: String,
     rebalance: Option<Box<RebalanceState>>,
+    /// Buffers of batches no longer alive, for the next polls to reuse.
+    pool: Mutex<Vec<Buffers>>,
+}
+
+/// One batch's copies: the message structs and what their pointers point to.
+#[derive(Default)]
+struct Buffers {
     msgs: Vec<sys::mq_message>,
     data: Vec<u8>,
     headers: Vec<sys::mq_header>,
     dead_letters: Vec<sys::mq_dead_letter>,
 }
+
+// SAFETY: the copies in a Buffers are only read through the MemberBatch that owns it.
+unsafe impl Send for Buffers {}
 
 // SAFETY: member calls are thread-safe; the copies in the buffers are only read through a
 // MemberBatch, which borrows the member.
@@ -348,10 +358,7 @@ impl Broker {
             topic: topic.to_owned(),
             group: group.to_owned(),
             rebalance,
-            msgs: Vec::new(),
-            data: Vec::new(),
-            headers: Vec::new(),
-            dead_letters: Vec::new(),
+            pool: Mutex::new(Vec::new()),
         })
     }
 }
@@ -371,13 +378,13 @@ impl Member {
     /// Polls the member's partitions (each call starts at the next one) and returns messages
     /// of one partition, waiting up to `wait`. [`Error::Rebalanced`] when the generation
     /// changed: fetch the [`assignment`](Self::assignment) and poll again.
-    pub fn poll(&mut self, max: usize, wait: impl Into<Wait>) -> Result<MemberBatch<'_>> {
+    pub fn poll(&self, max: usize, wait: impl Into<Wait>) -> Result<MemberBatch<'_>> {
         self.poll_inner(max, wait.into(), None)
     }
 
     /// [`poll`](Self::poll) that `token` can interrupt ([`Error::Cancelled`]).
     pub fn poll_cancellable(
-        &mut self,
+        &self,
         max: usize,
         wait: impl Into<Wait>,
         token: &CancelToken,
@@ -386,33 +393,53 @@ impl Member {
     }
 
     fn poll_inner(
-        &mut self,
+        &self,
         max: usize,
         wait: Wait,
         token: Option<&CancelToken>,
     ) -> Result<MemberBatch<'_>> {
-        if self.msgs.len() < max {
-            self.msgs.resize(max, sys::mq_message::default());
+        let mut b = self
+            .pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        if b.msgs.len() < max {
+            b.msgs.resize(max, sys::mq_message::default());
         }
         let mut n = 0usize;
         // SAFETY: live member; `msgs` has room for `max`.
-        check(unsafe {
+        let r = check(unsafe {
             sys::mq_member_poll(
                 self.ptr,
-                self.msgs.as_mut_ptr(),
+                b.msgs.as_mut_ptr(),
                 std::mem::size_of::<sys::mq_message>(),
                 max,
                 wait.millis(),
                 cancel::ptr(token),
                 &mut n,
             )
-        })?;
-        self.copy_out(n);
-        Ok(MemberBatch { m: self, len: n })
+        });
+        if let Err(e) = r {
+            self.give_back(b);
+            return Err(e);
+        }
+        b.copy_out(n);
+        Ok(MemberBatch {
+            m: self,
+            b: Some(b),
+            len: n,
+        })
     }
 
-    /// Copies what the first `n` views point to into the member's buffers and points the
-    /// views there, before any other call can end them.
+    fn give_back(&self, b: Buffers) {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).push(b);
+    }
+}
+
+impl Buffers {
+    /// Copies what the first `n` views point to into these buffers and points the views
+    /// there, before any other call can end them.
     fn copy_out(&mut self, n: usize) {
         let msgs = &mut self.msgs[..n];
         let (mut bytes, mut hdrs, mut dls) = (0usize, 0usize, 0usize);
@@ -461,26 +488,29 @@ impl Member {
                 m.headers = unsafe { self.headers.as_ptr().add(first) };
             }
             if !m.dead_letter.is_null() {
-                // SAFETY: valid now; its strings live as long as the broker (kept by `raw`).
+                // SAFETY: valid now; its strings live as long as the broker (kept by the
+                // member's `raw`).
                 self.dead_letters.push(unsafe { *m.dead_letter });
                 m.dead_letter = self.dead_letters.last().expect("just pushed");
             }
         }
     }
+}
 
+impl Member {
     /// Acknowledges (cumulatively) through `offset` on a partition the member owns.
-    pub fn ack(&mut self, partition: i32, offset: i64) -> Result<()> {
+    pub fn ack(&self, partition: i32, offset: i64) -> Result<()> {
         // SAFETY: live member.
         check(unsafe { sys::mq_member_ack(self.ptr, partition, offset) })
     }
 
     /// Rewinds a partition the member owns: what is in flight comes again after `delay`.
-    pub fn nack(&mut self, partition: i32, delay: Duration) -> Result<()> {
+    pub fn nack(&self, partition: i32, delay: Duration) -> Result<()> {
         self.nack_ms(partition, duration_ms(delay))
     }
 
     /// [`nack`](Self::nack) with the delay in milliseconds, passed through unchecked.
-    pub fn nack_ms(&mut self, partition: i32, delay_ms: i64) -> Result<()> {
+    pub fn nack_ms(&self, partition: i32, delay_ms: i64) -> Result<()> {
         // SAFETY: live member.
         check(unsafe { sys::mq_member_nack(self.ptr, partition, delay_ms) })
     }
@@ -545,18 +575,22 @@ unsafe fn raw_headers(m: &sys::mq_message) -> &[sys::mq_header] {
     }
 }
 
-/// The messages of one member poll (all of one partition), copied into the member's buffer.
+/// The messages of one member poll (all of one partition), copied out of the log. Dropping it
+/// gives its buffers back to the member for the next poll.
 pub struct MemberBatch<'m> {
-    m: &'m mut Member,
+    m: &'m Member,
+    b: Option<Buffers>,
     len: usize,
 }
 
 impl MemberBatch<'_> {
+    fn raw(&self) -> &[sys::mq_message] {
+        &self.b.as_ref().expect("a live batch has its buffers").msgs[..self.len]
+    }
     /// The messages, in partition order.
     pub fn messages(&self) -> &[Message<'_>] {
-        // SAFETY: the views point into the member's buffers, which stay as they are until the
-        // next poll, which needs this batch gone.
-        unsafe { Message::slice(&self.m.msgs[..self.len]) }
+        // SAFETY: the views point into this batch's own buffers, unchanged while it lives.
+        unsafe { Message::slice(self.raw()) }
     }
     /// Iterates over the messages.
     pub fn iter(&self) -> std::slice::Iter<'_, Message<'_>> {
@@ -572,14 +606,11 @@ impl MemberBatch<'_> {
     }
     /// The partition the messages came from.
     pub fn partition(&self) -> Option<i32> {
-        self.m.msgs[..self.len].first().map(|m| m.partition)
+        self.raw().first().map(|m| m.partition)
     }
     /// Acknowledges the batch (through its last message).
     pub fn ack(self) -> Result<()> {
-        match self.m.msgs[..self.len]
-            .last()
-            .map(|m| (m.partition, m.offset))
-        {
+        match self.raw().last().map(|m| (m.partition, m.offset)) {
             Some((p, o)) => self.m.ack(p, o),
             None => Ok(()),
         }
@@ -589,6 +620,14 @@ impl MemberBatch<'_> {
         match self.partition() {
             Some(p) => self.m.nack(p, delay),
             None => Ok(()),
+        }
+    }
+}
+
+impl Drop for MemberBatch<'_> {
+    fn drop(&mut self) {
+        if let Some(b) = self.b.take() {
+            self.m.give_back(b);
         }
     }
 }
