@@ -280,7 +280,7 @@ impl Broker {
 
     /// [`publish_batch`](Self::publish_batch) with a cancel token and, in `results` (one
     /// entry per record, or an empty slice), where each record went (offset -1 if not
-    /// appended).
+    /// appended; `results` is left as it was when the batch is refused as a whole).
     pub fn publish_batch_with(
         &self,
         topic: &str,
@@ -313,8 +313,14 @@ impl Broker {
         let mut published = 0usize;
         // Published is not layout-compatible with mq_publish_result (padding aside, a
         // future field could be added there): results go through a C-shaped scratch array.
+        // Marked so that results the library did not write (a batch refused as a whole) are
+        // left untouched.
+        let unwritten = sys::mq_publish_result {
+            partition: i32::MIN,
+            offset: i64::MIN,
+        };
         let mut scratch: Vec<sys::mq_publish_result> = match &results {
-            Some(r) if !r.is_empty() => vec![sys::mq_publish_result::default(); r.len()],
+            Some(r) if !r.is_empty() => vec![unwritten; r.len()],
             _ => Vec::new(),
         };
         let res_ptr = if scratch.is_empty() {
@@ -341,7 +347,11 @@ impl Broker {
             })
         });
         if let Some(out) = results {
-            for (o, s) in out.iter_mut().zip(&scratch) {
+            for (o, s) in out
+                .iter_mut()
+                .zip(&scratch)
+                .filter(|(_, s)| s.partition != i32::MIN)
+            {
                 *o = Published {
                     partition: s.partition,
                     offset: s.offset,

@@ -45,6 +45,7 @@ pub struct PartitionConsumer {
     pub(crate) partition: i32,
     pub(crate) claim: Arc<Claim>,
     pub(crate) buf: Vec<sys::mq_message>,
+    registered: bool,
 }
 
 // SAFETY: the raw messages in `buf` are only read through a Batch, which borrows the consumer.
@@ -76,6 +77,35 @@ impl Broker {
             partition,
             claim,
             buf: Vec::new(),
+            registered: true,
+        })
+    }
+}
+
+impl Broker {
+    /// A consumer that is not registered as the one for its group and partition: it does not
+    /// keep others from being made, nor push subscriptions, members or `unsubscribe` from
+    /// running. For tools that inspect a group another part of the program drives.
+    ///
+    /// # Safety
+    ///
+    /// While a [`Batch`] of it is alive, nothing may end its views: no other party may ack or
+    /// seek that group's partition past them, nor unsubscribe the group. Dropping each batch
+    /// before anything else touches the group meets that.
+    pub unsafe fn consumer_unchecked(
+        &self,
+        topic: &str,
+        group: &str,
+        partition: i32,
+    ) -> Result<PartitionConsumer> {
+        Ok(PartitionConsumer {
+            raw: self.raw().clone(),
+            topic: name::owned(topic)?,
+            group: name::owned(group)?,
+            partition,
+            claim: Arc::new(Claim::default()),
+            buf: Vec::new(),
+            registered: false,
         })
     }
 }
@@ -239,9 +269,11 @@ impl PartitionConsumer {
 
 impl Drop for PartitionConsumer {
     fn drop(&mut self) {
-        self.raw
-            .registry
-            .release(self.topic(), self.group(), self.partition);
+        if self.registered {
+            self.raw
+                .registry
+                .release(self.topic(), self.group(), self.partition);
+        }
     }
 }
 

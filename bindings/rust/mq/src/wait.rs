@@ -30,6 +30,27 @@ pub enum Wait {
 }
 
 impl Wait {
+    /// A wait given in the C API's milliseconds: `-1` waits forever, `0` does not wait, a
+    /// positive number waits that long. Any other value is [`Error::Invalid`](crate::Error).
+    ///
+    /// ```
+    /// use mq::Wait;
+    /// assert_eq!(Wait::from_millis(-1)?, Wait::Forever);
+    /// assert!(Wait::from_millis(-2).is_err());
+    /// # Ok::<(), mq::Error>(())
+    /// ```
+    pub fn from_millis(ms: i64) -> crate::Result<Wait> {
+        match ms {
+            -1 => Ok(Wait::Forever),
+            0 => Ok(Wait::NoWait),
+            ms if ms > 0 => Ok(Wait::For(Duration::from_millis(ms as u64))),
+            ms => Err(crate::Error::Invalid(format!(
+                "wait {ms} ms: a wait is 0 (do not wait), -1 (forever) or a positive number of \
+                 milliseconds"
+            ))),
+        }
+    }
+
     /// The `wait_ms` argument of the C API.
     pub(crate) fn millis(self) -> i64 {
         match self {

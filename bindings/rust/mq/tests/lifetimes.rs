@@ -69,7 +69,7 @@ fn dropping_the_broker_wakes_a_blocked_publisher_and_member_poll() {
     });
     blocked_publisher(&b);
     b.create_topic("m", &mq::TopicConfig::new()).unwrap();
-    let mut member = b.join("m", "g", &MemberOptions::new()).unwrap();
+    let member = b.join("m", "g", &MemberOptions::new()).unwrap();
     let poller = thread::spawn(move || member.poll(10, Wait::Forever).map(|x| x.len()));
     // The publisher holds a clone: closing explicitly is what wakes it.
     b.close().unwrap();

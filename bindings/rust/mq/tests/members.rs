@@ -16,7 +16,7 @@ fn members_split_partitions_and_see_rebalances() {
             .unwrap()
             .push((r.member_id().to_owned(), r.generation()));
     });
-    let mut a = b.join("t", "g", &opts).unwrap();
+    let a = b.join("t", "g", &opts).unwrap();
     assert_eq!(a.id(), "a");
     assert_eq!(a.assignment().unwrap().partitions, [0, 1, 2, 3]);
     let bb = b.join("t", "g", &MemberOptions::new().id("b")).unwrap();
@@ -40,7 +40,7 @@ fn members_split_partitions_and_see_rebalances() {
         .unwrap(); // partition 0 of 4?
     let p = mq::key_partition(b"user-b", 4).unwrap();
     let owner_is_a = asg.partitions.contains(&p);
-    let mut who = if owner_is_a { a } else { bb };
+    let who = if owner_is_a { a } else { bb };
     let batch = who.poll(10, Duration::from_secs(5)).unwrap();
     assert_eq!(batch.partition(), Some(p));
     assert_eq!(batch.messages()[0].payload(), b"m");
@@ -120,12 +120,12 @@ fn a_panicking_rebalance_callback_is_reported() {
 #[test]
 fn member_copies_outlive_a_partition_move() {
     let (b, _) = setup(1, 16);
-    let mut a = b.join("t", "g", &MemberOptions::new().id("a")).unwrap();
+    let a = b.join("t", "g", &MemberOptions::new().id("a")).unwrap();
     b.publish("t", Record::new(b"payload-1").key(b"k"), Wait::NoWait)
         .unwrap();
     let batch = a.poll(10, Wait::NoWait).unwrap();
     // Another member takes the partition and acks past the message while `a` still reads it.
-    let mut c = b
+    let c = b
         .join(
             "t",
             "g",
@@ -143,7 +143,7 @@ fn member_copies_outlive_a_partition_move() {
 #[test]
 fn session_timeout_fences_a_silent_member() {
     let (b, clock) = setup(1, 16);
-    let mut a = b
+    let a = b
         .join(
             "t",
             "g",
