@@ -8,8 +8,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 header="$here/../../../include/mq.h"
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
-cargo run --quiet --release --locked --manifest-path "$here/gen/Cargo.toml" -- "$header" > "$out.raw" 2>/dev/null \
-  || cargo run --quiet --release --manifest-path "$here/gen/Cargo.toml" -- "$header" > "$out.raw"
+cargo run --quiet --locked --manifest-path "$here/gen/Cargo.toml" -- "$header" > "$out.raw"
 rustfmt --edition 2021 < "$out.raw" > "$out"
 rm -f "$out.raw"
 if [[ "${1:-}" == "--check" ]]; then

@@ -4,7 +4,10 @@ use std::process::ExitCode;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use mq::{Broker, BrokerOptions, Error, GroupOptions, ManualClock, PartitionConsumer, Record, SubscriptionOptions, TopicConfig, Wait};
+use mq::{
+    Broker, BrokerOptions, Error, GroupOptions, ManualClock, PartitionConsumer, Record,
+    SubscriptionOptions, TopicConfig, Wait,
+};
 
 const ORDERS: &str = "orders";
 
@@ -21,7 +24,14 @@ impl Trace {
         }
     }
 
-    fn row(&mut self, n: u32, call: &str, result: &str, want_result: &str, want_state: &str) -> mq::Result<()> {
+    fn row(
+        &mut self,
+        n: u32,
+        call: &str,
+        result: &str,
+        want_result: &str,
+        want_state: &str,
+    ) -> mq::Result<()> {
         let state = self.broker.describe(ORDERS, 1)?;
         println!("  {n}  {call:<46} {result}");
         println!("       partition 1 after: {state}");
@@ -58,7 +68,13 @@ fn poll_row(c: &mut PartitionConsumer, max: usize) -> (String, Option<i64>) {
 
 fn run_trace(t: &mut Trace, clock: &ManualClock) -> mq::Result<()> {
     let b = t.broker.clone();
-    b.create_topic(ORDERS, &TopicConfig::new().partitions(2).capacity(3).ack_timeout(Duration::from_secs(30)))?;
+    b.create_topic(
+        ORDERS,
+        &TopicConfig::new()
+            .partitions(2)
+            .capacity(3)
+            .ack_timeout(Duration::from_secs(30)),
+    )?;
     b.subscribe(ORDERS, "billing", &GroupOptions::new())?;
     b.subscribe(ORDERS, "email", &GroupOptions::new())?;
     let pa = mq::key_partition(b"user-a", 2)?;
@@ -76,8 +92,17 @@ fn run_trace(t: &mut Trace, clock: &ManualClock) -> mq::Result<()> {
     // 1
     let mut res = String::new();
     let mut at = Vec::new();
-    for (k, p) in [("user-a", "o-1"), ("user-a", "o-2"), ("user-a", "o-3"), ("user-b", "o-4")] {
-        match b.publish(ORDERS, Record::new(p.as_bytes()).key(k.as_bytes()), Wait::NoWait) {
+    for (k, p) in [
+        ("user-a", "o-1"),
+        ("user-a", "o-2"),
+        ("user-a", "o-3"),
+        ("user-b", "o-4"),
+    ] {
+        match b.publish(
+            ORDERS,
+            Record::new(p.as_bytes()).key(k.as_bytes()),
+            Wait::NoWait,
+        ) {
             Ok(x) => at.push(x),
             Err(e) => {
                 res = format!("publish {p}: {}", status_text(&e));
@@ -88,12 +113,26 @@ fn run_trace(t: &mut Trace, clock: &ManualClock) -> mq::Result<()> {
     if res.is_empty() && at[1].partition == at[0].partition && at[2].partition == at[0].partition {
         res = format!(
             "offsets {}, {}, {} on p{}; {} on p{}",
-            at[0].offset, at[1].offset, at[2].offset, at[0].partition, at[3].offset, at[3].partition
+            at[0].offset,
+            at[1].offset,
+            at[2].offset,
+            at[0].partition,
+            at[3].offset,
+            at[3].partition
         );
     } else if res.is_empty() {
-        res = format!("o-1..o-3 on partitions {}, {}, {}", at[0].partition, at[1].partition, at[2].partition);
+        res = format!(
+            "o-1..o-3 on partitions {}, {}, {}",
+            at[0].partition, at[1].partition, at[2].partition
+        );
     }
-    t.row(1, "publish o-1, o-2, o-3 (user-a); o-4 (user-b)", &res, "offsets 0, 1, 2 on p1; 0 on p0", "log 0..2, backlog 3/3; billing 0/0; email 0/0")?;
+    t.row(
+        1,
+        "publish o-1, o-2, o-3 (user-a); o-4 (user-b)",
+        &res,
+        "offsets 0, 1, 2 on p1; 0 on p0",
+        "log 0..2, backlog 3/3; billing 0/0; email 0/0",
+    )?;
 
     // 2: at capacity, and the publish may not wait
     let res = match b.publish(ORDERS, Record::new(b"o-5").key(b"user-a"), Wait::NoWait) {
@@ -101,7 +140,13 @@ fn run_trace(t: &mut Trace, clock: &ManualClock) -> mq::Result<()> {
         Ok(x) => format!("offset {}", x.offset),
         Err(e) => status_text(&e),
     };
-    t.row(2, "publish o-5 (user-a), wait 0", &res, "full", "log 0..2, backlog 3/3; billing 0/0; email 0/0")?;
+    t.row(
+        2,
+        "publish o-5 (user-a), wait 0",
+        &res,
+        "full",
+        "log 0..2, backlog 3/3; billing 0/0; email 0/0",
+    )?;
 
     let mut billing = b.consumer(ORDERS, "billing", 1)?;
     let mut email = b.consumer(ORDERS, "email", 1)?;
@@ -114,12 +159,24 @@ fn run_trace(t: &mut Trace, clock: &ManualClock) -> mq::Result<()> {
     // 3
     let (mut res, _) = poll_row(&mut billing, 2);
     ack_into(&mut billing, 0, &mut res);
-    t.row(3, "billing polls max 2, acks 0", &res, "0:o-1, 1:o-2", "log 0..2, backlog 3/3; billing 1/2; email 0/0")?;
+    t.row(
+        3,
+        "billing polls max 2, acks 0",
+        &res,
+        "0:o-1, 1:o-2",
+        "log 0..2, backlog 3/3; billing 1/2; email 0/0",
+    )?;
 
     // 4: email's ack frees offset 0, which billing has already acked
     let (mut res, _) = poll_row(&mut email, 10);
     ack_into(&mut email, 2, &mut res);
-    t.row(4, "email polls max 10, acks 2", &res, "0:o-1, 1:o-2, 2:o-3", "log 1..2, backlog 2/3; billing 1/2; email 3/3")?;
+    t.row(
+        4,
+        "email polls max 10, acks 2",
+        &res,
+        "0:o-1, 1:o-2, 2:o-3",
+        "log 1..2, backlog 2/3; billing 1/2; email 3/3",
+    )?;
 
     // 5
     let res = match b.publish(ORDERS, Record::new(b"o-5").key(b"user-a"), Wait::NoWait) {
@@ -127,19 +184,37 @@ fn run_trace(t: &mut Trace, clock: &ManualClock) -> mq::Result<()> {
         Ok(x) => format!("offset {} on p{}", x.offset, x.partition),
         Err(e) => status_text(&e),
     };
-    t.row(5, "publish o-5 again", &res, "offset 3", "log 1..3, backlog 3/3; billing 1/2; email 3/3")?;
+    t.row(
+        5,
+        "publish o-5 again",
+        &res,
+        "offset 3",
+        "log 1..3, backlog 3/3; billing 1/2; email 3/3",
+    )?;
 
     // 6: billing's lease (30 s) from row 3 runs out
     clock.advance(Duration::from_secs(31));
     let (res, _) = poll_row(&mut billing, 10);
-    t.row(6, "clock +31 s; billing polls max 10", &res, "1:o-2, 2:o-3, 3:o-5 (lease ran out, rewound to 1)", "log 1..3, backlog 3/3; billing 1/4; email 3/3")?;
+    t.row(
+        6,
+        "clock +31 s; billing polls max 10",
+        &res,
+        "1:o-2, 2:o-3, 3:o-5 (lease ran out, rewound to 1)",
+        "log 1..3, backlog 3/3; billing 1/4; email 3/3",
+    )?;
 
     // 7
     let res = match billing.ack(3) {
         Ok(()) => "ok".to_owned(),
         Err(e) => status_text(&e),
     };
-    t.row(7, "billing acks 3", &res, "ok", "log 3..3, backlog 1/3; billing 4/4; email 3/3")?;
+    t.row(
+        7,
+        "billing acks 3",
+        &res,
+        "ok",
+        "log 3..3, backlog 1/3; billing 4/4; email 3/3",
+    )?;
 
     // 8: never delivered, so rejected with a message naming the in-flight range
     let res = match billing.ack(7) {
@@ -147,7 +222,13 @@ fn run_trace(t: &mut Trace, clock: &ManualClock) -> mq::Result<()> {
         Ok(()) => "ok".to_owned(),
         Err(e) => status_text(&e),
     };
-    t.row(8, "billing acks 7", &res, "rejected: offset 7 is not in flight for billing (nothing is)", "log 3..3, backlog 1/3; billing 4/4; email 3/3")?;
+    t.row(
+        8,
+        "billing acks 7",
+        &res,
+        "rejected: offset 7 is not in flight for billing (nothing is)",
+        "log 3..3, backlog 1/3; billing 4/4; email 3/3",
+    )?;
     Ok(())
 }
 
@@ -168,12 +249,16 @@ fn run_push(t: &mut Trace) -> mq::Result<()> {
     let opts = SubscriptionOptions::new().on_error(|_| {});
     let sub = b.subscribe_push("payments", "ledger", &opts, move |m: &mq::Message<'_>| {
         let payload = String::from_utf8_lossy(m.payload()).into_owned();
-        let ok = !(payload == "pay-2" && !failed_pay2);
+        let ok = payload != "pay-2" || failed_pay2;
         if payload == "pay-2" {
             failed_pay2 = true;
         }
         let (calls, cv) = &*seen;
-        calls.lock().unwrap().push(Call { payload, offset: m.offset(), ok });
+        calls.lock().unwrap().push(Call {
+            payload,
+            offset: m.offset(),
+            ok,
+        });
         cv.notify_all();
         if ok {
             Ok(())
@@ -197,7 +282,12 @@ fn run_push(t: &mut Trace) -> mq::Result<()> {
         std::thread::sleep(Duration::from_millis(1)); // the interval between looks at state
     }
     sub.close()?;
-    let want = [("pay-1", 0, true), ("pay-2", 1, false), ("pay-2", 1, true), ("pay-3", 2, true)];
+    let want = [
+        ("pay-1", 0, true),
+        ("pay-2", 1, false),
+        ("pay-2", 1, true),
+        ("pay-3", 2, true),
+    ];
     let calls = log.0.lock().unwrap();
     for (i, c) in calls.iter().enumerate() {
         println!(
@@ -207,17 +297,27 @@ fn run_push(t: &mut Trace) -> mq::Result<()> {
             c.offset,
             if c.ok { "ok, acked" } else { "failed, nacked" }
         );
-        if want.get(i).is_none_or(|w| (w.0, w.1, w.2) != (c.payload.as_str(), c.offset, c.ok)) {
+        if want
+            .get(i)
+            .is_none_or(|w| (w.0, w.1, w.2) != (c.payload.as_str(), c.offset, c.ok))
+        {
             t.failures += 1;
         }
     }
     if calls.len() != 4 {
         t.failures += 1;
-        println!("     MISMATCH expected 4 handler calls (pay-1, pay-2 failing, pay-2, pay-3), got {}", calls.len());
+        println!(
+            "     MISMATCH expected 4 handler calls (pay-1, pay-2 failing, pay-2, pay-3), got {}",
+            calls.len()
+        );
     }
     let state = b.describe("payments", 0)?;
     println!("  after: {state}");
-    t.expect("push step final state", &state, "log empty, next offset 3, backlog 0/10; ledger 3/3");
+    t.expect(
+        "push step final state",
+        &state,
+        "log empty, next offset 3, backlog 0/10; ledger 3/3",
+    );
     Ok(())
 }
 
@@ -230,13 +330,19 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut t = Trace { broker, failures: 0 };
+    let mut t = Trace {
+        broker,
+        failures: 0,
+    };
     if let Err(e) = run_trace(&mut t, &clock).and_then(|()| run_push(&mut t)) {
         eprintln!("mq trace: {e}");
         return ExitCode::FAILURE;
     }
     if t.failures > 0 {
-        eprintln!("mq trace: {} check(s) differ from the specification", t.failures);
+        eprintln!(
+            "mq trace: {} check(s) differ from the specification",
+            t.failures
+        );
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
