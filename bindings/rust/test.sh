@@ -89,7 +89,10 @@ step "cargo package: the packaged crates build and pass their tests outside the 
 trap 'rm -rf "$here/mq-sys/vendor"' EXIT
 mq-sys/vendor.sh
 cargo package --workspace --allow-dirty --no-verify --exclude mq-conformance --exclude mq-bench
-pkg="$(mktemp -d)"
+# A fixed place outside the source tree's crates (so reruns reuse the build), emptied first.
+pkg="$here/target/package-check"
+rm -rf "$pkg/mq-sys-1.0.0" "$pkg/mq-1.0.0"
+mkdir -p "$pkg"
 for c in mq-sys mq; do
     tar -xzf "target/package/$c-1.0.0.crate" -C "$pkg"
 done
@@ -101,7 +104,7 @@ resolver = "2"
 mq-sys = { path = "mq-sys-1.0.0" }
 TOML
 (cd "$pkg" && CARGO_TARGET_DIR="$here/target/packaged" cargo test --workspace "${features[@]}")
-rm -rf "$pkg" "$here/mq-sys/vendor"
+rm -rf "$here/mq-sys/vendor"
 
 # ---- benchmark -----------------------------------------------------------------------------------
 step "benchmark smoke run (every workload verifies what it received)"
