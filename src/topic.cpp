@@ -118,27 +118,10 @@ mq_status Topic::unsubscribe(std::string_view name) {
     return MQ_OK;
 }
 
-int32_t Topic::route(const mq_record &r) noexcept {
-    const auto parts = static_cast<uint64_t>(partitions_.size());
-    if (parts == 1) return 0;  // and the shared round-robin counter stays cold
-    if (r.key) return partition_for_key(r.key, r.key_len, static_cast<int32_t>(parts));
-    return static_cast<int32_t>(round_robin_.fetch_add(1, std::memory_order_relaxed) % parts);
-}
-
 int32_t Topic::route(const mq_record &r, uint64_t &rr) const noexcept {
     const auto parts = static_cast<uint64_t>(partitions_.size());
     if (r.key) return partition_for_key(r.key, r.key_len, static_cast<int32_t>(parts));
     return static_cast<int32_t>(rr++ % parts);
-}
-
-mq_status Topic::publish(const mq_record &r, Wait wait, mq_cancel *cancel, int32_t *partition,
-                         int64_t *offset) {
-    const int32_t p = route(r);
-    int64_t at = -1;
-    if (mq_status st = this->partition(p).publish(r, wait, cancel, &at); st != MQ_OK) return st;
-    if (partition) *partition = p;
-    if (offset) *offset = at;
-    return MQ_OK;
 }
 
 mq_status Topic::publish_batch(const mq_record *records, size_t count, Wait wait, mq_cancel *cancel,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cursor.h"
+#include "murmur2.h"
 #include "partition.h"
 
 namespace mq {
@@ -33,12 +34,27 @@ public:
 
     // The one router of the topic (single and batch publishes, dead letters): a record with a
     // key goes to Kafka's partition for it, one without takes the next round-robin slot.
-    int32_t route(const mq_record &r) noexcept;
+    // (Inline, as is publish: they are on the path of every single publish.)
+    int32_t route(const mq_record &r) noexcept {
+        const auto parts = static_cast<uint64_t>(partitions_.size());
+        if (parts == 1) return 0;  // and the shared round-robin counter stays cold
+        if (r.key) return partition_for_key(r.key, r.key_len, static_cast<int32_t>(parts));
+        return static_cast<int32_t>(round_robin_.fetch_add(1, std::memory_order_relaxed) % parts);
+    }
 
     // Appends one record (it has passed the size checks) to its partition, waiting for room.
     // On MQ_OK *partition and *offset (each may be null) say where it went.
     mq_status publish(const mq_record &r, Wait wait, mq_cancel *cancel, int32_t *partition,
-                      int64_t *offset);
+                      int64_t *offset) {
+        const int32_t p = route(r);
+        int64_t at = -1;
+        if (mq_status st = partitions_[static_cast<size_t>(p)]->publish(r, wait, cancel, &at);
+            st != MQ_OK)
+            return st;
+        if (partition) *partition = p;
+        if (offset) *offset = at;
+        return MQ_OK;
+    }
     // Appends records[0..count) (all checked), taking each partition's lock once for all of its
     // records, in input order within a partition, under one deadline. results (may be null)
     // gets every record's partition and offset (-1 if not appended); *published counts the
