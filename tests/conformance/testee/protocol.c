@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* strdup, strtok_r */
 #include "protocol.h"
 
 #include <stdlib.h>
