@@ -6,7 +6,7 @@
 #   cargo test (unit, integration, doc and compile_fail tests, conformance, tokio),
 #   the reference trace against the C demo (examples/rust),
 #   linking an installed libmq (MQ_DIR, pkg-config with MQ_STATIC),
-#   cargo package of the workspace, built and tested outside the repository,
+#   cargo package of the workspace, built and tested from the packaged files alone,
 #   a smoke run of the benchmark.
 # Idempotent; the first failure stops it.
 set -euo pipefail
@@ -85,7 +85,7 @@ PKG_CONFIG_PATH="$libdir/pkgconfig" MQ_STATIC=1 MQ_NO_VENDOR=1 CARGO_TARGET_DIR=
     cargo test -p mq-sys --features system
 
 # ---- packaging -----------------------------------------------------------------------------------
-step "cargo package: the packaged crates build and pass their tests outside the repository"
+step "cargo package: the packaged crates build and pass their tests on their own"
 trap 'rm -rf "$here/mq-sys/vendor"' EXIT
 mq-sys/vendor.sh
 cargo package --workspace --allow-dirty --no-verify --exclude mq-conformance --exclude mq-bench

@@ -15,7 +15,7 @@ fn main() {
     if !files.iter().all(|f| f.is_file()) {
         println!(
             "cargo:warning=mq-conformance: no conformance runner at {} (tests/conformance/runner): \
-             the conformance tests will report that",
+             the conformance tests fail unless MQ_CONFORMANCE_RUNNER names a built runner",
             dir.display()
         );
         return;

@@ -12,9 +12,25 @@ fn scripts_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/conformance"))
 }
 
+/// `MQ_CONFORMANCE_RUNNER` when set (e.g. the CMake build's `mq_conformance`), else the runner
+/// this crate compiles from tests/conformance/runner.
+fn runner() -> PathBuf {
+    std::env::var_os("MQ_CONFORMANCE_RUNNER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mq-conformance-runner")))
+}
+
 fn run(script: &Path) -> Result<(), Failed> {
+    if std::env::var_os("MQ_CONFORMANCE_RUNNER").is_none() && !cfg!(mq_runner) {
+        return Err(
+            "no conformance runner: tests/conformance/runner is not in this checkout; \
+                    set MQ_CONFORMANCE_RUNNER to a built mq_conformance \
+                    (cmake --build build --target mq_conformance)"
+                .into(),
+        );
+    }
     let expected = Path::new(env!("CARGO_MANIFEST_DIR")).join("expected_failures.txt");
-    let out = Command::new(env!("CARGO_BIN_EXE_mq-conformance-runner"))
+    let out = Command::new(runner())
         .arg("--testee")
         .arg(env!("CARGO_BIN_EXE_mq-testee"))
         .arg("--expected-failures")
@@ -48,24 +64,12 @@ fn main() {
         "no .mqs scenarios in {}",
         dir.display()
     );
-    let have_runner = cfg!(mq_runner);
     let trials = scripts
         .into_iter()
         .map(|s| {
             let name = s.file_stem().unwrap().to_string_lossy().into_owned();
-            let t = Trial::test(name, move || run(&s));
-            if have_runner {
-                t
-            } else {
-                t.with_ignored_flag(true)
-            }
+            Trial::test(name, move || run(&s))
         })
         .collect();
-    if !have_runner {
-        eprintln!(
-            "conformance: the runner's sources (tests/conformance/runner) are not in this \
-             checkout: every scenario below is reported as ignored"
-        );
-    }
     libtest_mimic::run(&args, trials).exit();
 }
