@@ -19,6 +19,7 @@ releases the GIL and ends on Ctrl-C. Errors are :class:`mq.MQError` subclasses, 
 from __future__ import annotations
 
 from mq import _native
+from mq._asyncio import Stream
 from mq._broker import Broker, CancelToken, ManualClock
 from mq._lifecycle import close_all
 from mq._member import Assignor, Member, RebalanceCallback
@@ -109,6 +110,7 @@ __all__ = [
     "Record",
     "Retention",
     "Start",
+    "Stream",
     "Subscription",
     "TimedOut",
     "TooLarge",

@@ -22,6 +22,7 @@ from mq._wait import call_blocking, wait_ms
 from mq.errors import Closed, InvalidArgument, MQError
 
 if TYPE_CHECKING:
+    from mq._asyncio import Stream
     from mq._member import Assignor, Member, RebalanceCallback
     from mq._push import Handler, Subscription
 
@@ -545,6 +546,61 @@ class Broker:
         from mq._push import Subscription
 
         return Subscription._open(self, topic, group, handler, prefetch, partitions)
+
+    # ---- asyncio -----------------------------------------------------------------------------
+
+    async def poll_async(
+        self, topic: str, group: str, partition: int, max: int = 10,
+        timeout: Optional[float] = None,
+    ) -> list[Message]:
+        """:meth:`poll` without blocking the event loop; cancelling the task cancels the wait."""
+        got = self.poll(topic, group, partition, max, 0)
+        if got or timeout == 0:
+            return got
+        from mq._asyncio import run_waiting
+
+        return await run_waiting(
+            lambda tok: self.poll(topic, group, partition, max, timeout, tok)
+        )
+
+    async def publish_async(
+        self,
+        topic: str,
+        value: Bytes,
+        key: Optional[Bytes] = None,
+        headers: Optional[Iterable[Tuple[Bytes, Bytes]]] = None,
+        timeout: Optional[float] = None,
+    ) -> Tuple[int, int]:
+        """:meth:`publish` without blocking the event loop; cancelling the task cancels the
+        wait (nothing is then appended)."""
+        from mq._asyncio import run_waiting
+        from mq.errors import Full
+
+        if key is not None or timeout == 0:
+            # A keyed try cannot move the round robin: harmless when it finds no room.
+            try:
+                return self.publish(topic, value, key, headers, 0)
+            except Full:
+                if timeout == 0:
+                    raise
+        return await run_waiting(
+            lambda tok: self.publish(topic, value, key, headers, timeout, tok)
+        )
+
+    def stream(
+        self,
+        topic: str,
+        group: str,
+        *,
+        prefetch: int = 10,
+        partitions: Optional[Sequence[int]] = None,
+        buffer: int = 16,
+    ) -> Stream:
+        """A push subscription read as an async iterator; see :class:`mq.Stream`."""
+        from mq._asyncio import Stream
+
+        return Stream(self, topic, group, prefetch=prefetch, partitions=partitions,
+                      buffer=buffer)
 
     def join(
         self,

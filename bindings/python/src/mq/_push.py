@@ -122,6 +122,7 @@ class Subscription:
         self._lock = threading.Lock()
         self._h: Any = ffi.NULL
         self._closed = False
+        self._before_close: Optional[Callable[[], None]] = None
         t = cv.name(topic, "topic")
         g = cv.name(group, "group")
         opts = ffi.new("mq_subscription_options *")
@@ -175,6 +176,8 @@ class Subscription:
             self._closed = True
         if h == ffi.NULL:
             return
+        if self._before_close is not None:
+            self._before_close()  # wakes handlers that wait on Python (async streams)
         c = ctx()
         s = lib.mqw_subscription_close(h, c)
         self._broker._release(self)
