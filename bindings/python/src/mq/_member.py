@@ -262,6 +262,7 @@ class Member:
             return
         if self._h == ffi.NULL and not self._closing:
             self._h = member  # the call made during the join, before it returns the handle
+            self.id = ffi.string(lib.mq_member_id(member)).decode("utf-8", "replace")
         prev = getattr(_in_rebalance, "member", None)
         _in_rebalance.member = self
         try:
