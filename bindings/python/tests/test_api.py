@@ -154,8 +154,15 @@ def test_seek_and_out_of_range(broker: mq.Broker) -> None:
 
 
 def test_introspection_dataclasses_and_lists(broker: mq.Broker) -> None:
-    broker.create_topic("a", partitions=3, capacity=5, max_bytes=100, ack_timeout=2.5,
-                        retention=mq.Retention.BOUNDED, max_age=60.0)
+    broker.create_topic(
+        "a",
+        partitions=3,
+        capacity=5,
+        max_bytes=100,
+        ack_timeout=2.5,
+        retention=mq.Retention.BOUNDED,
+        max_age=60.0,
+    )
     broker.create_topic("b")
     broker.subscribe("a", "g1")
     broker.subscribe("a", "g2", start=mq.Start.EARLIEST)
@@ -163,8 +170,14 @@ def test_introspection_dataclasses_and_lists(broker: mq.Broker) -> None:
     assert broker.groups("a") == ["g1", "g2"]
     assert broker.groups("b") == []
     info = broker.topic_info("a")
-    assert info == mq.TopicInfo(partitions=3, capacity=5, max_bytes=100, ack_timeout=2.5,
-                                retention=mq.Retention.BOUNDED, max_age=60.0)
+    assert info == mq.TopicInfo(
+        partitions=3,
+        capacity=5,
+        max_bytes=100,
+        ack_timeout=2.5,
+        retention=mq.Retention.BOUNDED,
+        max_age=60.0,
+    )
     broker.publish("a", b"x", key=b"k")
     p = mq.key_partition(b"k", 3)
     assert broker.partition_info("a", p).end == 1
@@ -200,8 +213,11 @@ def test_round_robin_assignment() -> None:
     assert mq.round_robin(5, 2, 1) == [1, 3]
 
 
-@pytest.mark.xfail(strict=True, reason="the core accepts headers but does not store them yet "
-                   "(pending in main); strict: this fails loudly once they round-trip")
+@pytest.mark.xfail(
+    strict=True,
+    reason="the core accepts headers but does not store them yet "
+    "(pending in main); strict: this fails loudly once they round-trip",
+)
 def test_headers_round_trip(broker: mq.Broker) -> None:
     broker.create_topic("t")
     broker.subscribe("t", "g")
@@ -216,7 +232,7 @@ def test_version_is_checked_and_exposed() -> None:
 
     assert mq.LIBRARY_VERSION == "1.0.0"
     _native._check_version(1_000_000, 1_002_003)
-    with pytest.raises(ImportError, match="built for libmq 1.2"):
+    with pytest.raises(ImportError, match=r"built for libmq 1\.2"):
         _native._check_version(1_002_000, 1_001_000)
     with pytest.raises(ImportError):
         _native._check_version(1_000_000, 2_000_000)

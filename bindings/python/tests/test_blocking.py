@@ -75,7 +75,12 @@ def test_cancel_token_in_the_main_thread(broker: mq.Broker) -> None:
     broker.create_topic("t")
     broker.subscribe("t", "g")
     tok = mq.CancelToken()
-    timer = threading.Thread(target=lambda: (wait_until(lambda: blocked_calls() == 1), tok.cancel()))
+
+    def cancel_when_waiting() -> None:
+        wait_until(lambda: blocked_calls() == 1)
+        tok.cancel()
+
+    timer = threading.Thread(target=cancel_when_waiting)
     timer.start()
     with pytest.raises(mq.Cancelled):
         broker.poll("t", "g", 0, timeout=None, cancel=tok)

@@ -42,7 +42,9 @@ def test_messages_come_from_the_library(broker: mq.Broker) -> None:
     with pytest.raises(mq.NotInFlight) as e:
         broker.ack("t", "billing", 0, 7)
     assert e.value.message == "offset 7 is not in flight for billing (nothing is)"
-    assert str(e.value) == "MQ_ERR_NOT_IN_FLIGHT: offset 7 is not in flight for billing (nothing is)"
+    assert (
+        str(e.value) == "MQ_ERR_NOT_IN_FLIGHT: offset 7 is not in flight for billing (nothing is)"
+    )
     assert e.value.status == 16
 
 

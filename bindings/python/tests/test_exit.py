@@ -87,9 +87,11 @@ def test_exit_is_clean(case: str) -> None:
     assert "Traceback" not in err, err
 
 
-@pytest.mark.skipif(not os.environ.get("MQ_OTHER_PYTHON"),
-                    reason="MQ_OTHER_PYTHON (another CPython with mq installed) is not set; "
-                           "test.sh sets it when it finds a newer CPython")
+@pytest.mark.skipif(
+    not os.environ.get("MQ_OTHER_PYTHON"),
+    reason="MQ_OTHER_PYTHON (another CPython with mq installed) is not set; "
+    "test.sh sets it when it finds a newer CPython",
+)
 @pytest.mark.parametrize("case", list(CASES))
 def test_exit_is_clean_on_another_python(case: str) -> None:
     child = python_child(_script(case), python=os.environ["MQ_OTHER_PYTHON"])

@@ -22,7 +22,7 @@ def hook() -> Iterator[list[tuple[BaseException, str]]]:
 def test_the_reference_push_step(broker: mq.Broker) -> None:
     broker.create_topic("payments", capacity=10)
     calls: list[tuple[bytes, int, bool]] = []
-    failed = []
+    failed: list[int] = []
 
     def handler(m: mq.Message) -> bool:
         ok = not (m.value == b"pay-2" and not failed)
@@ -35,9 +35,18 @@ def test_the_reference_push_step(broker: mq.Broker) -> None:
         for p in (b"pay-1", b"pay-2", b"pay-3"):
             broker.publish("payments", p)
         wait_until(lambda: broker.group_info("payments", "ledger", 0).committed == 3)
-    assert calls == [(b"pay-1", 0, True), (b"pay-2", 1, False), (b"pay-2", 1, True),
-                     (b"pay-3", 2, True)]
+    assert calls == [
+        (b"pay-1", 0, True),
+        (b"pay-2", 1, False),
+        (b"pay-2", 1, True),
+        (b"pay-3", 2, True),
+    ]
     assert broker.describe("payments", 0) == "log empty, next offset 3, backlog 0/10; ledger 3/3"
+
+
+def _fails_once(m: mq.Message) -> None:
+    if m.delivery_count == 1:
+        raise ZeroDivisionError("fails the first time")
 
 
 def test_a_raising_handler_nacks_and_reports(
@@ -79,14 +88,16 @@ def test_base_exceptions_in_handlers_never_reach_the_library(
     assert [type(e) for e, _ in hook] == [SystemExit, KeyboardInterrupt]
 
 
-def test_a_failing_error_hook_is_contained(broker: mq.Broker, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failing_error_hook_is_contained(
+    broker: mq.Broker, capsys: pytest.CaptureFixture[str]
+) -> None:
     def bad_hook(e: BaseException, where: str) -> None:
         raise ValueError("hook broke")
 
     old = mq.set_error_hook(bad_hook)
     try:
         broker.create_topic("t")
-        with broker.open_subscription("t", "g", lambda m: 1 / 0 if m.delivery_count == 1 else None):
+        with broker.open_subscription("t", "g", _fails_once):
             broker.publish("t", b"a")
             wait_until(lambda: broker.group_info("t", "g", 0).committed == 1)
     finally:
@@ -96,11 +107,12 @@ def test_a_failing_error_hook_is_contained(broker: mq.Broker, capsys: pytest.Cap
 
 def test_the_default_hook_logs(broker: mq.Broker, caplog: pytest.LogCaptureFixture) -> None:
     broker.create_topic("t")
-    with broker.open_subscription("t", "g", lambda m: 1 / 0 if m.delivery_count == 1 else None):
+    with broker.open_subscription("t", "g", _fails_once):
         broker.publish("t", b"a")
         wait_until(lambda: broker.group_info("t", "g", 0).committed == 1)
-    assert any(r.name == "mq" and r.exc_info and r.exc_info[0] is ZeroDivisionError
-               for r in caplog.records)
+    assert any(
+        r.name == "mq" and r.exc_info and r.exc_info[0] is ZeroDivisionError for r in caplog.records
+    )
 
 
 def test_closing_from_its_own_handler_raises_deadlock(broker: mq.Broker) -> None:
@@ -167,8 +179,12 @@ def test_explicit_partitions_and_ownership(broker: mq.Broker) -> None:
             broker.open_subscription("t", "g", lambda m: None, partitions=[2])
         for i in range(3):
             broker.publish("t", b"x", key=str(i).encode())
-        wait_until(lambda: sum(broker.group_info("t", "g", p).committed for p in (0, 2))
-                   == sum(broker.partition_info("t", p).end for p in (0, 2)))
+        wait_until(
+            lambda: (
+                sum(broker.group_info("t", "g", p).committed for p in (0, 2))
+                == sum(broker.partition_info("t", p).end for p in (0, 2))
+            )
+        )
     assert set(got) <= {0, 2}
     with pytest.raises(mq.InvalidArgument):
         broker.open_subscription("t", "g2", lambda m: None, partitions=[])

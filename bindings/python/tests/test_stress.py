@@ -75,8 +75,10 @@ def test_threaded_stress_at_least_once_and_per_key_order() -> None:
                             b.ack("s", "pull", p, msgs[-1].offset)
                             pulled_count[p] = b.group_info("s", "pull", p).committed
                     remaining = sum(
-                        1 for p in parts
-                        if pulled_count[p] < b.partition_info("s", p).end or not producers_done.is_set()
+                        1
+                        for p in parts
+                        if pulled_count[p] < b.partition_info("s", p).end
+                        or not producers_done.is_set()
                     )
             except BaseException as e:
                 errors.append(e)
@@ -96,8 +98,9 @@ def test_threaded_stress_at_least_once_and_per_key_order() -> None:
         producers_done = threading.Event()
         with b.open_subscription("s", "push", handler, prefetch=8):
             consumers = [threading.Thread(target=consume, args=(i,)) for i in range(2)]
-            producers = [threading.Thread(target=_produce, args=(b, i, i % 2 == 1))
-                         for i in range(PRODUCERS)]
+            producers = [
+                threading.Thread(target=_produce, args=(b, i, i % 2 == 1)) for i in range(PRODUCERS)
+            ]
             for t in consumers + producers:
                 t.start()
             for t in producers:
@@ -106,8 +109,12 @@ def test_threaded_stress_at_least_once_and_per_key_order() -> None:
             for t in consumers:
                 t.join(60)
             assert not errors, errors
-            wait_until(lambda: sum(b.group_info("s", "push", p).committed
-                                   for p in range(PARTITIONS)) == total, timeout=30)
+            wait_until(
+                lambda: (
+                    sum(b.group_info("s", "push", p).committed for p in range(PARTITIONS)) == total
+                ),
+                timeout=30,
+            )
         assert sum(b.partition_info("s", p).end for p in range(PARTITIONS)) == total
         assert sum(b.partition_info("s", p).producer_waits for p in range(PARTITIONS)) > 0
         _check(pulled)

@@ -15,11 +15,26 @@ def c_demo() -> pathlib.Path:
     """The C demo, built from the repository's sources into build-core/ if needed."""
     demo = BUILD / "examples" / "mq_demo"
     if not demo.exists():
-        subprocess.run(["cmake", "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release",
-                        "-DMQ_BUILD_TESTS=OFF", "-DMQ_BUILD_EXAMPLES=ON", "-DMQ_BUILD_BENCH=OFF"],
-                       check=True, capture_output=True)
-        subprocess.run(["cmake", "--build", str(BUILD), "--target", "mq_demo", "-j2"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                "cmake",
+                "-S",
+                str(ROOT),
+                "-B",
+                str(BUILD),
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DMQ_BUILD_TESTS=OFF",
+                "-DMQ_BUILD_EXAMPLES=ON",
+                "-DMQ_BUILD_BENCH=OFF",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            ["cmake", "--build", str(BUILD), "--target", "mq_demo", "-j2"],
+            check=True,
+            capture_output=True,
+        )
     return demo
 
 
@@ -30,7 +45,11 @@ def test_python_trace_matches_the_c_demo_byte_for_byte() -> None:
     # The trace section: everything before the reference stress (timings vary run to run).
     section, sep, _ = c.stdout.partition(b"\nReference stress")
     assert sep, "the C demo no longer prints a reference stress section"
-    py = subprocess.run([sys.executable, str(ROOT / "examples" / "python" / "trace.py")],
-                        capture_output=True, env=env, timeout=60)
+    py = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "python" / "trace.py")],
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
     assert py.returncode == 0, py.stderr
     assert py.stdout == section

@@ -12,7 +12,8 @@ import asyncio
 import collections
 import concurrent.futures
 import threading
-from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from mq._types import Message
 from mq.errors import Cancelled
@@ -26,7 +27,7 @@ __all__ = ["Stream", "run_waiting"]
 T = TypeVar("T")
 
 _pool_lock = threading.Lock()
-_pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
 
 
 def _executor() -> concurrent.futures.ThreadPoolExecutor:
@@ -86,22 +87,25 @@ class Stream:
         group: str,
         *,
         prefetch: int = 10,
-        partitions: Optional[Sequence[int]] = None,
+        partitions: Sequence[int] | None = None,
         buffer: int = 16,
     ) -> None:
         if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
             raise ValueError(f"buffer must be an int >= 1, not {buffer!r}")
         self._broker = broker
-        self._args: Tuple[str, str, int, Optional[Sequence[int]]] = (
-            topic, group, prefetch, partitions,
+        self._args: tuple[str, str, int, Sequence[int] | None] = (
+            topic,
+            group,
+            prefetch,
+            partitions,
         )
         self._buffer = buffer
         self._cond = threading.Condition()
         self._pending: collections.deque[_Slot] = collections.deque()
         self._closed = False
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._wake: Optional[asyncio.Event] = None
-        self._sub: Optional[Subscription] = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._sub: Subscription | None = None
 
     async def __aenter__(self) -> Stream:
         self._start()
@@ -177,6 +181,5 @@ class Stream:
             await asyncio.get_running_loop().run_in_executor(_executor(), sub.close)
 
     @property
-    def subscription(self) -> Optional[Subscription]:
+    def subscription(self) -> Subscription | None:
         return self._sub
-

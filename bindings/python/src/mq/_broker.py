@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Tuple, Union
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from mq import _convert as cv
 from mq._native import check, ctx, fail, ffi, lib
@@ -32,7 +33,7 @@ _TIMEOUT = lib.MQ_TIMEOUT
 _NULL = ffi.NULL
 _NS = 1_000_000_000
 
-PublishItem = Union[Bytes, Record, Tuple[Optional[Bytes], Bytes], Tuple[Any, ...]]
+PublishItem = Union[Bytes, Record, tuple[Optional[Bytes], Bytes], tuple[Any, ...]]
 
 
 class ManualClock:
@@ -91,7 +92,7 @@ class CancelToken:
         return bool(lib.mq_cancel_is_triggered(self._ptr))
 
 
-def _token(cancel: Optional[CancelToken]) -> Any:
+def _token(cancel: CancelToken | None) -> Any:
     if cancel is None:
         return None
     if not isinstance(cancel, CancelToken):
@@ -99,7 +100,7 @@ def _token(cancel: Optional[CancelToken]) -> Any:
     return cancel._ptr
 
 
-def _seconds_ms(v: Optional[float], what: str, *, none_is: int = 0) -> int:
+def _seconds_ms(v: float | None, what: str, *, none_is: int = 0) -> int:
     if v is None:
         return none_is
     if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -124,9 +125,9 @@ class Broker:
     def __init__(
         self,
         *,
-        max_message_bytes: Optional[int] = None,
+        max_message_bytes: int | None = None,
         spin: float = 0.0,
-        clock: Optional[ManualClock] = None,
+        clock: ManualClock | None = None,
     ) -> None:
         """``max_message_bytes``: largest key + value + headers accepted (default 1 MiB).
         ``spin``: seconds a poll with nothing to hand out spins before it blocks (default 0).
@@ -214,7 +215,7 @@ class Broker:
         max_bytes: int = 0,
         ack_timeout: float = 30.0,
         retention: Retention = Retention.UNTIL_ACKED,
-        max_age: Optional[float] = None,
+        max_age: float | None = None,
     ) -> None:
         """Creates a topic. ``capacity``: messages retained per partition; ``max_bytes``: a byte
         budget per partition (0: none); ``ack_timeout``: lease length in seconds; ``max_age``:
@@ -237,7 +238,7 @@ class Broker:
         *,
         start: Start = Start.LATEST,
         max_deliveries: int = 0,
-        dead_letter_topic: Optional[str] = None,
+        dead_letter_topic: str | None = None,
     ) -> None:
         """Subscribes a consumer group to a topic (its cursors start at the end of the log, or at
         the oldest retained message with ``Start.EARLIEST``). With ``max_deliveries`` and
@@ -294,7 +295,7 @@ class Broker:
             buf = ffi.new("char[]", cap)
             check(call(buf, cap, need, c), c)
             if need[0] <= cap:
-                return ffi.string(buf).decode("utf-8", "replace")
+                return str(ffi.string(buf).decode("utf-8", "replace"))
             cap = need[0]
 
     # ---- publishing --------------------------------------------------------------------------
@@ -303,11 +304,11 @@ class Broker:
         self,
         topic: str,
         value: Bytes,
-        key: Optional[Bytes] = None,
-        headers: Optional[Iterable[Tuple[Bytes, Bytes]]] = None,
-        timeout: Optional[float] = None,
-        cancel: Optional[CancelToken] = None,
-    ) -> Tuple[int, int]:
+        key: Bytes | None = None,
+        headers: Iterable[tuple[Bytes, Bytes]] | None = None,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> tuple[int, int]:
         """Appends one message and returns ``(partition, offset)``.
 
         ``key`` picks the partition (Kafka's partitioner); ``None`` means no key (round-robin),
@@ -327,7 +328,7 @@ class Broker:
         w = wait_ms(timeout)
         c = ctx()
         tok = _token(cancel)
-        if w == 0 or tok is None and threading.get_ident() != _MAIN:
+        if w == 0 or (tok is None and threading.get_ident() != _MAIN):
             s = lib.mqpy_publish(self._h, t, k, kl, v, len(v), hd, hl, hc, w, _NULL, c)
         else:
             s = call_blocking(
@@ -347,9 +348,9 @@ class Broker:
         self,
         topic: str,
         records: Iterable[PublishItem],
-        timeout: Optional[float] = None,
-        cancel: Optional[CancelToken] = None,
-    ) -> list[Tuple[int, int]]:
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[tuple[int, int]]:
         """Appends a batch in one call into mq and returns ``(partition, offset)`` per record.
 
         A record is a value (bytes or str), a ``(key, value)`` or ``(key, value, headers)``
@@ -367,7 +368,7 @@ class Broker:
         hl: Any = _NULL
         if set(map(type, recs)) <= {bytes}:
             vd = b"".join(recs)  # type: ignore[arg-type]
-            vl = ffi.new("size_t[]", list(map(len, recs)))  # type: ignore[arg-type]
+            vl = ffi.new("size_t[]", list(map(len, recs)))
         else:
             vd, vl, kd, kl, hcs, hd, hl = _pack_records(recs)
         w = wait_ms(timeout)
@@ -404,8 +405,8 @@ class Broker:
         group: str,
         partition: int,
         max: int = 10,
-        timeout: Optional[float] = None,
-        cancel: Optional[CancelToken] = None,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
     ) -> list[Message]:
         """Hands out up to ``max`` messages of one partition to a group and starts their lease.
 
@@ -418,12 +419,17 @@ class Broker:
         w = wait_ms(timeout)
         c = ctx()
         tok = _token(cancel)
-        if w == 0 or tok is None and threading.get_ident() != _MAIN:
+        if w == 0 or (tok is None and threading.get_ident() != _MAIN):
             s = lib.mqpy_poll(self._h, t, g, p, n, w, _NULL, c)
         else:
             s = call_blocking(
-                lib.mqpy_poll, (self._h, t, g, p, n), w, tok, (c,),
-                user_token=tok is not None, pretry=True,
+                lib.mqpy_poll,
+                (self._h, t, g, p, n),
+                w,
+                tok,
+                (c,),
+                user_token=tok is not None,
+                pretry=True,
             )
         if s == 0:
             return cv.messages(c, topic)
@@ -435,8 +441,12 @@ class Broker:
         """Acknowledges, cumulatively, every offset up to and including ``offset``."""
         c = ctx()
         s = lib.mqw_group_ack(
-            self._h, cv.name(topic, "topic"), cv.name(group, "group"),
-            cv.int32(partition, "partition"), cv.int64(offset, "offset"), c,
+            self._h,
+            cv.name(topic, "topic"),
+            cv.name(group, "group"),
+            cv.int32(partition, "partition"),
+            cv.int64(offset, "offset"),
+            c,
         )
         if s:
             fail(s, c)
@@ -445,8 +455,12 @@ class Broker:
         """Hands the in-flight messages out again, no sooner than ``delay`` seconds from now."""
         c = ctx()
         s = lib.mqw_group_nack(
-            self._h, cv.name(topic, "topic"), cv.name(group, "group"),
-            cv.int32(partition, "partition"), _seconds_ms(delay, "delay"), c,
+            self._h,
+            cv.name(topic, "topic"),
+            cv.name(group, "group"),
+            cv.int32(partition, "partition"),
+            _seconds_ms(delay, "delay"),
+            c,
         )
         if s:
             fail(s, c)
@@ -455,18 +469,25 @@ class Broker:
         """Restarts the lease of the group's in-flight messages on a partition."""
         c = ctx()
         s = lib.mqw_group_extend_lease(
-            self._h, cv.name(topic, "topic"), cv.name(group, "group"),
-            cv.int32(partition, "partition"), c,
+            self._h,
+            cv.name(topic, "topic"),
+            cv.name(group, "group"),
+            cv.int32(partition, "partition"),
+            c,
         )
         if s:
             fail(s, c)
 
     def seek(self, topic: str, group: str, partition: int, offset: int) -> None:
-        """Moves the group's cursor to ``offset`` (or ``mq.OFFSET_EARLIEST`` / ``mq.OFFSET_END``)."""
+        """Moves the group's cursor to ``offset``, ``mq.OFFSET_EARLIEST`` or ``mq.OFFSET_END``."""
         c = ctx()
         s = lib.mqw_group_seek(
-            self._h, cv.name(topic, "topic"), cv.name(group, "group"),
-            cv.int32(partition, "partition"), cv.int64(offset, "offset"), c,
+            self._h,
+            cv.name(topic, "topic"),
+            cv.name(group, "group"),
+            cv.int32(partition, "partition"),
+            cv.int64(offset, "offset"),
+            c,
         )
         if s:
             fail(s, c)
@@ -477,8 +498,9 @@ class Broker:
         out = ffi.new("mq_topic_info *")
         c = ctx()
         check(
-            lib.mqw_topic_get_info(self._h, cv.name(topic, "topic"), out,
-                                   ffi.sizeof("mq_topic_info"), c),
+            lib.mqw_topic_get_info(
+                self._h, cv.name(topic, "topic"), out, ffi.sizeof("mq_topic_info"), c
+            ),
             c,
         )
         return TopicInfo(
@@ -494,30 +516,53 @@ class Broker:
         out = ffi.new("mq_partition_info *")
         c = ctx()
         check(
-            lib.mqw_partition_get_info(self._h, cv.name(topic, "topic"),
-                                       cv.int32(partition, "partition"), out,
-                                       ffi.sizeof("mq_partition_info"), c),
+            lib.mqw_partition_get_info(
+                self._h,
+                cv.name(topic, "topic"),
+                cv.int32(partition, "partition"),
+                out,
+                ffi.sizeof("mq_partition_info"),
+                c,
+            ),
             c,
         )
         return PartitionInfo(
-            start=out.start, end=out.end, backlog=out.backlog, capacity=out.capacity,
-            retained_bytes=out.retained_bytes, max_bytes=out.max_bytes,
-            producer_waits=out.producer_waits, max_backlog=out.max_backlog, dropped=out.dropped,
-            oldest_timestamp_ns=out.oldest_timestamp_ns, oldest_age_ns=out.oldest_age_ns,
+            start=out.start,
+            end=out.end,
+            backlog=out.backlog,
+            capacity=out.capacity,
+            retained_bytes=out.retained_bytes,
+            max_bytes=out.max_bytes,
+            producer_waits=out.producer_waits,
+            max_backlog=out.max_backlog,
+            dropped=out.dropped,
+            oldest_timestamp_ns=out.oldest_timestamp_ns,
+            oldest_age_ns=out.oldest_age_ns,
         )
 
     def group_info(self, topic: str, group: str, partition: int) -> GroupInfo:
         out = ffi.new("mq_group_info *")
         c = ctx()
         check(
-            lib.mqw_group_get_info(self._h, cv.name(topic, "topic"), cv.name(group, "group"),
-                                   cv.int32(partition, "partition"), out,
-                                   ffi.sizeof("mq_group_info"), c),
+            lib.mqw_group_get_info(
+                self._h,
+                cv.name(topic, "topic"),
+                cv.name(group, "group"),
+                cv.int32(partition, "partition"),
+                out,
+                ffi.sizeof("mq_group_info"),
+                c,
+            ),
             c,
         )
         return GroupInfo(
-            committed=out.committed, next=out.next, lag=out.lag, in_flight=out.in_flight,
-            lost=out.lost, dead_lettered=out.dead_lettered, next_age_ns=out.next_age_ns,
+            committed=out.committed,
+            next=out.next,
+            lag=out.lag,
+            in_flight=out.in_flight,
+            lost=out.lost,
+            dead_lettered=out.dead_lettered,
+            next_age_ns=out.next_age_ns,
             paused_until_ns=out.paused_until_ns,
         )
 
@@ -539,7 +584,7 @@ class Broker:
         handler: Handler,
         *,
         prefetch: int = 10,
-        partitions: Optional[Sequence[int]] = None,
+        partitions: Sequence[int] | None = None,
     ) -> Subscription:
         """Starts a push subscription: library threads (one per owned partition) poll, call
         ``handler(message)`` and ack. See :class:`mq.Subscription`."""
@@ -550,8 +595,12 @@ class Broker:
     # ---- asyncio -----------------------------------------------------------------------------
 
     async def poll_async(
-        self, topic: str, group: str, partition: int, max: int = 10,
-        timeout: Optional[float] = None,
+        self,
+        topic: str,
+        group: str,
+        partition: int,
+        max: int = 10,
+        timeout: float | None = None,
     ) -> list[Message]:
         """:meth:`poll` without blocking the event loop; cancelling the task cancels the wait."""
         got = self.poll(topic, group, partition, max, 0)
@@ -559,18 +608,16 @@ class Broker:
             return got
         from mq._asyncio import run_waiting
 
-        return await run_waiting(
-            lambda tok: self.poll(topic, group, partition, max, timeout, tok)
-        )
+        return await run_waiting(lambda tok: self.poll(topic, group, partition, max, timeout, tok))
 
     async def publish_async(
         self,
         topic: str,
         value: Bytes,
-        key: Optional[Bytes] = None,
-        headers: Optional[Iterable[Tuple[Bytes, Bytes]]] = None,
-        timeout: Optional[float] = None,
-    ) -> Tuple[int, int]:
+        key: Bytes | None = None,
+        headers: Iterable[tuple[Bytes, Bytes]] | None = None,
+        timeout: float | None = None,
+    ) -> tuple[int, int]:
         """:meth:`publish` without blocking the event loop; cancelling the task cancels the
         wait (nothing is then appended)."""
         from mq._asyncio import run_waiting
@@ -583,9 +630,7 @@ class Broker:
             except Full:
                 if timeout == 0:
                     raise
-        return await run_waiting(
-            lambda tok: self.publish(topic, value, key, headers, timeout, tok)
-        )
+        return await run_waiting(lambda tok: self.publish(topic, value, key, headers, timeout, tok))
 
     def stream(
         self,
@@ -593,33 +638,31 @@ class Broker:
         group: str,
         *,
         prefetch: int = 10,
-        partitions: Optional[Sequence[int]] = None,
+        partitions: Sequence[int] | None = None,
         buffer: int = 16,
     ) -> Stream:
         """A push subscription read as an async iterator; see :class:`mq.Stream`."""
         from mq._asyncio import Stream
 
-        return Stream(self, topic, group, prefetch=prefetch, partitions=partitions,
-                      buffer=buffer)
+        return Stream(self, topic, group, prefetch=prefetch, partitions=partitions, buffer=buffer)
 
     def join(
         self,
         topic: str,
         group: str,
         *,
-        member_id: Optional[str] = None,
+        member_id: str | None = None,
         session_timeout: float = 10.0,
-        assignor: Optional[Assignor] = None,
-        on_rebalance: Optional[RebalanceCallback] = None,
+        assignor: Assignor | None = None,
+        on_rebalance: RebalanceCallback | None = None,
     ) -> Member:
         """Joins a group as a live member; see :class:`mq.Member`."""
         from mq._member import Member
 
-        return Member._join(self, topic, group, member_id, session_timeout, assignor,
-                            on_rebalance)
+        return Member._join(self, topic, group, member_id, session_timeout, assignor, on_rebalance)
 
 
-def _pack_records(recs: Sequence[Any]) -> Tuple[bytes, Any, bytes, Any, Any, bytes, Any]:
+def _pack_records(recs: Sequence[Any]) -> tuple[bytes, Any, bytes, Any, Any, bytes, Any]:
     values: list[bytes] = []
     keys: list[bytes] = []
     klens: list[int] = []

@@ -10,6 +10,7 @@ to enter Python any more.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import weakref
 from typing import Any
@@ -47,10 +48,8 @@ def close_all() -> None:
         except Exception:  # exit must go on whatever one close says
             pass
     for b in brokers:
-        try:
+        with contextlib.suppress(Exception):
             b.close()
-        except Exception:
-            pass
 
 
 def _at_exit() -> None:

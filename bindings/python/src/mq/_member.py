@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 from mq import _convert as cv
 from mq import _lifecycle
@@ -49,10 +51,10 @@ class Member:
         broker: Broker,
         topic: str,
         group: str,
-        member_id: Optional[str],
+        member_id: str | None,
         session_timeout: float,
-        assignor: Optional[Assignor],
-        on_rebalance: Optional[RebalanceCallback],
+        assignor: Assignor | None,
+        on_rebalance: RebalanceCallback | None,
     ) -> Member:
         from mq._broker import _seconds_ms
 
@@ -62,8 +64,8 @@ class Member:
         self._broker = broker
         self._lock = threading.Condition()
         self._busy = 0
-        self._tokens: set[Any] = set()
-        self._h: Any = ffi.NULL
+        self._tokens = set()
+        self._h = ffi.NULL
         self._closing = False
         self._on_rebalance = on_rebalance
         opts = ffi.new("mq_member_options *")
@@ -92,8 +94,9 @@ class Member:
         broker._adopt(self)
         out = ffi.new("mq_member **")
         c = ctx()
-        s = lib.mqw_member_join(broker._h, cv.name(topic, "topic"), cv.name(group, "group"),
-                                opts, out, c)
+        s = lib.mqw_member_join(
+            broker._h, cv.name(topic, "topic"), cv.name(group, "group"), opts, out, c
+        )
         if s:
             broker._release(self)
             self._closing = True
@@ -107,6 +110,14 @@ class Member:
     group: str
     id: str
     """The member's id (generated as ``"<group>-<n>"`` unless given)."""
+    _broker: Broker
+    _lock: threading.Condition
+    _busy: int
+    _tokens: set[Any]
+    _h: Any
+    _closing: bool
+    _on_rebalance: RebalanceCallback | None
+    _rh: Any
 
     def __enter__(self) -> Member:
         return self
@@ -156,8 +167,10 @@ class Member:
             cap = count[0]
 
     def poll(
-        self, max: int = 10, timeout: Optional[float] = None,
-        cancel: Optional[CancelToken] = None,
+        self,
+        max: int = 10,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
     ) -> list[Message]:
         """Messages of one of the member's partitions (``message.partition`` says which), or
         ``[]`` if nothing came within ``timeout``."""
@@ -180,8 +193,9 @@ class Member:
                 with self._lock:
                     self._tokens.add(own)
             while True:
-                s = call_blocking(lib.mqpy_member_poll, (h, n), w, tok, (c,),
-                                  user_token=True, pretry=True)
+                s = call_blocking(
+                    lib.mqpy_member_poll, (h, n), w, tok, (c,), user_token=True, pretry=True
+                )
                 if s != _CANCELLED or own is None:
                     break
                 if self._closing:
@@ -201,15 +215,17 @@ class Member:
 
     def ack(self, partition: int, offset: int) -> None:
         """Acknowledges, cumulatively, up to ``offset`` on a partition the member owns."""
-        self._simple(lib.mqw_member_ack, cv.int32(partition, "partition"),
-                     cv.int64(offset, "offset"))
+        self._simple(
+            lib.mqw_member_ack, cv.int32(partition, "partition"), cv.int64(offset, "offset")
+        )
 
     def nack(self, partition: int, delay: float = 0.0) -> None:
         """Hands the partition's in-flight messages out again (after ``delay`` seconds)."""
         from mq._broker import _seconds_ms
 
-        self._simple(lib.mqw_member_nack, cv.int32(partition, "partition"),
-                     _seconds_ms(delay, "delay"))
+        self._simple(
+            lib.mqw_member_nack, cv.int32(partition, "partition"), _seconds_ms(delay, "delay")
+        )
 
     def extend_lease(self, partition: int) -> None:
         """Restarts the lease of the partition's in-flight messages."""
@@ -249,10 +265,8 @@ class Member:
             check(lib.mqw_member_close(h, c), c)
 
     def _close_quietly(self) -> None:
-        try:
+        with contextlib.suppress(Deadlock):
             self.close()
-        except Deadlock:
-            pass
 
     _close_from_broker = _close_quietly
 

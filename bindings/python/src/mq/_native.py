@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 from mq._mq_cffi import ffi, lib
 from mq.errors import error_for
 
-__all__ = ["ffi", "lib", "ctx", "fail", "check", "META", "BUILT_VERSION", "RUNTIME_VERSION"]
+__all__ = ["BUILT_VERSION", "META", "RUNTIME_VERSION", "check", "ctx", "fail", "ffi", "lib"]
 
 # Built for: the header's version. Running: the library's. Compatible when the majors match and
 # the runtime minor is >= the built one (mq.h's rule).

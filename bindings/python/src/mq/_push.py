@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from mq import _convert as cv
 from mq import _lifecycle
 from mq._native import check, ctx, ffi, lib
 from mq._types import Message
-from mq.errors import Closed, Deadlock
+from mq.errors import Deadlock
 
 if TYPE_CHECKING:
     from mq._broker import Broker
@@ -41,7 +43,7 @@ def _log_hook(exc: BaseException, where: str) -> None:
 _hook: ErrorHook = _log_hook
 
 
-def set_error_hook(hook: Optional[ErrorHook]) -> ErrorHook:
+def set_error_hook(hook: ErrorHook | None) -> ErrorHook:
     """Sets where exceptions raised by handlers, assignors and rebalance callbacks go (they never
     reach the library: a raising handler nacks). ``None`` restores the default, which logs them
     to the ``mq`` logger. Returns the previous hook."""
@@ -55,11 +57,11 @@ def report(exc: BaseException, where: str) -> None:
     try:
         _hook(exc, where)
     except BaseException as second:  # the hook itself failed: say so, never raise into C
-        try:
-            print(f"mq: the error hook raised {second!r} while reporting: {where}: {exc!r}",
-                  file=sys.stderr)
-        except BaseException:
-            pass
+        with contextlib.suppress(BaseException):
+            print(
+                f"mq: the error hook raised {second!r} while reporting: {where}: {exc!r}",
+                file=sys.stderr,
+            )
 
 
 _current = threading.local()  # .sub: the subscription whose handler this thread is running
@@ -110,7 +112,7 @@ class Subscription:
         group: str,
         handler: Handler,
         prefetch: int,
-        partitions: Optional[Sequence[int]],
+        partitions: Sequence[int] | None,
     ) -> Subscription:
         if not callable(handler):
             raise TypeError(f"handler must be callable, not {type(handler).__name__}")
@@ -120,9 +122,9 @@ class Subscription:
         self._broker = broker
         self._handler = handler
         self._lock = threading.Lock()
-        self._h: Any = ffi.NULL
+        self._h = ffi.NULL
         self._closed = False
-        self._before_close: Optional[Callable[[], None]] = None
+        self._before_close = None
         t = cv.name(topic, "topic")
         g = cv.name(group, "group")
         opts = ffi.new("mq_subscription_options *")
@@ -152,6 +154,13 @@ class Subscription:
 
     topic: str
     group: str
+    _broker: Broker
+    _handler: Handler
+    _lock: threading.Lock
+    _h: Any
+    _closed: bool
+    _before_close: Callable[[], None] | None
+    _handle: Any
 
     @property
     def closed(self) -> bool:
@@ -184,10 +193,8 @@ class Subscription:
         check(s, c)
 
     def _close_quietly(self) -> None:
-        try:
+        with contextlib.suppress(Deadlock):
             self.close()
-        except Deadlock:
-            pass
 
     _close_from_broker = _close_quietly
 
@@ -204,8 +211,11 @@ class Subscription:
         try:
             result = self._handler(m)
         except BaseException as e:
-            report(e, f"push handler for topic {self.topic!r}, group {self.group!r} raised on "
-                      f"partition {m.partition} offset {m.offset}; the message is nacked")
+            report(
+                e,
+                f"push handler for topic {self.topic!r}, group {self.group!r} raised on "
+                f"partition {m.partition} offset {m.offset}; the message is nacked",
+            )
             return 1
         finally:
             _current.sub = prev

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Optional, Sequence, Tuple, Union
+from typing import NamedTuple, Union
 
 __all__ = [
     "OFFSET_EARLIEST",
@@ -25,7 +26,7 @@ __all__ = [
 Bytes = Union[bytes, bytearray, memoryview, str]
 """What a key, value or header accepts: bytes-like objects, or ``str`` (encoded as UTF-8)."""
 
-Header = Tuple[bytes, bytes]
+Header = tuple[bytes, bytes]
 """A message header: (name, value), both bytes. A message has an ordered tuple of them."""
 
 OFFSET_END = -1
@@ -72,10 +73,10 @@ class Message(NamedTuple):
     topic: str
     partition: int
     offset: int
-    key: Optional[bytes]
+    key: bytes | None
     """``None`` when the message was published without a key (``b""`` is an empty key)."""
     value: bytes
-    headers: Tuple[Header, ...]
+    headers: tuple[Header, ...]
     delivery_count: int
     """How many polls have handed this offset to this group, this one included (1 at first)."""
     timestamp_ns: int
@@ -83,7 +84,7 @@ class Message(NamedTuple):
     lost: int
     """Messages of this partition the group lost (dropped before it acked them) since the
     message it was handed before this one. 0 when nothing was lost."""
-    dead_letter: Optional[DeadLetter]
+    dead_letter: DeadLetter | None
     """Set when this message was dead-lettered into this topic: where it came from."""
 
 
@@ -92,8 +93,8 @@ class Record(NamedTuple):
     bytes value needs no Record)."""
 
     value: Bytes
-    key: Optional[Bytes] = None
-    headers: Optional[Sequence[Tuple[Bytes, Bytes]]] = None
+    key: Bytes | None = None
+    headers: Sequence[tuple[Bytes, Bytes]] | None = None
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class TopicInfo:
     ack_timeout: float
     """Seconds."""
     retention: Retention
-    max_age: Optional[float]
+    max_age: float | None
     """Seconds; ``None`` when there is no age limit."""
 
 
@@ -150,4 +151,4 @@ class Assignment:
     """A member's partitions in one generation."""
 
     generation: int
-    partitions: Tuple[int, ...]
+    partitions: tuple[int, ...]

@@ -31,6 +31,10 @@ def round_robin(partitions: int, members: int, member: int) -> list[int]:
     count = ffi.new("size_t *")
     cap = max(p, 1) if p > 0 else 1
     out = ffi.new("int32_t[]", cap)
-    check(lib.mqw_assignment_round_robin(p, cv.int32(members, "members"),
-                                         cv.int32(member, "member"), out, cap, count, c), c)
+    check(
+        lib.mqw_assignment_round_robin(
+            p, cv.int32(members, "members"), cv.int32(member, "member"), out, cap, count, c
+        ),
+        c,
+    )
     return list(ffi.unpack(out, min(count[0], cap)))

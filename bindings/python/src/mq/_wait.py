@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from mq._native import ffi, lib
 
-__all__ = ["wait_ms", "call_blocking", "MAIN_IDENT", "CANCELLED"]
+__all__ = ["CANCELLED", "MAIN_IDENT", "call_blocking", "wait_ms"]
 
 CANCELLED: int = lib.MQ_CANCELLED
 TIMEOUT: int = lib.MQ_TIMEOUT
@@ -38,7 +38,9 @@ def wait_ms(timeout: float | None) -> int:
     if timeout is None:
         return -1
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__}")
+        raise TypeError(
+            f"timeout must be a number of seconds or None, not {type(timeout).__name__}"
+        )
     if timeout != timeout:
         raise ValueError("timeout is NaN")
     if timeout < 0:

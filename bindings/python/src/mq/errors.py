@@ -164,9 +164,24 @@ class Fenced(MQError):
 _BY_STATUS: dict[int, type[MQError]] = {
     cls.status: cls
     for cls in (
-        TimedOut, Full, Closed, Cancelled, Rebalanced, InvalidArgument, NoSuchTopic, NoSuchGroup,
-        AlreadyExists, BadPartition, TooLarge, NotInFlight, PartitionOwned, Deadlock, NoMemory,
-        InternalError, OffsetOutOfRange, Fenced,
+        TimedOut,
+        Full,
+        Closed,
+        Cancelled,
+        Rebalanced,
+        InvalidArgument,
+        NoSuchTopic,
+        NoSuchGroup,
+        AlreadyExists,
+        BadPartition,
+        TooLarge,
+        NotInFlight,
+        PartitionOwned,
+        Deadlock,
+        NoMemory,
+        InternalError,
+        OffsetOutOfRange,
+        Fenced,
     )
 }
 
