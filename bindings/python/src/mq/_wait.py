@@ -22,6 +22,7 @@ import time
 from typing import Any, Callable
 
 from mq._native import ffi, lib
+from mq.errors import InvalidArgument
 
 __all__ = ["CANCELLED", "MAIN_IDENT", "call_blocking", "wait_ms"]
 
@@ -42,14 +43,16 @@ def wait_ms(timeout: float | None) -> int:
             f"timeout must be a number of seconds or None, not {type(timeout).__name__}"
         )
     if timeout != timeout:
-        raise ValueError("timeout is NaN")
+        raise InvalidArgument("timeout is NaN")
     if timeout < 0:
-        raise ValueError(f"timeout must be >= 0 seconds (or None to wait forever), not {timeout}")
+        raise InvalidArgument(
+            f"timeout must be >= 0 seconds (or None to wait forever), not {timeout}"
+        )
     if timeout == math.inf:
         return -1
     ms = math.ceil(timeout * 1000)
     if ms > MAX_WAIT_MS:
-        raise ValueError(f"timeout {timeout} s is above mq's limit of 2**40 ms")
+        raise InvalidArgument(f"timeout {timeout} s is above mq's limit of 2**40 ms")
     return ms
 
 
