@@ -61,17 +61,25 @@ def run_trace(b: mq.Broker, clock: mq.ManualClock) -> None:
     b.subscribe(ORDERS, "email")
     pa, pb = mq.key_partition(b"user-a", 2), mq.key_partition(b"user-b", 2)
     print("Reference trace: topic orders, 2 partitions, capacity 3, ack timeout 30 s;")
-    print(f"groups billing and email subscribed first; user-a -> partition {pa}, user-b -> "
-          f"partition {pb}.\nRows trace partition 1 (committed/next per group).\n")
+    print(
+        f"groups billing and email subscribed first; user-a -> partition {pa}, user-b -> "
+        f"partition {pb}.\nRows trace partition 1 (committed/next per group).\n"
+    )
     expect("user-a/user-b partitions", f"{pa}/{pb}", "1/0")
     print(f"  #  {'call':<{CALL_W}} result")
     print(f"  -  {'----':<{CALL_W}} ------")
 
     # 1: three messages for user-a and one for user-b, each fitting without a wait
     try:
-        placed = [b.publish(ORDERS, v, key=k, timeout=0) for k, v in
-                  [(b"user-a", b"o-1"), (b"user-a", b"o-2"), (b"user-a", b"o-3"),
-                   (b"user-b", b"o-4")]]
+        placed = [
+            b.publish(ORDERS, v, key=k, timeout=0)
+            for k, v in [
+                (b"user-a", b"o-1"),
+                (b"user-a", b"o-2"),
+                (b"user-a", b"o-3"),
+                (b"user-b", b"o-4"),
+            ]
+        ]
         (p0, o0), (p1, o1), (p2, o2), (p3, o3) = placed
         if p0 == p1 == p2:
             res = f"offsets {o0}, {o1}, {o2} on p{p0}; {o3} on p{p3}"
@@ -79,8 +87,14 @@ def run_trace(b: mq.Broker, clock: mq.ManualClock) -> None:
             res = f"o-1..o-3 on partitions {p0}, {p1}, {p2}"
     except mq.MQError as e:
         res = f"publish: {status_text(e)}"
-    row(b, 1, "publish o-1, o-2, o-3 (user-a); o-4 (user-b)", res,
-        "offsets 0, 1, 2 on p1; 0 on p0", "log 0..2, backlog 3/3; billing 0/0; email 0/0")
+    row(
+        b,
+        1,
+        "publish o-1, o-2, o-3 (user-a); o-4 (user-b)",
+        res,
+        "offsets 0, 1, 2 on p1; 0 on p0",
+        "log 0..2, backlog 3/3; billing 0/0; email 0/0",
+    )
 
     # 2: the partition is at capacity and the publish may not wait
     try:
@@ -89,17 +103,35 @@ def run_trace(b: mq.Broker, clock: mq.ManualClock) -> None:
         res = "full"
     except mq.MQError as e:
         res = status_text(e)
-    row(b, 2, "publish o-5 (user-a), wait 0", res, "full",
-        "log 0..2, backlog 3/3; billing 0/0; email 0/0")
+    row(
+        b,
+        2,
+        "publish o-5 (user-a), wait 0",
+        res,
+        "full",
+        "log 0..2, backlog 3/3; billing 0/0; email 0/0",
+    )
 
     res = ack_into(b, "billing", 0, poll_row(b, "billing", 2))
-    row(b, 3, "billing polls max 2, acks 0", res, "0:o-1, 1:o-2",
-        "log 0..2, backlog 3/3; billing 1/2; email 0/0")
+    row(
+        b,
+        3,
+        "billing polls max 2, acks 0",
+        res,
+        "0:o-1, 1:o-2",
+        "log 0..2, backlog 3/3; billing 1/2; email 0/0",
+    )
 
     # 4: email's ack frees offset 0, which billing has already acked
     res = ack_into(b, "email", 2, poll_row(b, "email", 10))
-    row(b, 4, "email polls max 10, acks 2", res, "0:o-1, 1:o-2, 2:o-3",
-        "log 1..2, backlog 2/3; billing 1/2; email 3/3")
+    row(
+        b,
+        4,
+        "email polls max 10, acks 2",
+        res,
+        "0:o-1, 1:o-2, 2:o-3",
+        "log 1..2, backlog 2/3; billing 1/2; email 3/3",
+    )
 
     try:
         p, o = b.publish(ORDERS, b"o-5", key=b"user-a", timeout=0)
@@ -110,9 +142,14 @@ def run_trace(b: mq.Broker, clock: mq.ManualClock) -> None:
 
     # 6: billing's lease (30 s) from row 3 runs out
     clock.advance(31.0)
-    row(b, 6, "clock +31 s; billing polls max 10", poll_row(b, "billing", 10),
+    row(
+        b,
+        6,
+        "clock +31 s; billing polls max 10",
+        poll_row(b, "billing", 10),
         "1:o-2, 2:o-3, 3:o-5 (lease ran out, rewound to 1)",
-        "log 1..3, backlog 3/3; billing 1/4; email 3/3")
+        "log 1..3, backlog 3/3; billing 1/4; email 3/3",
+    )
 
     try:
         b.ack(ORDERS, "billing", 1, 3)
@@ -129,13 +166,21 @@ def run_trace(b: mq.Broker, clock: mq.ManualClock) -> None:
         res = f"rejected: {e.message}"
     except mq.MQError as e:
         res = status_text(e)
-    row(b, 8, "billing acks 7", res, "rejected: offset 7 is not in flight for billing (nothing is)",
-        "log 3..3, backlog 1/3; billing 4/4; email 3/3")
+    row(
+        b,
+        8,
+        "billing acks 7",
+        res,
+        "rejected: offset 7 is not in flight for billing (nothing is)",
+        "log 3..3, backlog 1/3; billing 4/4; email 3/3",
+    )
 
 
 def run_push(b: mq.Broker) -> None:
-    print("\nPush: topic payments, 1 partition, capacity 10; group ledger's handler fails the "
-          "first time it sees pay-2.\n")
+    print(
+        "\nPush: topic payments, 1 partition, capacity 10; group ledger's handler fails the "
+        "first time it sees pay-2.\n"
+    )
     b.create_topic("payments", partitions=1, capacity=10)
     calls: list[tuple[str, int, bool]] = []
     cond = threading.Condition()
@@ -155,8 +200,7 @@ def run_push(b: mq.Broker) -> None:
         deadline = time.monotonic() + 5.0
         with cond:
             cond.wait_for(lambda: len(calls) >= 4, timeout=5.0)
-        while (b.group_info("payments", "ledger", 0).committed != 3
-               and time.monotonic() < deadline):
+        while b.group_info("payments", "ledger", 0).committed != 3 and time.monotonic() < deadline:
             time.sleep(0.001)  # the interval between looks at observable state
     want = [("pay-1", 0, True), ("pay-2", 1, False), ("pay-2", 1, True), ("pay-3", 2, True)]
     for i, (value, offset, ok) in enumerate(calls):
@@ -169,8 +213,10 @@ def run_push(b: mq.Broker) -> None:
 
 
 def main() -> int:
-    print(f"mq {mq.LIBRARY_VERSION}: the reference scenarios of the specification, checked as "
-          "they run.\n")
+    print(
+        f"mq {mq.LIBRARY_VERSION}: the reference scenarios of the specification, checked as "
+        "they run.\n"
+    )
     clock = mq.ManualClock()
     with mq.Broker(clock=clock) as b:
         run_trace(b, clock)
