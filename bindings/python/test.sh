@@ -2,7 +2,8 @@
 # The Python binding's one command: on a fresh clone (CI=true, no stdin) it installs what it
 # needs, builds the package the way a user does (pip install ./bindings/python: the core from
 # the repository's sources, the cffi extension, one abi3 wheel), and runs every test, ruff,
-# mypy --strict and the reference-trace comparison with the C demo.
+# mypy --strict, the reference-trace comparison with the C demo, and the conformance suite
+# (every tests/conformance/*.mqs: the repository's runner against tests/conformance_testee.py).
 #
 #   bindings/python/test.sh            everything
 #   PYTHON=python3.12 bindings/python/test.sh   with another interpreter (default python3)
@@ -17,7 +18,7 @@ cd "$here"
 source "$root/scripts/lib/setup.sh"
 
 start=$SECONDS
-ensure_tools cmake ninja g++
+ensure_tools cmake ninja g++ gtest  # gtest: the core's CMake needs it with tests on
 python=${PYTHON:-python3}
 if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
     # Debian's own python3 ships venv separately.
@@ -66,6 +67,16 @@ else
     echo "(no second CPython found: the exit tests run on $("$venv/python" --version) only)"
 fi
 
+section "python: the C demo and the conformance runner (build-core/, from ../../)"
+# One tree for both: the demo for the trace comparison, mq_conformance for the scenarios.
+# Tests on is what defines the runner's target; only the two targets are built.
+generator=()
+[ -f build-core/CMakeCache.txt ] || generator=(-G Ninja)
+cmake -S "$root" -B build-core "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=ON -DMQ_BUILD_BENCH=OFF >/dev/null
+cmake --build build-core --target mq_demo mq_conformance -j2
+export MQ_CONFORMANCE_RUNNER=$here/build-core/tests/conformance/mq_conformance
+
 section "python: ruff"
 "$venv/ruff" check .
 "$venv/ruff" format --check .
@@ -73,7 +84,6 @@ section "python: mypy --strict"
 "$venv/mypy"
 
 section "python: pytest"
-# The C demo for the trace comparison is built by the test into build-core/ when missing.
 "$venv/python" -m pytest -p no:cacheprovider -ra
 
 section "python: examples/python/trace.py"

@@ -15,6 +15,7 @@ def c_demo() -> pathlib.Path:
     """The C demo, built from the repository's sources into build-core/ if needed."""
     demo = BUILD / "examples" / "mq_demo"
     if not demo.exists():
+        # The flags test.sh configures build-core/ with (it also builds the conformance runner).
         subprocess.run(
             [
                 "cmake",
@@ -23,7 +24,7 @@ def c_demo() -> pathlib.Path:
                 "-B",
                 str(BUILD),
                 "-DCMAKE_BUILD_TYPE=Release",
-                "-DMQ_BUILD_TESTS=OFF",
+                "-DMQ_BUILD_TESTS=ON",
                 "-DMQ_BUILD_EXAMPLES=ON",
                 "-DMQ_BUILD_BENCH=OFF",
             ],
