@@ -12,6 +12,7 @@
 #include "facade/errors.h"
 #include "facade/member.h"
 #include "facade/push.h"
+#include <cstdlib>
 %}
 
 // ---- package-private generated classes -------------------------------------------------------
@@ -57,14 +58,14 @@
 // The wrapper's JNIEnv, for facade methods that build Java values.
 %typemap(in, numinputs=0) JNIEnv *jenv "$1 = jenv;"
 
-// Names: a Java String, encoded once by org.mq.Names (cached), copied to the stack.
-%typemap(jni) const char *NAME "jbyteArray"
-%typemap(jtype) const char *NAME "byte[]"
+// Names: org.mq.Names turns a String into the address of a native NUL-terminated copy (kept
+// for legal names; made for this call and freed after it, low bit set, for any other).
+%typemap(jni) const char *NAME "jlong"
+%typemap(jtype) const char *NAME "long"
 %typemap(jstype) const char *NAME "String"
-%typemap(javain) const char *NAME "Names.encode($javainput)"
-%typemap(in) const char *NAME (mqj::JName name) %{
-  if (!name.load(jenv, $input)) return $null;
-  $1 = const_cast<char *>(name.c_str());
+%typemap(javain) const char *NAME "Names.handle($javainput)"
+%typemap(in) const char *NAME (mqj::NameArg name) %{
+  $1 = const_cast<char *>(name.take($input));
 %}
 %typemap(freearg) const char *NAME ""
 %apply const char *NAME { const char *topic, const char *group, const char *member_id,

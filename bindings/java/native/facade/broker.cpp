@@ -1,6 +1,8 @@
 #include "broker.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "errors.h"
@@ -291,5 +293,13 @@ jstring NativeBroker::version(JNIEnv *jenv) {
 }
 
 int32_t NativeBroker::versionNumber() { return mq_version_number(); }
+
+int64_t NativeBroker::copyName(const void *key, size_t key_len) {
+    char *s = static_cast<char *>(std::malloc(key_len + 1));
+    if (!s) throw std::bad_alloc();
+    if (key_len) std::memcpy(s, key, key_len);
+    s[key_len] = '\0';
+    return static_cast<int64_t>(reinterpret_cast<intptr_t>(s));
+}
 
 }  // namespace mqj

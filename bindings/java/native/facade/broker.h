@@ -122,6 +122,9 @@ public:
     static int32_t murmur2(const void *key, size_t key_len);
     static jintArray roundRobin(JNIEnv *jenv, int32_t partitions, int32_t members, int32_t member);
     static jstring version(JNIEnv *jenv);
+    // A malloc'd NUL-terminated copy of a name's bytes, as a number for org.mq.Names (never
+    // freed when interned; freed by the call's wrapper otherwise). Aligned, so bit 0 is free.
+    static int64_t copyName(const void *key, size_t key_len);
     static int32_t versionNumber();
 
 #ifndef SWIG

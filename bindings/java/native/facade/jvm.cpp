@@ -137,25 +137,6 @@ jstring make_jstring(JNIEnv *env, const char *text, size_t len) try {
     return nullptr;
 }
 
-bool JName::load(JNIEnv *env, jbyteArray s) {
-    null_ = s == nullptr;
-    if (null_) return true;
-    const jsize n = env->GetArrayLength(s);  // includes the NUL org.mq.Names appended
-    if (n < 1) {
-        data_[0] = '\0';
-        return true;
-    }
-    if (static_cast<size_t>(n) > sizeof small_) {
-        big_.reset(new (std::nothrow) char[static_cast<size_t>(n)]);
-        if (!big_) return out_of_memory(env, "a name");
-        data_ = big_.get();
-    }
-    // In bounds by construction: GetByteArrayRegion cannot throw, so no exception check.
-    env->GetByteArrayRegion(s, 0, n, reinterpret_cast<jbyte *>(data_));
-    data_[n - 1] = '\0';
-    return true;
-}
-
 bool JBytes::load(JNIEnv *env, jbyteArray a) {
     null_ = a == nullptr;
     size_ = 0;

@@ -5,6 +5,7 @@
 #include <jni.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,20 +44,24 @@ inline jstring make_jstring(JNIEnv *env, const std::string &s) {
     return make_jstring(env, s.data(), s.size());
 }
 
-// A name argument (topic, group, member id): the NUL-terminated bytes org.mq.Names made of a
-// Java String, copied without allocating for names of legal length. null stays NULL, for the
-// library to refuse.
-class JName {
+// A name argument from org.mq.Names: the address of a NUL-terminated native string; with the
+// low bit set, a copy made for this call, freed when the call returns (on every path).
+class NameArg {
 public:
-    // false when a Java exception is pending (the caller returns at once).
-    bool load(JNIEnv *env, jbyteArray s);
-    const char *c_str() const { return null_ ? nullptr : data_; }
+    NameArg() = default;
+    NameArg(const NameArg &) = delete;
+    NameArg &operator=(const NameArg &) = delete;
+    ~NameArg() {
+        if (temporary_) std::free(temporary_);
+    }
+    const char *take(jlong handle) {
+        char *p = reinterpret_cast<char *>(static_cast<intptr_t>(handle & ~static_cast<jlong>(1)));
+        if (handle & 1) temporary_ = p;
+        return p;
+    }
 
 private:
-    char small_[256];
-    std::unique_ptr<char[]> big_;
-    char *data_ = small_;
-    bool null_ = true;
+    char *temporary_ = nullptr;
 };
 
 // A byte[] argument copied out of the Java heap (the library may block while it holds the
