@@ -145,29 +145,28 @@ void NativeBroker::unsubscribe(const char *topic, const char *group) {
     check(mq_group_unsubscribe(broker_, topic, group));
 }
 
-int64_t NativeBroker::publish(JNIEnv *jenv, const char *topic, const void *key, size_t key_len,
-                              const void *value, size_t value_len, const void *headers,
-                              size_t headers_len, int64_t wait_ms, CancelToken *cancel,
-                              jintArray partition_out) {
+int64_t NativeBroker::publish(const char *topic, int64_t in, int32_t key_len, int32_t value_len,
+                              int32_t headers_len, int64_t wait_ms, CancelToken *cancel) {
+    char *p = reinterpret_cast<char *>(static_cast<intptr_t>(in));
+    const char *key = key_len >= 0 ? p : nullptr;
+    const char *value = p + (key_len > 0 ? key_len : 0);
+    const char *headers = value + value_len;
     std::vector<mq_header> h;
-    if (headers) h = decode_headers(static_cast<const char *>(headers), headers_len);
+    if (headers_len > 0) h = decode_headers(headers, static_cast<size_t>(headers_len));
     int32_t partition = -1;
     int64_t offset = -1;
-    check(mq_topic_publish(broker_, topic, key, key_len, value, value_len,
-                           h.empty() ? nullptr : h.data(), h.size(), wait_ms,
-                           cancel ? cancel->raw() : nullptr, &partition, &offset));
-    jint p = partition;
-    jenv->SetIntArrayRegion(partition_out, 0, 1, &p);
+    check(mq_topic_publish(broker_, topic, key, key ? static_cast<size_t>(key_len) : 0, value,
+                           static_cast<size_t>(value_len), h.empty() ? nullptr : h.data(),
+                           h.size(), wait_ms, cancel ? cancel->raw() : nullptr, &partition,
+                           &offset));
+    std::memcpy(p, &partition, sizeof partition);  // the library has copied the message
     return offset;
 }
 
-int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, jobject records,
+int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, int64_t records,
                                    int32_t records_len, int64_t wait_ms, CancelToken *cancel,
                                    jlongArray results) {
-    const char *data = static_cast<const char *>(jenv->GetDirectBufferAddress(records));
-    if (!data || records_len < 0 || jenv->GetDirectBufferCapacity(records) < records_len) {
-        fail(MQ_ERR_INTERNAL, "the batch's buffer is not a direct buffer of that size (a bug of the binding)");
-    }
+    const char *data = reinterpret_cast<const char *>(static_cast<intptr_t>(records));
     thread_local Batch batch;
     decode_batch(data, static_cast<size_t>(records_len), batch);
     const size_t n = batch.records.size();
@@ -293,6 +292,12 @@ jstring NativeBroker::version(JNIEnv *jenv) {
 }
 
 int32_t NativeBroker::versionNumber() { return mq_version_number(); }
+
+int64_t NativeBroker::addressOf(JNIEnv *jenv, jobject buffer) {
+    void *p = jenv->GetDirectBufferAddress(buffer);
+    if (!p) fail(MQ_ERR_INTERNAL, "not a direct buffer (a bug of the binding)");
+    return static_cast<int64_t>(reinterpret_cast<intptr_t>(p));
+}
 
 int64_t NativeBroker::copyName(const void *key, size_t key_len) {
     char *s = static_cast<char *>(std::malloc(key_len + 1));

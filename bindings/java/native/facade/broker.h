@@ -90,15 +90,16 @@ public:
                    const char *dead_letter_topic);
     void unsubscribe(const char *topic, const char *group);
 
-    // Returns the offset; the partition goes to partition_out[0].
-    int64_t publish(JNIEnv *jenv, const char *topic, const void *key, size_t key_len,
-                    const void *value, size_t value_len, const void *headers, size_t headers_len,
-                    int64_t wait_ms, CancelToken *cancel, jintArray partition_out);
-    // records: a direct ByteBuffer holding records_len bytes of encoded records (read in
-    // place). Returns how many were published; results gets (partition, offset) per record
+    // The message is at `in` (a direct buffer's address): key_len bytes of key (-1: no key),
+    // value_len of value, then headers_len of encoded headers (0: none). Returns the offset and
+    // writes the partition (int32) over the start of `in`.
+    int64_t publish(const char *topic, int64_t in, int32_t key_len, int32_t value_len,
+                    int32_t headers_len, int64_t wait_ms, CancelToken *cancel);
+    // records: the address of records_len bytes of encoded records in a direct buffer (read
+    // in place). Returns how many were published; results gets (partition, offset) per record
     // whenever the library reported them (also before the throw of a batch that stopped
     // part-way), and is left alone otherwise.
-    int32_t publishBatch(JNIEnv *jenv, const char *topic, jobject records, int32_t records_len,
+    int32_t publishBatch(JNIEnv *jenv, const char *topic, int64_t records, int32_t records_len,
                          int64_t wait_ms, CancelToken *cancel, jlongArray results);
 
     // Bytes of the encoded messages in out; 0 when the wait ended with nothing (MQ_TIMEOUT).
@@ -125,6 +126,8 @@ public:
     // A malloc'd NUL-terminated copy of a name's bytes, as a number for org.mq.Names (never
     // freed when interned; freed by the call's wrapper otherwise). Aligned, so bit 0 is free.
     static int64_t copyName(const void *key, size_t key_len);
+    // The address of a direct ByteBuffer (Java keeps it with the buffer).
+    static int64_t addressOf(JNIEnv *jenv, jobject buffer);
     static int32_t versionNumber();
 
 #ifndef SWIG

@@ -158,25 +158,30 @@ public final class Broker implements AutoCloseable {
     public PublishResult publish(String topic, byte[] key, byte[] value, List<Header> headers,
             Duration wait) {
         long ms = Waits.waitMillis(wait);
-        byte[] h = Wire.encodeHeaders(Objects.requireNonNull(headers, "headers"));
+        Objects.requireNonNull(headers, "headers");
+        PerThread pt = PerThread.get();
+        ByteBuffer in = Wire.encodePublish(key, value, headers, pt);
+        int keyLen = key == null ? -1 : key.length;
+        int valueLen = value == null ? 0 : value.length;
+        int headersLen = in.position() - Math.max(keyLen, 0) - valueLen;
         state.enter();
         try {
-            PerThread pt = PerThread.get();
             long offset;
             if (ms == 0) {
-                offset = nb.publish(topic, key, value, h, 0, null, pt.intOut);
+                offset = nb.publish(topic, pt.outAddress, keyLen, valueLen, headersLen, 0, null);
             } else {
                 Waiter w = pt.waiter();
                 w.enter();
                 try {
-                    offset = nb.publish(topic, key, value, h, ms, w.token, pt.intOut);
+                    offset = nb.publish(topic, pt.outAddress, keyLen, valueLen, headersLen, ms, w.token);
                 } finally {
                     if (w.exit()) {
                         pt.replaceWaiter();
                     }
                 }
             }
-            return new PublishResult(pt.intOut[0], offset);
+            // The native side wrote the partition over the start of the buffer.
+            return new PublishResult(in.getInt(0), offset);
         } finally {
             state.gate.exit();
         }
@@ -205,12 +210,12 @@ public final class Broker implements AutoCloseable {
             int published;
             try {
                 if (ms == 0) {
-                    published = nb.publishBatch(topic, encoded, length, 0, null, results);
+                    published = nb.publishBatch(topic, pt.outAddress, length, 0, null, results);
                 } else {
                     Waiter w = pt.waiter();
                     w.enter();
                     try {
-                        published = nb.publishBatch(topic, encoded, length, ms, w.token, results);
+                        published = nb.publishBatch(topic, pt.outAddress, length, ms, w.token, results);
                     } finally {
                         if (w.exit()) {
                             pt.replaceWaiter();
@@ -255,10 +260,11 @@ public final class Broker implements AutoCloseable {
         try {
             PerThread pt = PerThread.get();
             NativePollBuffer buf = pt.pollBuffer();
-            int len;
-            if (ms == 0) {
-                len = nb.poll(topic, group, partition, max, 0, null, buf);
-            } else {
+            // First without waiting: when messages are there (the busy case) the call needs no
+            // interruptible wait. A poll that hands out nothing changes nothing, so trying
+            // first is invisible.
+            int len = nb.poll(topic, group, partition, max, 0, null, buf);
+            if (len == 0 && ms != 0) {
                 Waiter w = pt.waiter();
                 w.enter();
                 try {

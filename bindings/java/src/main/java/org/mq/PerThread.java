@@ -14,8 +14,8 @@ final class PerThread {
     private Waiter waiter;
     private NativePollBuffer pollBuffer;
     private ByteBuffer view;
-    private ByteBuffer out;  // batch encodings going in, read in place by the native side
-    final int[] intOut = new int[1];
+    private ByteBuffer out;  // what goes in (a publish, a batch), read in place by the native side
+    long outAddress;  // out's native address
     final long[] longOut = new long[1];
     /** The subscription or member state whose callback runs on this thread, else null. */
     Object callbackOf;
@@ -51,6 +51,7 @@ final class PerThread {
     ByteBuffer outBuffer(int size) {
         if (out == null || out.capacity() < size) {
             out = ByteBuffer.allocateDirect(Math.max(size, 16 * 1024)).order(ByteOrder.nativeOrder());
+            outAddress = NativeBroker.addressOf(out);
         }
         out.clear();
         return out;

@@ -111,20 +111,34 @@ final class Wire {
         return out;
     }
 
-    /** The headers of one publish; null for none. */
-    static byte[] encodeHeaders(List<Header> headers) {
-        if (headers == null || headers.isEmpty()) {
-            return null;
+    /**
+     * One publish's key, value and headers, in that order, into the thread's direct buffer
+     * (read in place by the native side). Returns the buffer; its position is the end.
+     */
+    static ByteBuffer encodePublish(byte[] key, byte[] value, List<Header> headers, PerThread pt) {
+        long size = (long) length(key) + length(value);
+        if (!headers.isEmpty()) {
+            size += 4;
+            for (Header h : headers) {
+                Objects.requireNonNull(h, "headers must not contain null");
+                size += 8 + h.rawName().length + h.rawValue().length;
+            }
         }
-        int size = 4;
-        for (Header h : headers) {
-            Objects.requireNonNull(h, "headers must not contain null");
-            size += 8 + h.rawName().length + h.rawValue().length;
+        if (size > Integer.MAX_VALUE - 16) {
+            throw new MqTooLargeException("the message adds up to " + size + " bytes, more than one buffer holds");
         }
-        ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.nativeOrder());
-        b.putInt(headers.size());
-        putHeaders(b, headers);
-        return b.array();
+        ByteBuffer b = pt.outBuffer((int) size);
+        if (key != null) {
+            b.put(key);
+        }
+        if (value != null) {
+            b.put(value);
+        }
+        if (!headers.isEmpty()) {
+            b.putInt(headers.size());
+            putHeaders(b, headers);
+        }
+        return b;
     }
 
     /**
