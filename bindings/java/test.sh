@@ -65,6 +65,12 @@ rm -rf target/surefire-reports
 mvn "${mvn_args[@]}" verify
 echo "(mvn verify took $((SECONDS - start)) s)"
 
+# A skipped test must say why, loudly (JUnit assumptions for behaviour still landing in the core).
+if grep -q "<skipped" target/surefire-reports/*.xml 2>/dev/null; then
+    section "skipped tests and why"
+    grep -h -A1 "<skipped" target/surefire-reports/*.xml | grep -o "Assumption failed: .*" | sort -u
+fi
+
 phase="JNI checks"
 section "$phase"
 # -Xcheck:jni writes its warnings to the test JVM's stdout, which Surefire keeps in dumpstream
