@@ -176,5 +176,8 @@ class PushTest {
         sub.close();
         assertTrue(seen.get().isDaemon(), "a library thread never holds up the JVM's exit");
         assertEquals("mq-push ledger@payments", seen.get().getName());
+        // The loop's thread ended with the close and was detached: the JVM forgets it.
+        Await.until("the library thread to be detached", () -> !seen.get().isAlive()
+                && Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals("mq-push ledger@payments")));
     }
 }
