@@ -9,12 +9,10 @@
 #include "cancel.h"
 #include "error.h"
 #include "record.h"
+#include "stored_message.h"
 
 namespace mq {
 namespace {
-
-// Zero-length keys and payloads point here, so a view's payload is never NULL.
-constexpr char kEmpty[1] = {0};
 
 size_t initial_slots(int64_t capacity) {
     size_t n = 16;
@@ -174,27 +172,23 @@ int64_t Partition::append(const mq_record &r, size_t bytes, const mq_dead_letter
     }
     if (settings_.bounded) make_room(bytes);
     if (static_cast<size_t>(end_ - start_) == slots_.size()) grow_slots();
-    // A dead letter carries its origin record in front of the key, aligned for its pointers.
-    const size_t head = origin ? sizeof(mq_dead_letter) + alignof(mq_dead_letter) : 0;
-    char *data = const_cast<char *>(kEmpty);
-    if (bytes + head) {
-        data = arena_.allocate(bytes + head, offset, static_cast<size_t>(bytes_));
-    }
-    if (origin) {
-        const auto addr = reinterpret_cast<uintptr_t>(data);
-        data +=
-            (alignof(mq_dead_letter) - addr % alignof(mq_dead_letter)) % alignof(mq_dead_letter);
-        std::memcpy(data, origin, sizeof *origin);
-    }
-    char *key_at = data + (origin ? sizeof(mq_dead_letter) : 0);
     const size_t key_len = r.key ? r.key_len : 0;
-    if (key_len) std::memcpy(key_at, r.key, key_len);
-    if (r.payload_len) std::memcpy(key_at + key_len, r.payload, r.payload_len);
-    uint32_t key_field = static_cast<uint32_t>(key_len);
-    if (!r.key) key_field |= kNoKey;
-    if (origin) key_field |= kDeadLetter;
+    uint32_t key_field = static_cast<uint32_t>(key_len) | (r.key ? 0 : kNoKey);
+    uint32_t payload_field = static_cast<uint32_t>(r.payload_len);
+    const char *data = kEmptyBytes;
+    if (r.header_count || origin) {
+        const size_t size = extras_message_size(r.header_count, origin != nullptr, bytes);
+        char *at = arena_.allocate(size, offset, static_cast<size_t>(bytes_));
+        data = write_extras_message(at, r, origin, bytes - key_len - r.payload_len);
+        payload_field |= kExtras;
+    } else if (bytes) {
+        char *at = arena_.allocate(bytes, offset, static_cast<size_t>(bytes_));
+        if (key_len) std::memcpy(at, r.key, key_len);
+        if (r.payload_len) std::memcpy(at + key_len, r.payload, r.payload_len);
+        data = at;
+    }
     now = stamp(now);
-    slot(offset) = Slot{data, key_field, static_cast<uint32_t>(r.payload_len), now};
+    slot(offset) = Slot{data, key_field, payload_field, now};
     bytes_ += static_cast<int64_t>(bytes);
     end_++;
     max_backlog_ = std::max(max_backlog_, end_ - start_);
@@ -268,16 +262,24 @@ void Partition::append_run(const mq_record *records, const uint32_t *idx, size_t
         const size_t at = kIndexed ? idx[k] : k;
         const mq_record &r = records[at];
         const size_t key_len = r.key ? r.key_len : 0;
-        const size_t bytes = key_len + r.payload_len;
-        char *data = const_cast<char *>(kEmpty);
-        if (bytes) {
-            data = arena.take(bytes, offset, static_cast<size_t>(bytes_total));
-            if (key_len) std::memcpy(data, r.key, key_len);
-            if (r.payload_len) std::memcpy(data + key_len, r.payload, r.payload_len);
+        size_t bytes = key_len + r.payload_len;
+        uint32_t payload_field = static_cast<uint32_t>(r.payload_len);
+        const char *data = kEmptyBytes;
+        if (r.header_count) [[unlikely]] {
+            const size_t hbytes = header_bytes(r.headers, r.header_count);
+            bytes += hbytes;
+            const size_t size = extras_message_size(r.header_count, false, bytes);
+            char *to = arena.take(size, offset, static_cast<size_t>(bytes_total));
+            data = write_extras_message(to, r, nullptr, hbytes);
+            payload_field |= kExtras;
+        } else if (bytes) {
+            char *to = arena.take(bytes, offset, static_cast<size_t>(bytes_total));
+            if (key_len) std::memcpy(to, r.key, key_len);
+            if (r.payload_len) std::memcpy(to + key_len, r.payload, r.payload_len);
+            data = to;
         }
         const uint32_t key_field = static_cast<uint32_t>(key_len) | (r.key ? 0 : kNoKey);
-        slots[static_cast<size_t>(offset) & mask] =
-            Slot{data, key_field, static_cast<uint32_t>(r.payload_len), now};
+        slots[static_cast<size_t>(offset) & mask] = Slot{data, key_field, payload_field, now};
         if (results) results[at].offset = offset;
         bytes_total += static_cast<int64_t>(bytes);
         offset++;
@@ -327,6 +329,12 @@ mq_status Partition::publish_many(const mq_record *records, const uint32_t *idx,
     lk.unlock();
     send({wake, 0});
     return st;
+}
+
+size_t Partition::slot_bytes(const Slot &s) noexcept {
+    size_t bytes = (s.key_len & kLenMask) + (s.payload_len & kLenMask);
+    if (s.payload_len & kExtras) bytes += read_extras(s.data).header_bytes;
+    return bytes;
 }
 
 // ---- retention and trim --------------------------------------------------------------------

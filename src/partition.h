@@ -141,18 +141,18 @@ public:
     int32_t index() const noexcept { return index_; }
 
 private:
+    // A message's place in the log; its bytes lie in the arena as stored_message.h describes.
+    // 24 bytes: what every retained message costs beyond its bytes.
     struct Slot {
-        const char *data;  // [mq_dead_letter], key bytes, payload bytes
-        uint32_t key_len;  // low 30 bits: length; kNoKey, kDeadLetter flags
-        uint32_t payload_len;
+        const char *data;      // key bytes then payload bytes, or an Extras block first
+        uint32_t key_len;      // low 31 bits: length; kNoKey
+        uint32_t payload_len;  // low 31 bits: length; kExtras
         int64_t timestamp_ns;
     };
-    static constexpr uint32_t kNoKey = 1u << 31;
-    static constexpr uint32_t kDeadLetter = 1u << 30;
-    static constexpr uint32_t kLenMask = kDeadLetter - 1;
-    static size_t slot_bytes(const Slot &s) noexcept {
-        return (s.key_len & kLenMask) + s.payload_len;
-    }
+    static constexpr uint32_t kNoKey = 1u << 31;   // in key_len: published without a key
+    static constexpr uint32_t kExtras = 1u << 31;  // in payload_len: headers or a dead letter
+    static constexpr uint32_t kLenMask = (1u << 31) - 1;
+    static size_t slot_bytes(const Slot &s) noexcept;  // its weight in the byte budget
 
     Slot &slot(int64_t offset) noexcept {
         return slots_[static_cast<size_t>(offset) & (slots_.size() - 1)];

@@ -3,8 +3,10 @@
 #include <string>
 
 #include "cancel.h"
+#include "dead_letter.h"
 #include "error.h"
 #include "partition.h"
+#include "stored_message.h"
 #include "topic.h"
 
 namespace mq {
@@ -13,9 +15,14 @@ void Partition::fill(mq_message &m, int64_t offset, uint32_t count) const noexce
     const Slot &s = slots_[static_cast<size_t>(offset) & (slots_.size() - 1)];
     const char *key = s.data;
     m.dead_letter = nullptr;
-    if (s.key_len & kDeadLetter) {
-        m.dead_letter = reinterpret_cast<const mq_dead_letter *>(s.data);
-        key += sizeof(mq_dead_letter);
+    m.headers = nullptr;
+    m.header_count = 0;
+    if (s.payload_len & kExtras) [[unlikely]] {
+        const ExtrasView ex = read_extras(s.data);
+        m.dead_letter = ex.dead_letter;
+        m.headers = ex.headers;
+        m.header_count = ex.header_count;
+        key = ex.key;
     }
     const size_t key_len = s.key_len & kLenMask;
     m.partition = index_;
@@ -24,7 +31,7 @@ void Partition::fill(mq_message &m, int64_t offset, uint32_t count) const noexce
     m.key = (s.key_len & kNoKey) ? nullptr : key;
     m.key_len = key_len;
     m.payload = key + key_len;
-    m.payload_len = s.payload_len;
+    m.payload_len = s.payload_len & kLenMask;
     m.timestamp_ns = s.timestamp_ns;
     m.lost = 0;
 }
@@ -113,20 +120,17 @@ mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wa
                                       mq_cancel *cancel) {
     const Group *g = c->group;
     const int64_t off = c->committed;
-    const Slot &s = slot(off);
-    thread_local std::string copy;  // the message may be dropped while the lock is released
-    const size_t key_len = s.key_len & kLenMask;
-    const char *key = s.data + ((s.key_len & kDeadLetter) ? sizeof(mq_dead_letter) : 0);
-    copy.assign(key, key_len + s.payload_len);
-    const mq_record rec{(s.key_len & kNoKey) ? nullptr : copy.data(), key_len,
-                        copy.data() + key_len, s.payload_len};
-    const mq_dead_letter origin{settings_.topic->c_str(), g->name.c_str(), index_,
-                                c->counts.head_count(), off};
+    // Copied: the message may be dropped while the lock is released.
+    thread_local DeadLetter copy;
+    mq_message head;
+    fill(head, off, c->counts.head_count());
+    copy.capture(head, mq_dead_letter{settings_.topic->c_str(), g->name.c_str(), index_,
+                                      c->counts.head_count(), off});
     c->dead_lettering = true;
     lk.unlock();
     mq_status st;
     try {
-        st = g->dead_letter->publish_dead_letter(rec, origin, wait, cancel);
+        st = g->dead_letter->publish_dead_letter(copy.record(), copy.origin(), wait, cancel);
     } catch (...) {
         lk.lock();
         if (Cursor *again = find(g)) again->dead_lettering = false;
