@@ -198,7 +198,7 @@ private:
 
     // Consuming (partition_consume.cpp).
     void fill(mq_message &m, int64_t offset, uint32_t count) const noexcept;
-    mq_status dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wait wait,
+    mq_status dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wait &wait,
                                mq_cancel *cancel);
 
     Waitable w_;

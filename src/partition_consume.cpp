@@ -69,6 +69,9 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
             const int64_t from = c->next;
             const int64_t to = from + std::min<int64_t>(static_cast<int64_t>(max), end_ - from);
             c->counts.reserve();
+            // A view handed out holds the floor, whatever brought the group here (a first
+            // delivery, a redelivery, or a replay after a seek back below the old floor).
+            c->view_floor = std::min(c->view_floor, from);
             size_t i = 0;
             c->counts.deliver(from, to, [&](int64_t o, uint32_t n) { fill(out[i++], o, n); });
             out[0].lost = c->lost_unreported;  // the loss is never silent
@@ -116,7 +119,7 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
 // The dead-letter publish runs without this partition's lock (it may wait for room, and the
 // dead-letter topic's partitions have locks of their own); meanwhile `dead_lettering` keeps the
 // group's other polls of this partition away from the head.
-mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wait wait,
+mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wait &wait,
                                       mq_cancel *cancel) {
     const Group *g = c->group;
     const int64_t off = c->committed;
@@ -127,6 +130,8 @@ mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wa
     copy.capture(head, mq_dead_letter{settings_.topic->c_str(), g->name.c_str(), index_,
                                       c->counts.head_count(), off});
     c->dead_lettering = true;
+    // The poll's wait is one deadline: the dead-letter publish waits within it, not anew.
+    wait.start();
     lk.unlock();
     mq_status st;
     try {
@@ -246,7 +251,9 @@ mq_status Partition::seek(const Group *g, int64_t offset) {
                     static_cast<long long>(start_), static_cast<long long>(end_ - 1),
                     static_cast<long long>(end_));
     }
-    c->view_floor = std::min(c->view_floor, c->committed);
+    // Views the group holds of messages dropped from under it end here, and so do those the
+    // seek moves past; those it moves back over are in the log, above the new floor.
+    c->view_floor = offset;
     c->committed = c->next = offset;
     c->not_before = 0;
     c->counts.reset(offset);

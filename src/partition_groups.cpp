@@ -44,8 +44,11 @@ bool Partition::reassign(const Group *g, uint64_t owner, int64_t generation) {
     std::lock_guard lk(w_.mu);
     Cursor *c = find(g);
     if (!c || c->owner == owner) return false;
-    const bool held = c->owner != 0 && c->next > c->committed;
-    if (held) c->fenced_floors.emplace_back(c->owner, c->committed);
+    const bool held =
+        c->owner != 0 && (c->next > c->committed || c->view_floor < c->committed);
+    // The old owner may still hold views of messages dropped from under the group, below
+    // committed: its floor is the group's view floor.
+    if (held) c->fenced_floors.emplace_back(c->owner, c->view_floor);
     c->owner = owner;
     c->owner_generation = generation;
     c->next = c->committed;
