@@ -21,7 +21,7 @@ private:
 };
 
 mq_status mq_member::check(bool check_generation) {
-    if (broker->closed()) return mq::fail(MQ_CLOSED, "the broker is closed");
+    if (broker->closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
     // Views of partitions taken from this member stayed valid until now: its next call.
     if (state->has_fenced.load()) membership().release_fenced(*state);
     membership().reap(broker->clock.now());
@@ -89,11 +89,10 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
         }
         if (wait.over()) {
             *count = 0;
-            return mq::fail(MQ_TIMEOUT, "nothing to hand out to member %s of group %s",
-                            state->member_id.c_str(), group->name.c_str());
+            return mq::fail_fixed(MQ_TIMEOUT, "nothing to hand out within the wait");
         }
         if (scope.triggered())
-            return mq::fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
+            return mq::fail_fixed(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
         if (!spun && broker->spin_ns > 0) {  // the wait strategy: spin once, then block
             spun = true;
             spin_for_signal(n, seen, wait, scope);

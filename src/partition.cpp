@@ -31,11 +31,11 @@ Partition::Partition(int32_t index, const TopicSettings &settings, const Clock &
       slots_(initial_slots(settings.capacity)) {}
 
 mq_status Partition::closed_status() const noexcept {
-    return fail(MQ_CLOSED, "the broker is closed");
+    return fail_fixed(MQ_CLOSED, "the broker is closed");
 }
 
-mq_status Partition::no_group(const Group *g) const noexcept {
-    return fail(MQ_ERR_NO_GROUP, "group %s is no longer subscribed to topic %s", g->name.c_str(),
+mq_status Partition::no_group(Deferred &err, const Group *g) const noexcept {
+    return err.fail(MQ_ERR_NO_GROUP, "group %s is no longer subscribed to topic %s", g->name.c_str(),
                 settings_.topic->c_str());
 }
 
@@ -46,22 +46,22 @@ Cursor *Partition::find(const Group *g) noexcept {
     return nullptr;
 }
 
-Cursor *Partition::find_owned(const Group *g, Caller who, mq_status *st) noexcept {
+Cursor *Partition::find_owned(const Group *g, Caller who, Deferred &err, mq_status *st) noexcept {
     Cursor *c = find(g);
     if (!c) {
-        *st = no_group(g);
+        *st = no_group(err, g);
         return nullptr;
     }
     if (!who.owner) return c;
     if (c->owner != who.owner) {
-        *st = fail(MQ_ERR_FENCED,
+        *st = err.fail(MQ_ERR_FENCED,
                    "partition %d of topic %s is not assigned to this consumer of group %s any "
                    "more (the group rebalanced); fetch the new assignment",
                    index_, settings_.topic->c_str(), g->name.c_str());
         return nullptr;
     }
     if (c->owner_generation > who.seen_generation) {  // it moved away and back meanwhile
-        *st = fail(MQ_REBALANCED,
+        *st = err.fail(MQ_REBALANCED,
                    "group %s rebalanced to generation %lld; fetch the new assignment with "
                    "mq_member_get_assignment",
                    g->name.c_str(), static_cast<long long>(c->owner_generation));
@@ -124,13 +124,12 @@ mq_status Partition::wait_for_room(std::unique_lock<Mutex> &lk, size_t bytes, Wa
         if (settings_.max_age_ns) expire(now = clock_.now());
         if (has_room(bytes)) return MQ_OK;
         if (wait.over()) {
-            return fail(MQ_FULL, "partition %d of topic %s is full (backlog %lld/%lld%s)", index_,
-                        settings_.topic->c_str(), static_cast<long long>(end_ - start_),
-                        static_cast<long long>(settings_.capacity),
-                        settings_.max_bytes ? ", or its byte budget is used" : "");
+            return fail_fixed(MQ_FULL,
+                              "the partition stayed full for the whole wait (its backlog at "
+                              "capacity, or its byte budget used)");
         }
         if (cancel.triggered())
-            return fail(MQ_CANCELLED, "publish cancelled by its mq_cancel token");
+            return fail_fixed(MQ_CANCELLED, "publish cancelled by its mq_cancel token");
         if (!waited) {
             waited = true;
             producer_waits_++;

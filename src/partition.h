@@ -17,6 +17,7 @@
 #include "arena.h"
 #include "clock.h"
 #include "cursor.h"
+#include "error.h"
 #include "mq.h"
 #include "waitable.h"
 
@@ -159,8 +160,8 @@ private:
     }
     Cursor *find(const Group *g) noexcept;
     // The group's cursor, checked for ownership; nullptr with the failure status in *st.
-    Cursor *find_owned(const Group *g, Caller who, mq_status *st) noexcept;
-    mq_status no_group(const Group *g) const noexcept;
+    Cursor *find_owned(const Group *g, Caller who, Deferred &err, mq_status *st) noexcept;
+    mq_status no_group(Deferred &err, const Group *g) const noexcept;
     // Waking is decided under the lock and, on the hot paths (publish, ack), sent after it is
     // released, so a woken thread does not at once block on a lock its waker still holds.
     struct Wakeup {
@@ -198,7 +199,7 @@ private:
 
     // Consuming (partition_consume.cpp).
     void fill(mq_message &m, int64_t offset, uint32_t count) const noexcept;
-    mq_status dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wait &wait,
+    mq_status dead_letter_head(std::unique_lock<Mutex> &lk, Deferred &err, Cursor *c, Wait &wait,
                                mq_cancel *cancel);
 
     Waitable w_;

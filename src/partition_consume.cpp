@@ -44,6 +44,7 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
     // never early (a lease runs out, a delayed nack ends, a message ages out), so a reading
     // up to one clock tick behind is enough, and the lease it starts is longer by a tick.
     int64_t now = clock_.coarse();
+    Deferred err;  // before the lock: formats after it is released
     std::unique_lock lk(w_.mu);
     bool spun = false;
     for (bool first = true;; first = false) {
@@ -51,7 +52,7 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
         if (!first) now = clock_.coarse();  // the lock was released meanwhile
         if (settings_.max_age_ns) expire(now);
         mq_status st;  // found anew after every wait: the group may have gone or moved meanwhile
-        Cursor *c = find_owned(g, who, &st);
+        Cursor *c = find_owned(g, who, err, &st);
         if (!c) return st;
         if (c->view_floor < c->committed) {  // a new poll releases views of dropped messages
             c->view_floor = c->committed;
@@ -63,7 +64,8 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
         if (!paused && !c->dead_lettering && c->next < end_) {
             if (g->max_deliveries && c->next == c->committed &&
                 c->counts.head_count() >= g->max_deliveries) {
-                if (mq_status dl = dead_letter_head(lk, c, wait, cancel); dl != MQ_OK) return dl;
+                if (mq_status dl = dead_letter_head(lk, err, c, wait, cancel); dl != MQ_OK)
+                    return dl;
                 continue;  // the cursor moved on; look again
             }
             const int64_t from = c->next;
@@ -83,12 +85,12 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
             return MQ_OK;
         }
         if (wait.over()) {
-            return fail(MQ_TIMEOUT,
-                        "nothing to hand out on partition %d of topic %s for group %s%s", index_,
-                        settings_.topic->c_str(), g->name.c_str(),
-                        paused ? " (paused by a delayed nack)" : "");
+            return fail_fixed(MQ_TIMEOUT, paused ? "nothing to hand out within the wait (the "
+                                                   "group is paused by a delayed nack)"
+                                                 : "nothing to hand out within the wait");
         }
-        if (scope.triggered()) return fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
+        if (scope.triggered())
+            return fail_fixed(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
         if (!spun && settings_.spin_ns > 0) {  // the wait strategy: spin once, then block
             spun = true;
             spin_for_change(lk, wait);
@@ -119,8 +121,8 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
 // The dead-letter publish runs without this partition's lock (it may wait for room, and the
 // dead-letter topic's partitions have locks of their own); meanwhile `dead_lettering` keeps the
 // group's other polls of this partition away from the head.
-mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wait &wait,
-                                      mq_cancel *cancel) {
+mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Deferred &err, Cursor *c,
+                                      Wait &wait, mq_cancel *cancel) {
     const Group *g = c->group;
     const int64_t off = c->committed;
     // Copied: the message may be dropped while the lock is released.
@@ -144,7 +146,7 @@ mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wa
     }
     lk.lock();
     Cursor *again = find(g);
-    if (!again) return no_group(g);
+    if (!again) return no_group(err, g);
     again->dead_lettering = false;
     wake_consumers();
     const bool too_large = st == MQ_ERR_TOO_LARGE;
@@ -165,7 +167,7 @@ mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wa
     }
     if (st == MQ_OK || too_large) return MQ_OK;
     if (st == MQ_FULL) {
-        return fail(MQ_TIMEOUT,
+        return err.fail(MQ_TIMEOUT,
                     "dead-letter topic %s stayed full; offset %lld of partition %d waits at the "
                     "head of group %s",
                     g->dead_letter->name().c_str(), static_cast<long long>(off), index_,
@@ -176,21 +178,22 @@ mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wa
 
 mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
     int64_t wake = 0;
+    Deferred err;
     const mq_status st = [&] {
         std::lock_guard lk(w_.mu);
         if (closed_.load(std::memory_order_acquire)) return closed_status();
         if (settings_.max_age_ns) expire(clock_.now());
         mq_status found;
-        Cursor *c = find_owned(g, who, &found);
+        Cursor *c = find_owned(g, who, err, &found);
         if (!c) return found;
         // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
         if (offset < c->committed || offset >= c->next) {
             if (c->next == c->committed) {
-                return fail(MQ_ERR_NOT_IN_FLIGHT,
+                return err.fail(MQ_ERR_NOT_IN_FLIGHT,
                             "offset %lld is not in flight for %s (nothing is)",
                             static_cast<long long>(offset), g->name.c_str());
             }
-            return fail(MQ_ERR_NOT_IN_FLIGHT,
+            return err.fail(MQ_ERR_NOT_IN_FLIGHT,
                         "offset %lld is not in flight for %s (in flight: %lld..%lld)",
                         static_cast<long long>(offset), g->name.c_str(),
                         static_cast<long long>(c->committed), static_cast<long long>(c->next - 1));
@@ -206,10 +209,11 @@ mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
 }
 
 mq_status Partition::nack(const Group *g, Caller who, int64_t delay_ns) {
+    Deferred err;
     std::lock_guard lk(w_.mu);
     if (closed_.load(std::memory_order_acquire)) return closed_status();
     mq_status st;
-    Cursor *c = find_owned(g, who, &st);
+    Cursor *c = find_owned(g, who, err, &st);
     if (!c) return st;
     if (c->next != c->committed) {
         c->next = c->committed;
@@ -220,13 +224,14 @@ mq_status Partition::nack(const Group *g, Caller who, int64_t delay_ns) {
 }
 
 mq_status Partition::extend_lease(const Group *g, Caller who) {
+    Deferred err;
     std::lock_guard lk(w_.mu);
     if (closed_.load(std::memory_order_acquire)) return closed_status();
     mq_status st;
-    Cursor *c = find_owned(g, who, &st);
+    Cursor *c = find_owned(g, who, err, &st);
     if (!c) return st;
     if (c->next == c->committed) {
-        return fail(
+        return err.fail(
             MQ_ERR_NOT_IN_FLIGHT,
             "nothing is in flight for group %s on partition %d of topic %s; nothing to extend",
             g->name.c_str(), index_, settings_.topic->c_str());
@@ -236,20 +241,28 @@ mq_status Partition::extend_lease(const Group *g, Caller who) {
 }
 
 mq_status Partition::seek(const Group *g, int64_t offset) {
+    Deferred err;
     std::lock_guard lk(w_.mu);
     if (closed_.load(std::memory_order_acquire)) return closed_status();
     if (settings_.max_age_ns) expire(clock_.now());
     Cursor *c = find(g);
-    if (!c) return no_group(g);
+    if (!c) return no_group(err, g);
     if (offset == MQ_OFFSET_END) offset = end_;
     if (offset == MQ_OFFSET_EARLIEST) offset = start_;
     if (offset < start_ || offset > end_) {
-        return fail(MQ_ERR_OUT_OF_RANGE,
-                    "offset %lld is outside partition %d of topic %s: retained %lld..%lld "
-                    "(seek to %lld for the end)",
-                    static_cast<long long>(offset), index_, settings_.topic->c_str(),
-                    static_cast<long long>(start_), static_cast<long long>(end_ - 1),
-                    static_cast<long long>(end_));
+        if (start_ == end_) {
+            return err.fail(MQ_ERR_OUT_OF_RANGE,
+                            "offset %lld is outside partition %d of topic %s: the partition is "
+                            "empty; the only offset to seek to is %lld",
+                            static_cast<long long>(offset), index_, settings_.topic->c_str(),
+                            static_cast<long long>(end_));
+        }
+        return err.fail(MQ_ERR_OUT_OF_RANGE,
+                        "offset %lld is outside partition %d of topic %s: retained %lld..%lld "
+                        "(seek to %lld for the end)",
+                        static_cast<long long>(offset), index_, settings_.topic->c_str(),
+                        static_cast<long long>(start_), static_cast<long long>(end_ - 1),
+                        static_cast<long long>(end_));
     }
     // Views the group holds of messages dropped from under it end here, and so do those the
     // seek moves past; those it moves back over are in the log, above the new floor.

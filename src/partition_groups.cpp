@@ -103,11 +103,12 @@ void Partition::info(mq_partition_info &out) {
 }
 
 mq_status Partition::group_info(const Group *g, mq_group_info &out) {
+    Deferred err;
     std::lock_guard lk(w_.mu);
     const int64_t now = clock_.now();
     if (settings_.max_age_ns && !closed_.load(std::memory_order_acquire)) expire(now);
     Cursor *c = find(g);
-    if (!c) return no_group(g);
+    if (!c) return no_group(err, g);
     out.committed = c->committed;
     out.next = c->next;
     out.lag = end_ - c->committed;
