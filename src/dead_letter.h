@@ -20,7 +20,6 @@ public:
     // must outlive the dead letter's publication (they are the broker's topic and group names).
     // May throw bad_alloc.
     void capture(const mq_message &view, const mq_dead_letter &origin);
-
     const mq_record &record() const noexcept { return record_; }
     const mq_dead_letter &origin() const noexcept { return origin_; }
 

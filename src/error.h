@@ -31,7 +31,7 @@ const char *last_error() noexcept;
 // topic and group names, which live as long as the broker).
 class Deferred {
 public:
-    Deferred() noexcept = default;
+    Deferred() noexcept {}
     Deferred(const Deferred &) = delete;
     Deferred &operator=(const Deferred &) = delete;
     ~Deferred() {
@@ -61,9 +61,10 @@ private:
     // The same as mq::fail, reached with a format string known only at run time.
     static void format(mq_status status, const char *fmt, ...) noexcept;
 
+    // Only format_ is set up front: a call that does not fail pays one store and one test.
     void (*format_)(mq_status, const char *, const void *) = nullptr;
-    mq_status status_ = MQ_OK;
-    const char *fmt_ = nullptr;
+    mq_status status_;
+    const char *fmt_;
     alignas(8) unsigned char args_[64];
 };
 

@@ -5,6 +5,7 @@
 #include "broker.h"
 #include "cancel.h"
 #include "error.h"
+#include "group_poll.h"
 
 // A member is alive while it calls (and while a call of it blocks), so a session timeout is
 // measured from the end of its last call.
@@ -81,8 +82,8 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
         const uint32_t first = state->rotate.fetch_add(1, std::memory_order_relaxed);
         for (size_t i = 0; i < k; i++) {
             const int32_t p = parts[(first + i) % k];
-            const mq_status st = topic->partition(p).poll(
-                group, caller(), out, max, mq::Wait{mq::Wait::kNone}, nullptr, count);
+            const mq_status st = mq::poll_group(topic->partition(p), group, caller(), out, max,
+                                                mq::Wait{mq::Wait::kNone}, nullptr, count);
             if (st == MQ_OK) return st;
             if (st == MQ_TIMEOUT || st == MQ_ERR_FENCED) continue;  // fenced: a rebalance is on
             return st;
