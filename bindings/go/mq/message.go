@@ -1,0 +1,125 @@
+package mq
+
+// #include "shim.h"
+import "C"
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// Message is a delivered message. Its Key, Value and header values are Go memory owned by the
+// caller: the messages of one poll share one buffer, copied out of the log in the same cgo
+// call as the poll, so they stay valid after the ack and for as long as they are referenced.
+type Message struct {
+	Partition int
+	Offset    int64
+	Key       []byte // nil when published without a key
+	Value     []byte
+	Headers   []Header // in publish order; nil when none
+	// DeliveryCount is how many polls have handed this offset to this group, this one
+	// included: 1 on first delivery.
+	DeliveryCount int
+	// Timestamp is the broker clock (nanoseconds, monotonic: not wall time) at publish.
+	Timestamp int64
+	// Lost counts the messages of this partition the group lost (dropped by RetainBounded or
+	// MaxAge before it acked them) since the message it was handed before this one.
+	Lost int64
+	// DeadLetter is non-nil when this message was dead-lettered into this topic: where it
+	// came from.
+	DeadLetter *DeadLetter
+}
+
+// DeadLetter says where a dead-lettered message came from.
+type DeadLetter struct {
+	Topic         string // the topic it was published to
+	Group         string // the group that gave up on it
+	Partition     int
+	Offset        int64
+	DeliveryCount int // times that group had been handed it
+}
+
+// maxPoll bounds one poll (a larger max is served in several polls), so that a huge max does
+// not size a huge scratch array.
+const maxPoll = 4096
+
+// scratch arrays receive the library's message views before they are copied out.
+var scratchPool = sync.Pool{New: func() any { s := make([]C.mq_message, 64); return &s }}
+
+func getScratch(n int) *[]C.mq_message {
+	s := scratchPool.Get().(*[]C.mq_message)
+	if cap(*s) < n {
+		size := 64
+		for size < n {
+			size *= 2
+		}
+		*s = make([]C.mq_message, size)
+	}
+	return s
+}
+
+func putScratch(s *[]C.mq_message) { scratchPool.Put(s) }
+
+// cbytes views n bytes of C memory (only read while the view is valid).
+func cbytes(p unsafe.Pointer, n C.size_t) []byte {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), int(n))
+}
+
+// copyMessages copies views into Go memory: one buffer for every message's bytes, one slice
+// of Messages. It runs before the call that polled them returns to its caller, while the
+// views are valid (until the group acks past them).
+func copyMessages(views []C.mq_message) []Message {
+	total := 0
+	for i := range views {
+		v := &views[i]
+		total += int(v.key_len) + int(v.payload_len)
+		if v.header_count > 0 {
+			for _, h := range unsafe.Slice(v.headers, int(v.header_count)) {
+				total += int(h.value_len)
+			}
+		}
+	}
+	buf := make([]byte, total)
+	out := make([]Message, len(views))
+	off := 0
+	take := func(p unsafe.Pointer, n C.size_t) []byte {
+		b := buf[off : off+int(n) : off+int(n)]
+		copy(b, cbytes(p, n))
+		off += int(n)
+		return b
+	}
+	for i := range views {
+		v := &views[i]
+		m := &out[i]
+		m.Partition = int(v.partition)
+		m.Offset = int64(v.offset)
+		m.DeliveryCount = int(v.delivery_count)
+		m.Timestamp = int64(v.timestamp_ns)
+		m.Lost = int64(v.lost)
+		if v.key != nil {
+			m.Key = take(v.key, v.key_len)
+		}
+		m.Value = take(v.payload, v.payload_len)
+		if v.header_count > 0 {
+			hs := unsafe.Slice(v.headers, int(v.header_count))
+			m.Headers = make([]Header, len(hs))
+			for j, h := range hs {
+				m.Headers[j] = Header{Key: string(cbytes(h.name, h.name_len)), Value: take(h.value, h.value_len)}
+			}
+		}
+		if v.dead_letter != nil {
+			d := v.dead_letter
+			m.DeadLetter = &DeadLetter{
+				Topic:         C.GoString(d.topic),
+				Group:         C.GoString(d.group),
+				Partition:     int(d.partition),
+				Offset:        int64(d.offset),
+				DeliveryCount: int(d.delivery_count),
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,250 @@
+package mq
+
+// #include "shim.h"
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Header is a message header: a name and a value, both byte strings. A message carries an
+// ordered list of them; duplicates are allowed.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// Record is one message of a batch (PublishBatch). A nil Key means no key (round-robin over
+// partitions); a non-nil empty Key is a key, hashed like any other.
+type Record struct {
+	Key     []byte
+	Value   []byte
+	Headers []Header
+}
+
+// PublishResult says where a record of a batch went: Offset is -1 for a record that was not
+// appended (the batch stopped part-way).
+type PublishResult struct {
+	Partition int
+	Offset    int64
+}
+
+// PublishOption configures one Publish.
+type PublishOption func(*publishOptions)
+
+type publishOptions struct {
+	headers []Header
+}
+
+// WithHeaders attaches headers to the message, in order.
+func WithHeaders(h ...Header) PublishOption {
+	return func(o *publishOptions) { o.headers = append(o.headers, h...) }
+}
+
+// Publish appends a message to a topic and returns where it went. The key picks the
+// partition (Kafka's partitioner: murmur2(key) % partitions); a nil key goes round-robin.
+// Key, value and headers are copied before Publish returns.
+//
+// While the partition is full, Publish waits until ctx's deadline (without one, for as long
+// as it takes); then it fails with ErrFull and nothing is appended. A context that is already
+// done means "do not wait". Cancelling ctx ends the wait at once with ErrCancelled (which
+// also matches context.Canceled).
+func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, opts ...PublishOption) (partition int, offset int64, err error) {
+	const op = "publish"
+	if err := checkName(op, "topic", topic); err != nil {
+		return -1, -1, err
+	}
+	var hdrs *C.mq_header
+	var nh C.size_t
+	if len(opts) > 0 {
+		var o publishOptions
+		for _, opt := range opts {
+			opt(&o)
+		}
+		if len(o.headers) > 0 {
+			m := getMarshal()
+			defer putMarshal(m)
+			m.headersOnly(o.headers)
+			hdrs, nh = &m.hdrs[0], C.size_t(len(m.hdrs))
+		}
+	}
+	p := b.acquire()
+	if p == nil {
+		return -1, -1, closedError(op)
+	}
+	defer b.release()
+	var w waiter
+	if err := w.start(ctx); err != nil {
+		return -1, -1, err
+	}
+	t, tl := cstr(topic)
+	r := C.mqgo_publish(p, t, tl, bytesPtr(key), C.size_t(len(key)), bytesPtr(value), C.size_t(len(value)),
+		hdrs, nh, waitMs(ctx), w.tok)
+	w.end()
+	if r.status != C.MQ_OK {
+		return -1, -1, waitFailure(op, r, ctx)
+	}
+	return int(r.partition), int64(r.offset), nil
+}
+
+// PublishBatch appends records in one call, taking each partition's lock once for all of its
+// records; records of one partition are appended in input order. It validates every record
+// before appending any. The wait (ctx) covers the whole batch. If the batch stops part-way
+// (ErrFull, ErrClosed, ErrCancelled), the results say which records went where: for each
+// partition the published records are a prefix, and the others have Offset -1. A batch refused
+// as a whole (ErrInvalid, ErrNoTopic, ErrTooLarge, ...) appended nothing: every Offset is -1
+// (and Partition -1 where the library did not route the record).
+func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Record) ([]PublishResult, error) {
+	const op = "publish batch"
+	if err := checkName(op, "topic", topic); err != nil {
+		return nil, err
+	}
+	m := getMarshal()
+	defer putMarshal(m)
+	m.batch(records)
+	p := b.acquire()
+	if p == nil {
+		return nil, closedError(op)
+	}
+	defer b.release()
+	var w waiter
+	if err := w.start(ctx); err != nil {
+		return nil, err
+	}
+	var recs *C.mq_record
+	var res *C.mq_publish_result
+	if len(records) > 0 {
+		recs, res = &m.recs[0], &m.res[0]
+	}
+	t, tl := cstr(topic)
+	r := C.mqgo_publish_batch(p, t, tl, recs, C.size_t(len(records)), waitMs(ctx), w.tok, res)
+	w.end()
+	out := make([]PublishResult, len(records))
+	for i := range out {
+		out[i] = PublishResult{Partition: int(m.res[i].partition), Offset: int64(m.res[i].offset)}
+	}
+	if r.status != C.MQ_OK {
+		return out, waitFailure(op, r, ctx)
+	}
+	return out, nil
+}
+
+// bytesPtr passes a Go byte slice to C: nil stays NULL (no key), and a non-nil empty slice
+// gets a non-NULL pointer (an empty key is a key).
+func bytesPtr(b []byte) unsafe.Pointer {
+	return unsafe.Pointer(unsafe.SliceData(b))
+}
+
+// marshal lays out records and headers for one call: the bytes in one pinned buffer, and the
+// C structs that point into it. The library copies everything before the call returns.
+type marshal struct {
+	data []byte
+	recs []C.mq_record
+	hdrs []C.mq_header
+	res  []C.mq_publish_result
+	pin  runtime.Pinner
+}
+
+var marshalPool = sync.Pool{New: func() any { return new(marshal) }}
+
+func getMarshal() *marshal { return marshalPool.Get().(*marshal) }
+
+func putMarshal(m *marshal) {
+	m.pin.Unpin()
+	if cap(m.data) > 1<<20 { // do not keep a huge batch's buffer around
+		m.data = nil
+	}
+	marshalPool.Put(m)
+}
+
+func headerBytes(hs []Header) int {
+	n := 0
+	for _, h := range hs {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
+// reserve sizes the buffers; data gets one spare byte so that every pointer, even that of
+// an empty value at the very end, lies inside the allocation.
+func (m *marshal) reserve(bytes, recs, hdrs int) {
+	if cap(m.data) < bytes+1 {
+		m.data = make([]byte, 0, bytes+1)
+	}
+	m.data = m.data[:0]
+	if cap(m.recs) < recs {
+		m.recs = make([]C.mq_record, recs)
+		m.res = make([]C.mq_publish_result, recs)
+	}
+	m.recs, m.res = m.recs[:recs], m.res[:recs]
+	if cap(m.hdrs) < hdrs {
+		m.hdrs = make([]C.mq_header, hdrs)
+	}
+	m.hdrs = m.hdrs[:hdrs]
+}
+
+// put copies b into data and returns its address there (data never grows past its
+// reservation, so addresses stay valid).
+func (m *marshal) put(b []byte) unsafe.Pointer {
+	off := len(m.data)
+	m.data = append(m.data, b...)
+	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(m.data[:cap(m.data)])), off)
+}
+
+func (m *marshal) putString(s string) unsafe.Pointer {
+	off := len(m.data)
+	m.data = append(m.data, s...)
+	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(m.data[:cap(m.data)])), off)
+}
+
+func (m *marshal) fillHeaders(dst []C.mq_header, hs []Header) {
+	for i, h := range hs {
+		dst[i].name = m.putString(h.Key)
+		dst[i].name_len = C.size_t(len(h.Key))
+		dst[i].value = m.put(h.Value)
+		dst[i].value_len = C.size_t(len(h.Value))
+	}
+}
+
+func (m *marshal) pinAll() {
+	m.pin.Pin(unsafe.SliceData(m.data[:cap(m.data)]))
+	if len(m.hdrs) > 0 {
+		m.pin.Pin(&m.hdrs[0])
+	}
+}
+
+func (m *marshal) headersOnly(hs []Header) {
+	m.reserve(headerBytes(hs), 0, len(hs))
+	m.fillHeaders(m.hdrs, hs)
+	m.pinAll()
+}
+
+func (m *marshal) batch(records []Record) {
+	bytes, nh := 0, 0
+	for i := range records {
+		bytes += len(records[i].Key) + len(records[i].Value) + headerBytes(records[i].Headers)
+		nh += len(records[i].Headers)
+	}
+	m.reserve(bytes, len(records), nh)
+	h := 0
+	for i := range records {
+		r := &records[i]
+		c := &m.recs[i]
+		c.key, c.key_len = nil, 0
+		if r.Key != nil {
+			c.key, c.key_len = m.put(r.Key), C.size_t(len(r.Key))
+		}
+		c.payload, c.payload_len = m.put(r.Value), C.size_t(len(r.Value))
+		c.headers, c.header_count = nil, 0
+		if n := len(r.Headers); n > 0 {
+			m.fillHeaders(m.hdrs[h:h+n], r.Headers)
+			c.headers, c.header_count = &m.hdrs[h], C.size_t(n)
+			h += n
+		}
+		m.res[i] = C.mq_publish_result{partition: -1, offset: -1}
+	}
+	m.pinAll()
+}

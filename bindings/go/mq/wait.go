@@ -1,0 +1,130 @@
+package mq
+
+// #include "shim.h"
+import "C"
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// maxWaitMs is the longest wait the library accepts (2^40 ms); a deadline further away is
+// "no deadline".
+const maxWaitMs = 1 << 40
+
+// waitMs turns ctx's deadline into the library's wait: -1 (forever) without one, 0 (don't
+// block) once it has passed, else the milliseconds left, rounded up so the call never gives
+// up before the deadline.
+func waitMs(ctx context.Context) C.int64_t {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return C.MQ_WAIT_FOREVER
+	}
+	left := time.Until(d)
+	if left <= 0 {
+		return C.MQ_NO_WAIT
+	}
+	ms := (left + time.Millisecond - 1) / time.Millisecond
+	if ms > maxWaitMs {
+		return C.MQ_WAIT_FOREVER
+	}
+	return C.int64_t(ms)
+}
+
+// tokens recycles cancel tokens: a blocking call under a cancellable context borrows one.
+var tokens struct {
+	sync.Mutex
+	free []*C.mq_cancel
+}
+
+const maxFreeTokens = 64
+
+func getToken() (*C.mq_cancel, error) {
+	tokens.Lock()
+	if n := len(tokens.free); n > 0 {
+		t := tokens.free[n-1]
+		tokens.free = tokens.free[:n-1]
+		tokens.Unlock()
+		return t, nil
+	}
+	tokens.Unlock()
+	var t *C.mq_cancel
+	if s := C.mq_cancel_new(&t); s != C.MQ_OK {
+		return nil, &Error{Op: "cancel token", Status: Status(s), Message: "no cancel token could be made"}
+	}
+	return t, nil
+}
+
+// putToken takes back a token nobody can trigger any more.
+func putToken(t *C.mq_cancel) {
+	C.mq_cancel_reset(t)
+	tokens.Lock()
+	if len(tokens.free) < maxFreeTokens {
+		tokens.free = append(tokens.free, t)
+		tokens.Unlock()
+		return
+	}
+	tokens.Unlock()
+	C.mq_cancel_free(t)
+}
+
+// waiter ties a context to the cancel token of one blocking call.
+type waiter struct {
+	tok   *C.mq_cancel
+	owned bool // tok came from the pool
+	stop  func() bool
+	fired chan struct{}
+}
+
+// start arms w for ctx: cancelling ctx triggers a token, so the call returns MQ_CANCELLED at
+// once. A deadline does not trigger it: the call's own wait (waitMs) ends then, with the
+// status of a wait that ran out (MQ_TIMEOUT, MQ_FULL). Contexts that can never be done cost
+// nothing (w.tok stays nil).
+func (w *waiter) start(ctx context.Context) error {
+	if ctx.Done() == nil {
+		return nil
+	}
+	tok, err := getToken()
+	if err != nil {
+		return err
+	}
+	w.startWith(ctx, tok)
+	w.owned = true
+	return nil
+}
+
+// startWith arms w with a token the caller owns (it may trigger it for reasons of its own).
+func (w *waiter) startWith(ctx context.Context, tok *C.mq_cancel) {
+	w.tok = tok
+	if ctx.Done() == nil {
+		return
+	}
+	w.fired = make(chan struct{})
+	fired := w.fired
+	w.stop = context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			C.mq_cancel_trigger(tok)
+		}
+		close(fired)
+	})
+}
+
+// disarm detaches the context once the call has returned. If the trigger has started, it
+// waits for it to finish, so a recycled token is never triggered by a stale context.
+func (w *waiter) disarm() {
+	if w.stop != nil && !w.stop() {
+		<-w.fired
+	}
+	w.stop = nil
+}
+
+// end disarms w and recycles a token that start took.
+func (w *waiter) end() {
+	w.disarm()
+	if w.owned {
+		putToken(w.tok)
+	}
+	w.tok, w.owned = nil, false
+}
