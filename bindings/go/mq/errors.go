@@ -7,6 +7,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"time"
 	"unsafe"
 )
 
@@ -124,8 +125,13 @@ func check(op string, r C.mqgo_result) error {
 func waitFailure(op string, r C.mqgo_result, ctx context.Context) *Error {
 	e := failure(op, r)
 	switch e.Status {
-	case StatusCancelled, StatusTimeout, StatusFull:
+	case StatusCancelled:
 		e.cause = ctx.Err()
+	case StatusTimeout, StatusFull:
+		// The wait ran to the deadline; the context's timer may fire a moment later.
+		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+			e.cause = context.DeadlineExceeded
+		}
 	}
 	return e
 }

@@ -75,8 +75,8 @@ func MaxAge(d time.Duration) TopicOption {
 // durationMs is d in milliseconds, rounded up (a lease or delay never ends early); negative
 // durations stay negative so the library refuses them.
 func durationMs(d time.Duration) int64 {
-	if d <= 0 {
-		return int64(d / time.Millisecond)
+	if d < 0 {
+		return -int64(-(d+1)/time.Millisecond) - 1 // rounded away from zero, without overflow
 	}
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
