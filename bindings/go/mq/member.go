@@ -229,29 +229,33 @@ func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
 		return nil, memberClosed(op)
 	}
 	defer m.guard.release()
-	tok, err := getToken()
+	s := viewScratch(n)
+	defer putCBuf(s)
+	if s.p == nil {
+		return nil, noMemory(op)
+	}
+	held, err := getToken()
 	if err != nil {
 		return nil, err
 	}
+	tok := held.t
 	m.tokMu.Lock()
 	if m.closing {
 		m.tokMu.Unlock()
-		putToken(tok)
+		putToken(held)
 		return nil, memberClosed(op)
 	}
 	m.active[tok] = struct{}{}
 	m.tokMu.Unlock()
 	w := waiter{}
 	w.startWith(ctx, tok)
-	s := getScratch(n)
-	defer putScratch(s)
-	r := C.mqgo_member_poll(p, &(*s)[0], C.size_t(n), waitMs(ctx), tok)
+	r := C.mqgo_member_poll(p, (*C.mq_message)(s.p), C.size_t(n), waitMs(ctx), tok)
 	w.disarm()
 	m.tokMu.Lock()
 	delete(m.active, tok)
 	closing := m.closing
 	m.tokMu.Unlock()
-	putToken(tok)
+	putToken(held)
 	if r.status != C.MQ_OK {
 		if r.status == C.MQ_CANCELLED && closing && ctx.Err() == nil {
 			failure(op, r) // frees the message
@@ -259,7 +263,7 @@ func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
 		}
 		return nil, waitFailure(op, r, ctx)
 	}
-	return copyMessages((*s)[:r.count]), nil
+	return copyMessages(views(s, int(r.count))), nil
 }
 
 // Ack acknowledges, cumulatively, offsets up to offset on a partition the member owns.

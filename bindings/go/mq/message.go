@@ -3,10 +3,7 @@ package mq
 // #include "shim.h"
 import "C"
 
-import (
-	"sync"
-	"unsafe"
-)
+import "unsafe"
 
 // Message is a delivered message. Its Key, Value and header values are Go memory owned by the
 // caller: the messages of one poll share one buffer, copied out of the log in the same cgo
@@ -43,22 +40,18 @@ type DeadLetter struct {
 // not size a huge scratch array.
 const maxPoll = 4096
 
-// scratch arrays receive the library's message views before they are copied out.
-var scratchPool = sync.Pool{New: func() any { s := make([]C.mq_message, 64); return &s }}
-
-func getScratch(n int) *[]C.mq_message {
-	s := scratchPool.Get().(*[]C.mq_message)
-	if cap(*s) < n {
-		size := 64
-		for size < n {
-			size *= 2
-		}
-		*s = make([]C.mq_message, size)
+// viewScratch is C memory for n message views (at least one).
+func viewScratch(n int) cbuf {
+	if n < 1 {
+		n = 1
 	}
-	return s
+	return getCBuf(uintptr(n) * C.sizeof_mq_message)
 }
 
-func putScratch(s *[]C.mq_message) { scratchPool.Put(s) }
+// views is the scratch of a poll: n message views in C memory.
+func views(b cbuf, n int) []C.mq_message {
+	return unsafe.Slice((*C.mq_message)(b.p), n)
+}
 
 // cbytes views n bytes of C memory (only read while the view is valid).
 func cbytes(p unsafe.Pointer, n C.size_t) []byte {

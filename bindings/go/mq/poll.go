@@ -39,16 +39,19 @@ func (b *Broker) Poll(ctx context.Context, topic, group string, partition, max i
 	if err := w.start(ctx); err != nil {
 		return nil, err
 	}
-	s := getScratch(n)
-	defer putScratch(s)
+	s := viewScratch(n)
+	defer putCBuf(s)
+	if s.p == nil {
+		return nil, noMemory(op)
+	}
 	t, tl := cstr(topic)
 	g, gl := cstr(group)
-	r := C.mqgo_poll(p, t, tl, g, gl, part, &(*s)[0], C.size_t(n), waitMs(ctx), w.tok)
+	r := C.mqgo_poll(p, t, tl, g, gl, part, (*C.mq_message)(s.p), C.size_t(n), waitMs(ctx), w.tok)
 	w.end()
 	if r.status != C.MQ_OK {
 		return nil, waitFailure(op, r, ctx)
 	}
-	return copyMessages((*s)[:r.count]), nil
+	return copyMessages(views(s, int(r.count))), nil
 }
 
 // pollMax checks a poll's max; 0 is passed on for the library to refuse.

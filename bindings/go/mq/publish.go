@@ -5,8 +5,6 @@ import "C"
 
 import (
 	"context"
-	"runtime"
-	"sync"
 	"unsafe"
 )
 
@@ -65,9 +63,11 @@ func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, o
 			opt(&o)
 		}
 		if len(o.headers) > 0 {
-			m := getMarshal()
-			defer putMarshal(m)
-			m.headersOnly(o.headers)
+			var m marshal
+			if !m.headersOnly(o.headers) {
+				return -1, -1, noMemory(op)
+			}
+			defer m.release()
 			hdrs, nh = &m.hdrs[0], C.size_t(len(m.hdrs))
 		}
 	}
@@ -102,9 +102,11 @@ func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Recor
 	if err := checkName(op, "topic", topic); err != nil {
 		return nil, err
 	}
-	m := getMarshal()
-	defer putMarshal(m)
-	m.batch(records)
+	var m marshal
+	if !m.batch(records) {
+		return nil, noMemory(op)
+	}
+	defer m.release()
 	p := b.acquire()
 	if p == nil {
 		return nil, closedError(op)
@@ -138,26 +140,16 @@ func bytesPtr(b []byte) unsafe.Pointer {
 	return unsafe.Pointer(unsafe.SliceData(b))
 }
 
-// marshal lays out records and headers for one call: the bytes in one pinned buffer, and the
-// C structs that point into it. The library copies everything before the call returns.
+// marshal lays out records and headers for one call in C memory: the structs the library reads
+// and, after them, the bytes they point to (copied from Go, so nothing needs pinning and cgo's
+// pointer check has nothing to scan). The library copies everything before the call returns.
 type marshal struct {
-	data []byte
+	buf  cbuf
 	recs []C.mq_record
 	hdrs []C.mq_header
 	res  []C.mq_publish_result
-	pin  runtime.Pinner
-}
-
-var marshalPool = sync.Pool{New: func() any { return new(marshal) }}
-
-func getMarshal() *marshal { return marshalPool.Get().(*marshal) }
-
-func putMarshal(m *marshal) {
-	m.pin.Unpin()
-	if cap(m.data) > 1<<20 { // do not keep a huge batch's buffer around
-		m.data = nil
-	}
-	marshalPool.Put(m)
+	data []byte // C memory
+	used int
 }
 
 func headerBytes(hs []Header) int {
@@ -168,36 +160,44 @@ func headerBytes(hs []Header) int {
 	return n
 }
 
-// reserve sizes the buffers; data gets one spare byte so that every pointer, even that of
-// an empty value at the very end, lies inside the allocation.
-func (m *marshal) reserve(bytes, recs, hdrs int) {
-	if cap(m.data) < bytes+1 {
-		m.data = make([]byte, 0, bytes+1)
+// reserve lays out the buffer: records, headers, results, then the bytes (with one spare, so
+// that every pointer, even that of an empty value at the very end, lies inside it). False when
+// out of memory.
+func (m *marshal) reserve(bytes, recs, hdrs int) bool {
+	size := uintptr(recs)*C.sizeof_mq_record + uintptr(hdrs)*C.sizeof_mq_header +
+		uintptr(recs)*C.sizeof_mq_publish_result + uintptr(bytes) + 1
+	m.buf = getCBuf(size)
+	if m.buf.p == nil {
+		return false
 	}
-	m.data = m.data[:0]
-	if cap(m.recs) < recs {
-		m.recs = make([]C.mq_record, recs)
-		m.res = make([]C.mq_publish_result, recs)
-	}
-	m.recs, m.res = m.recs[:recs], m.res[:recs]
-	if cap(m.hdrs) < hdrs {
-		m.hdrs = make([]C.mq_header, hdrs)
-	}
-	m.hdrs = m.hdrs[:hdrs]
+	p := m.buf.p
+	m.recs = unsafe.Slice((*C.mq_record)(p), recs)
+	p = unsafe.Add(p, uintptr(recs)*C.sizeof_mq_record)
+	m.hdrs = unsafe.Slice((*C.mq_header)(p), hdrs)
+	p = unsafe.Add(p, uintptr(hdrs)*C.sizeof_mq_header)
+	m.res = unsafe.Slice((*C.mq_publish_result)(p), recs)
+	p = unsafe.Add(p, uintptr(recs)*C.sizeof_mq_publish_result)
+	m.data = unsafe.Slice((*byte)(p), bytes+1)
+	m.used = 0
+	return true
 }
 
-// put copies b into data and returns its address there (data never grows past its
-// reservation, so addresses stay valid).
+func (m *marshal) release() {
+	putCBuf(m.buf)
+	*m = marshal{}
+}
+
+// put copies b into data and returns its address there.
 func (m *marshal) put(b []byte) unsafe.Pointer {
-	off := len(m.data)
-	m.data = append(m.data, b...)
-	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(m.data[:cap(m.data)])), off)
+	p := unsafe.Pointer(&m.data[m.used])
+	m.used += copy(m.data[m.used:], b)
+	return p
 }
 
 func (m *marshal) putString(s string) unsafe.Pointer {
-	off := len(m.data)
-	m.data = append(m.data, s...)
-	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(m.data[:cap(m.data)])), off)
+	p := unsafe.Pointer(&m.data[m.used])
+	m.used += copy(m.data[m.used:], s)
+	return p
 }
 
 func (m *marshal) fillHeaders(dst []C.mq_header, hs []Header) {
@@ -209,26 +209,23 @@ func (m *marshal) fillHeaders(dst []C.mq_header, hs []Header) {
 	}
 }
 
-func (m *marshal) pinAll() {
-	m.pin.Pin(unsafe.SliceData(m.data[:cap(m.data)]))
-	if len(m.hdrs) > 0 {
-		m.pin.Pin(&m.hdrs[0])
+func (m *marshal) headersOnly(hs []Header) bool {
+	if !m.reserve(headerBytes(hs), 0, len(hs)) {
+		return false
 	}
-}
-
-func (m *marshal) headersOnly(hs []Header) {
-	m.reserve(headerBytes(hs), 0, len(hs))
 	m.fillHeaders(m.hdrs, hs)
-	m.pinAll()
+	return true
 }
 
-func (m *marshal) batch(records []Record) {
+func (m *marshal) batch(records []Record) bool {
 	bytes, nh := 0, 0
 	for i := range records {
 		bytes += len(records[i].Key) + len(records[i].Value) + headerBytes(records[i].Headers)
 		nh += len(records[i].Headers)
 	}
-	m.reserve(bytes, len(records), nh)
+	if !m.reserve(bytes, len(records), nh) {
+		return false
+	}
 	h := 0
 	for i := range records {
 		r := &records[i]
@@ -246,5 +243,5 @@ func (m *marshal) batch(records []Record) {
 		}
 		m.res[i] = C.mq_publish_result{partition: -1, offset: -1}
 	}
-	m.pinAll()
+	return true
 }

@@ -236,12 +236,22 @@ mqgo_result mqgo_publish_batch(mq_broker *b, const char *topic, size_t topic_len
 
 /* ---- pull consumption --------------------------------------------------------------------- */
 
+/* The scratch views are recycled C memory. A library that leaves a field unwritten (1.0.0
+ * does not fill in headers yet) must not leave the previous call's pointers in it. */
+static void clear_views(mq_message *msgs, size_t max) {
+    for (size_t i = 0; i < max; i++) {
+        msgs[i].headers = NULL;
+        msgs[i].header_count = 0;
+    }
+}
+
 mqgo_result mqgo_poll(mq_broker *b, const char *topic, size_t topic_len, const char *group,
                       size_t group_len, int32_t partition, mq_message *msgs, size_t max,
                       int64_t wait_ms, mq_cancel *cancel) {
     NAME(t, topic, topic_len);
     NAME2(g, group, group_len, t);
     size_t n = 0;
+    clear_views(msgs, max);
     int s = mq_group_poll(b, t, g, partition, msgs, sizeof(mq_message), max, wait_ms, cancel, &n);
     mqgo_result r = result(s);
     r.count = n;
@@ -438,6 +448,7 @@ mqgo_result mqgo_member_assignment(mq_member *m, int64_t *generation, int32_t **
 mqgo_result mqgo_member_poll(mq_member *m, mq_message *msgs, size_t max, int64_t wait_ms,
                              mq_cancel *cancel) {
     size_t n = 0;
+    clear_views(msgs, max);
     mqgo_result r = result(mq_member_poll(m, msgs, sizeof(mq_message), max, wait_ms, cancel, &n));
     r.count = n;
     return r;

@@ -6,6 +6,7 @@ import "C"
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -33,47 +34,35 @@ func waitMs(ctx context.Context) C.int64_t {
 	return C.int64_t(ms)
 }
 
-// tokens recycles cancel tokens: a blocking call under a cancellable context borrows one.
-var tokens struct {
-	sync.Mutex
-	free []*C.mq_cancel
-}
+// tokens recycles cancel tokens (per P): a blocking call under a cancellable context borrows
+// one. A token the pool lets go is freed by its holder's cleanup.
+var tokens sync.Pool
 
-const maxFreeTokens = 64
+type tokenHolder struct{ t *C.mq_cancel }
 
-func getToken() (*C.mq_cancel, error) {
-	tokens.Lock()
-	if n := len(tokens.free); n > 0 {
-		t := tokens.free[n-1]
-		tokens.free = tokens.free[:n-1]
-		tokens.Unlock()
-		return t, nil
+func getToken() (*tokenHolder, error) {
+	if h, _ := tokens.Get().(*tokenHolder); h != nil {
+		return h, nil
 	}
-	tokens.Unlock()
 	var t *C.mq_cancel
 	if s := C.mq_cancel_new(&t); s != C.MQ_OK {
 		return nil, &Error{Op: "cancel token", Status: Status(s), Message: "no cancel token could be made"}
 	}
-	return t, nil
+	h := &tokenHolder{t: t}
+	runtime.AddCleanup(h, func(t *C.mq_cancel) { C.mq_cancel_free(t) }, t)
+	return h, nil
 }
 
 // putToken takes back a token nobody can trigger any more.
-func putToken(t *C.mq_cancel) {
-	C.mq_cancel_reset(t)
-	tokens.Lock()
-	if len(tokens.free) < maxFreeTokens {
-		tokens.free = append(tokens.free, t)
-		tokens.Unlock()
-		return
-	}
-	tokens.Unlock()
-	C.mq_cancel_free(t)
+func putToken(h *tokenHolder) {
+	C.mq_cancel_reset(h.t)
+	tokens.Put(h)
 }
 
 // waiter ties a context to the cancel token of one blocking call.
 type waiter struct {
 	tok   *C.mq_cancel
-	owned bool // tok came from the pool
+	held  *tokenHolder // set when tok came from the pool
 	stop  func() bool
 	fired chan struct{}
 }
@@ -86,12 +75,12 @@ func (w *waiter) start(ctx context.Context) error {
 	if ctx.Done() == nil {
 		return nil
 	}
-	tok, err := getToken()
+	h, err := getToken()
 	if err != nil {
 		return err
 	}
-	w.startWith(ctx, tok)
-	w.owned = true
+	w.startWith(ctx, h.t)
+	w.held = h
 	return nil
 }
 
@@ -123,8 +112,8 @@ func (w *waiter) disarm() {
 // end disarms w and recycles a token that start took.
 func (w *waiter) end() {
 	w.disarm()
-	if w.owned {
-		putToken(w.tok)
+	if w.held != nil {
+		putToken(w.held)
 	}
-	w.tok, w.owned = nil, false
+	w.tok, w.held = nil, nil
 }
