@@ -110,14 +110,15 @@ func TestStressPull(t *testing.T) {
 	defer cancel()
 	for _, g := range groups {
 		must(t, b.Subscribe("stress", g))
-		orders[g] = &keyOrder{}
+		o := &keyOrder{}
+		orders[g] = o
 		for c := 0; c < 2; c++ {
 			parts, err := RoundRobin(sPartitions, 2, c)
 			must(t, err)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				consumePull(t, ctx, b, g, parts, orders[g], g == "email")
+				consumePull(t, ctx, b, g, parts, o, g == "email")
 			}()
 		}
 	}
