@@ -108,7 +108,7 @@ func (c *brokerCore) free() {
 	c.assignors = nil
 	c.mu.Unlock()
 	for _, a := range boxes {
-		a.handle.Delete()
+		deleteHandle(a.handle)
 		C.mqgo_box_free(a.box)
 	}
 	runtime.KeepAlive(c.clock)

@@ -84,12 +84,13 @@ type Error struct {
 	cause   error  // the context's error when the call's context ended its wait
 }
 
+// Error is "mq: OP: STATUS: MESSAGE", the library's message last and verbatim.
 func (e *Error) Error() string {
-	text := "mq: " + e.Op + ": "
+	text := "mq: " + e.Op + ": " + e.Status.String()
 	if e.Message != "" {
-		text += e.Message + " "
+		text += ": " + e.Message
 	}
-	return text + "(" + e.Status.String() + ")"
+	return text
 }
 
 // Is reports whether target is the sentinel of e's status (or e's context error).

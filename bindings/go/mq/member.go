@@ -79,7 +79,7 @@ func OnRebalance(f func(m *Member, generation int64)) MemberOption {
 // partition the member no longer owns returns ErrFenced. Safe for concurrent use.
 type Member struct {
 	b         *Broker
-	id        string
+	id        atomic.Pointer[string] // set by Join, or first by the callback of its own join
 	ptr       unsafe.Pointer // *C.mq_member, set once (atomically: a callback may set it first)
 	guard     *guard
 	rebalance func(*Member, int64)
@@ -119,9 +119,9 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 	}
 	defer b.release()
 	if o.onRebalance != nil {
-		m.rbHandle = cgo.NewHandle(m)
+		m.rbHandle = newHandle(m)
 		if m.rbBox = C.mqgo_box_new(C.uintptr_t(m.rbHandle)); m.rbBox == nil {
-			m.rbHandle.Delete()
+			deleteHandle(m.rbHandle)
 			b.unregister(nil, m)
 			return nil, &Error{Op: op, Status: StatusNoMemory, Message: "out of memory for the callback's user data"}
 		}
@@ -146,17 +146,17 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 		return nil, err
 	}
 	atomic.StorePointer(&m.ptr, unsafe.Pointer(out))
-	m.id = C.GoString(C.mq_member_id(out))
+	m.setID(out)
 	return m, nil
 }
 
 // addAssignor keeps an assignor for as long as the broker lives: the group goes on using its
 // first member's strategy after that member leaves.
 func (c *brokerCore) addAssignor(a Assignor) unsafe.Pointer {
-	h := cgo.NewHandle(a)
+	h := newHandle(a)
 	box := C.mqgo_box_new(C.uintptr_t(h))
 	if box == nil {
-		h.Delete()
+		deleteHandle(h)
 		return nil
 	}
 	c.mu.Lock()
@@ -168,7 +168,7 @@ func (c *brokerCore) addAssignor(a Assignor) unsafe.Pointer {
 // releaseCallback drops the rebalance callback's handle once no call of it can start.
 func (m *Member) releaseCallback() {
 	if m.rbBox != nil {
-		m.rbHandle.Delete()
+		deleteHandle(m.rbHandle)
 		C.mqgo_box_free(m.rbBox)
 		m.rbBox = nil
 	}
@@ -176,8 +176,21 @@ func (m *Member) releaseCallback() {
 
 func (m *Member) cptr() *C.mq_member { return (*C.mq_member)(atomic.LoadPointer(&m.ptr)) }
 
+// setID records the member's id from its handle, once.
+func (m *Member) setID(cm *C.mq_member) {
+	if m.id.Load() == nil {
+		id := C.GoString(C.mq_member_id(cm))
+		m.id.CompareAndSwap(nil, &id)
+	}
+}
+
 // ID is the member's id.
-func (m *Member) ID() string { return m.id }
+func (m *Member) ID() string {
+	if id := m.id.Load(); id != nil {
+		return *id
+	}
+	return ""
+}
 
 // Broker is the broker the member belongs to.
 func (m *Member) Broker() *Broker { return m.b }
@@ -351,6 +364,7 @@ func mqgoRebalance(h C.uintptr_t, cm *C.mq_member, generation C.int64_t) {
 	m := cgo.Handle(h).Value().(*Member)
 	// During its own join the callback comes before Join has stored the handle.
 	atomic.CompareAndSwapPointer(&m.ptr, nil, unsafe.Pointer(cm))
+	m.setID(cm)
 	defer func() {
 		if v := recover(); v != nil {
 			log.Printf("mq: OnRebalance of member %s panicked: %v", C.GoString(C.mq_member_id(cm)), v)

@@ -95,8 +95,8 @@ func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, o
 // before appending any. The wait (ctx) covers the whole batch. If the batch stops part-way
 // (ErrFull, ErrClosed, ErrCancelled), the results say which records went where: for each
 // partition the published records are a prefix, and the others have Offset -1. A batch refused
-// as a whole (ErrInvalid, ErrNoTopic, ErrTooLarge, ...) appended nothing: every Offset is -1
-// (and Partition -1 where the library did not route the record).
+// as a whole (ErrInvalid, ErrNoTopic, ErrTooLarge, ...) appended nothing and returns no
+// results.
 func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Record) ([]PublishResult, error) {
 	const op = "publish batch"
 	if err := checkName(op, "topic", topic); err != nil {
@@ -124,9 +124,18 @@ func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Recor
 	t, tl := cstr(topic)
 	r := C.mqgo_publish_batch(p, t, tl, recs, C.size_t(len(records)), waitMs(ctx), w.tok, res)
 	w.end()
-	out := make([]PublishResult, len(records))
-	for i := range out {
-		out[i] = PublishResult{Partition: int(m.res[i].partition), Offset: int64(m.res[i].offset)}
+	var out []PublishResult
+	// The library writes every result or none (a batch refused as a whole); none were
+	// written if every partition is still the -1 marshal put there.
+	written := false
+	for i := range m.res {
+		written = written || m.res[i].partition != -1
+	}
+	if written {
+		out = make([]PublishResult, len(records))
+		for i := range out {
+			out[i] = PublishResult{Partition: int(m.res[i].partition), Offset: int64(m.res[i].offset)}
+		}
 	}
 	if r.status != C.MQ_OK {
 		return out, waitFailure(op, r, ctx)

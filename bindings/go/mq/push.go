@@ -9,6 +9,7 @@ import (
 	"runtime/cgo"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -22,6 +23,7 @@ type subscribeOptions struct {
 	partitions    []C.int32_t
 	hasPartitions bool
 	onError       func(*Message, error)
+	onRelease     func()
 }
 
 // Prefetch sets how many messages a loop polls at a time (default 10).
@@ -60,6 +62,16 @@ func OnError(f func(msg *Message, err error)) SubscribeOption {
 	}
 }
 
+// OnRelease sets a function called exactly once when the library releases the handler: after
+// the handler can no longer run (from Close, or Broker.Close), or before SubscribeFunc returns
+// when it fails. A panic in it is recovered and logged.
+func OnRelease(f func()) SubscribeOption {
+	return func(o *subscribeOptions) error {
+		o.onRelease = f
+		return nil
+	}
+}
+
 // Subscription is a push subscription: the library polls, calls the handler for each message
 // in partition order and acks it; a handler error or panic nacks it (the message and the rest
 // of its batch come again). Close it when done.
@@ -68,6 +80,7 @@ type Subscription struct {
 	topic, group string
 	handler      func(*Message) error
 	onError      func(*Message, error)
+	onRelease    func()
 	box          unsafe.Pointer // the user data the library passes back: a box holding our handle
 
 	mu    sync.Mutex // held while opening, so Close waits for a subscription being opened
@@ -111,7 +124,8 @@ func (b *Broker) SubscribeFunc(topic, group string, handler func(*Message) error
 			return nil, err
 		}
 	}
-	s := &Subscription{b: b, topic: topic, group: group, handler: handler, onError: o.onError, done: make(chan struct{})}
+	s := &Subscription{b: b, topic: topic, group: group, handler: handler, onError: o.onError,
+		onRelease: o.onRelease, done: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !b.register(s, nil) {
@@ -125,10 +139,10 @@ func (b *Broker) SubscribeFunc(topic, group string, handler func(*Message) error
 		return nil, closedError(op)
 	}
 	defer b.release()
-	h := cgo.NewHandle(s)
+	h := newHandle(s)
 	s.box = C.mqgo_box_new(C.uintptr_t(h))
 	if s.box == nil {
-		h.Delete()
+		deleteHandle(h)
 		s.failOpen()
 		return nil, &Error{Op: op, Status: StatusNoMemory, Message: "out of memory for the handler's user data"}
 	}
@@ -210,6 +224,20 @@ func (s *Subscription) close() error {
 	return err
 }
 
+// liveHandles counts the cgo handles of handlers, assignors and callbacks not yet deleted
+// (tests check that each is released exactly once).
+var liveHandles atomic.Int64
+
+func newHandle(v any) cgo.Handle {
+	liveHandles.Add(1)
+	return cgo.NewHandle(v)
+}
+
+func deleteHandle(h cgo.Handle) {
+	h.Delete()
+	liveHandles.Add(-1)
+}
+
 //export mqgoHandle
 func mqgoHandle(h C.uintptr_t, m *C.mq_message) C.int {
 	return cgo.Handle(h).Value().(*Subscription).deliver(m)
@@ -217,7 +245,17 @@ func mqgoHandle(h C.uintptr_t, m *C.mq_message) C.int {
 
 //export mqgoRelease
 func mqgoRelease(h C.uintptr_t) {
+	s := cgo.Handle(h).Value().(*Subscription)
 	cgo.Handle(h).Delete()
+	liveHandles.Add(-1)
+	if s.onRelease != nil {
+		defer func() {
+			if v := recover(); v != nil {
+				log.Printf("mq: OnRelease of the subscription of group %s on %s panicked: %v", s.group, s.topic, v)
+			}
+		}()
+		s.onRelease()
+	}
 }
 
 // deliver runs the handler on a copy of the view: 0 acks, 1 nacks. No panic leaves it.

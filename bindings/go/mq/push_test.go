@@ -280,3 +280,47 @@ func TestDroppedBrokersAreCollected(t *testing.T) {
 	must(t, sub.Close())
 	must(t, sub.b.Close())
 }
+
+// Every handle handed to the library is deleted exactly once: handlers when their
+// subscription is released (also when opening fails), rebalance callbacks when their member
+// closes, assignors when the broker goes. OnRelease runs once per subscription.
+func TestHandlesReleasedOnce(t *testing.T) {
+	base := liveHandles.Load()
+	b, err := NewBroker()
+	must(t, err)
+	must(t, b.CreateTopic("t", Partitions(2)))
+	var releases atomic.Int32
+	release := OnRelease(func() { releases.Add(1) })
+	ok := func(*Message) error { return nil }
+	s1, err := b.SubscribeFunc("t", "a", ok, release)
+	must(t, err)
+	_, err = b.SubscribeFunc("t", "b", ok, release, Prefetch(0)) // refused by the library
+	wantStatus(t, err, ErrInvalid, StatusInvalid)
+	if releases.Load() != 1 {
+		t.Fatalf("a failed SubscribeFunc released its handler %d times, want once before returning", releases.Load())
+	}
+	s2, err := b.SubscribeFunc("t", "c", ok, release)
+	must(t, err)
+	m, err := b.Join("t", "m", OnRebalance(func(*Member, int64) {}), WithAssignor(func(_ []string, o []int) {
+		for p := range o {
+			o[p] = 0
+		}
+	}))
+	must(t, err)
+	if n := liveHandles.Load() - base; n != 4 {
+		t.Errorf("%d live handles with two subscriptions, a callback and an assignor", n)
+	}
+	must(t, s1.Close())
+	if releases.Load() != 2 {
+		t.Errorf("after one Close: %d releases", releases.Load())
+	}
+	must(t, m.Close())
+	must(t, b.Close()) // closes s2
+	must(t, s2.Close())
+	if releases.Load() != 3 {
+		t.Errorf("releases %d, want 3", releases.Load())
+	}
+	if n := liveHandles.Load() - base; n != 0 {
+		t.Errorf("%d handles left after closing everything", n)
+	}
+}
