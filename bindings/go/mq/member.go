@@ -80,7 +80,7 @@ func OnRebalance(f func(m *Member, generation int64)) MemberOption {
 type Member struct {
 	b         *Broker
 	id        atomic.Pointer[string] // set by Join, or first by the callback of its own join
-	ptr       unsafe.Pointer // *C.mq_member, set once (atomically: a callback may set it first)
+	ptr       unsafe.Pointer         // *C.mq_member, set once (atomically: a callback may set it first)
 	guard     *guard
 	rebalance func(*Member, int64)
 	rbHandle  cgo.Handle
