@@ -27,7 +27,7 @@ type Broker struct {
 // brokerCore is what the C broker needs to stay alive: the part a cleanup can free without
 // reaching the Broker itself.
 type brokerCore struct {
-	ptr   *C.mq_broker
+	ptr   C.mqgo_broker // the mq_broker *
 	guard *guard
 	clock *ManualClock // read by the library until the broker is freed
 
@@ -86,7 +86,7 @@ func NewBroker(opts ...Option) (*Broker, error) {
 	for _, opt := range opts {
 		opt(&o, core)
 	}
-	var ptr *C.mq_broker
+	var ptr C.mqgo_broker
 	if err := check("new broker", C.mqgo_broker_new(&o, &ptr)); err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func NewBroker(opts ...Option) (*Broker, error) {
 
 // free releases the C broker and what it used; the guard runs it after the last call.
 func (c *brokerCore) free() {
-	C.mq_broker_free(c.ptr)
+	C.mqgo_broker_free(c.ptr)
 	c.mu.Lock()
 	boxes := c.assignors
 	c.assignors = nil
@@ -114,11 +114,11 @@ func (c *brokerCore) free() {
 	runtime.KeepAlive(c.clock)
 }
 
-// acquire returns the C broker for one call, or nil once Close has begun; a non-nil result
+// acquire returns the C broker for one call, or 0 once Close has begun; a non-zero result
 // must be followed by release.
-func (b *Broker) acquire() *C.mq_broker {
+func (b *Broker) acquire() C.mqgo_broker {
 	if !b.core.guard.acquire() {
-		return nil
+		return 0
 	}
 	return b.core.ptr
 }
@@ -131,11 +131,12 @@ func (b *Broker) release() { b.core.guard.release() }
 // Topics, Groups), which keeps working until Close. Idempotent; safe from a handler.
 func (b *Broker) Shutdown() error {
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return nil
 	}
-	defer b.release()
-	return check("shutdown", C.mqgo_result{status: C.int32_t(C.mq_broker_close(p))})
+	C.mqgo_broker_close(p)
+	b.release()
+	return nil
 }
 
 // Close shuts the broker down (see Shutdown), closes its push subscriptions (waiting for
@@ -144,10 +145,10 @@ func (b *Broker) Shutdown() error {
 // handler: the handler's own subscription is then released when the handler returns.
 func (b *Broker) Close() error {
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return nil
 	}
-	C.mq_broker_close(p)
+	C.mqgo_broker_close(p)
 
 	b.regMu.Lock()
 	b.closing = true

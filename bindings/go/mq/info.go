@@ -55,11 +55,8 @@ type GroupInfo struct {
 // TopicInfo returns a topic's configuration. Works after Shutdown.
 func (b *Broker) TopicInfo(topic string) (TopicInfo, error) {
 	const op = "topic info"
-	if err := checkName(op, "topic", topic); err != nil {
-		return TopicInfo{}, err
-	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return TopicInfo{}, closedError(op)
 	}
 	defer b.release()
@@ -81,15 +78,12 @@ func (b *Broker) TopicInfo(topic string) (TopicInfo, error) {
 // PartitionInfo returns a partition's state. Works after Shutdown.
 func (b *Broker) PartitionInfo(topic string, partition int) (PartitionInfo, error) {
 	const op = "partition info"
-	if err := checkName(op, "topic", topic); err != nil {
-		return PartitionInfo{}, err
-	}
 	part, err := partition32(op, partition)
 	if err != nil {
 		return PartitionInfo{}, err
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return PartitionInfo{}, closedError(op)
 	}
 	defer b.release()
@@ -116,15 +110,12 @@ func (b *Broker) PartitionInfo(topic string, partition int) (PartitionInfo, erro
 // GroupInfo returns a group's cursor on a partition. Works after Shutdown.
 func (b *Broker) GroupInfo(topic, group string, partition int) (GroupInfo, error) {
 	const op = "group info"
-	if err := checkNames(op, topic, group); err != nil {
-		return GroupInfo{}, err
-	}
 	part, err := partition32(op, partition)
 	if err != nil {
 		return GroupInfo{}, err
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return GroupInfo{}, closedError(op)
 	}
 	defer b.release()
@@ -151,15 +142,12 @@ func (b *Broker) GroupInfo(topic, group string, partition int) (GroupInfo, error
 // Shutdown.
 func (b *Broker) Describe(topic string, partition int) (string, error) {
 	const op = "describe"
-	if err := checkName(op, "topic", topic); err != nil {
-		return "", err
-	}
 	part, err := partition32(op, partition)
 	if err != nil {
 		return "", err
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return "", closedError(op)
 	}
 	defer b.release()
@@ -175,7 +163,7 @@ func (b *Broker) Describe(topic string, partition int) (string, error) {
 func (b *Broker) Topics() ([]string, error) {
 	const op = "topics"
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return nil, closedError(op)
 	}
 	defer b.release()
@@ -189,11 +177,8 @@ func (b *Broker) Topics() ([]string, error) {
 // Groups lists a topic's groups in subscription order. Works after Shutdown.
 func (b *Broker) Groups(topic string) ([]string, error) {
 	const op = "groups"
-	if err := checkName(op, "topic", topic); err != nil {
-		return nil, err
-	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return nil, closedError(op)
 	}
 	defer b.release()

@@ -36,9 +36,6 @@ type memberOptions struct {
 // MemberID sets the member's id (default: generated "<group>-<n>").
 func MemberID(id string) MemberOption {
 	return func(o *memberOptions) error {
-		if err := checkName("join", "member", id); err != nil {
-			return err
-		}
 		o.id, o.hasID = id, true
 		return nil
 	}
@@ -80,7 +77,7 @@ func OnRebalance(f func(m *Member, generation int64)) MemberOption {
 type Member struct {
 	b         *Broker
 	id        atomic.Pointer[string] // set by Join, or first by the callback of its own join
-	ptr       unsafe.Pointer         // *C.mq_member, set once (atomically: a callback may set it first)
+	ptr       atomic.Uintptr         // the mq_member *, set once (a callback may set it first)
 	guard     *guard
 	rebalance func(*Member, int64)
 	rbHandle  cgo.Handle
@@ -88,7 +85,7 @@ type Member struct {
 
 	tokMu   sync.Mutex
 	closing bool
-	active  map[*C.mq_cancel]struct{} // tokens of the polls in flight, triggered by Close
+	active  map[C.mqgo_cancel]struct{} // tokens of the polls in flight, triggered by Close
 
 	closeOnce sync.Once
 	closeErr  error
@@ -99,21 +96,18 @@ type Member struct {
 // push subscriptions with partition lists own partitions of the group.
 func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error) {
 	const op = "join"
-	if err := checkNames(op, topic, group); err != nil {
-		return nil, err
-	}
 	var o memberOptions
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, err
 		}
 	}
-	m := &Member{b: b, guard: newGuard(nil), rebalance: o.onRebalance, active: map[*C.mq_cancel]struct{}{}}
+	m := &Member{b: b, guard: newGuard(nil), rebalance: o.onRebalance, active: map[C.mqgo_cancel]struct{}{}}
 	if !b.register(nil, m) {
 		return nil, closedError(op)
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		b.unregister(nil, m)
 		return nil, closedError(op)
 	}
@@ -134,7 +128,7 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 			return nil, &Error{Op: op, Status: StatusNoMemory, Message: "out of memory for the assignor's user data"}
 		}
 	}
-	var out *C.mq_member
+	var out C.mqgo_member
 	t, tl := cstr(topic)
 	g, gl := cstr(group)
 	id, il := cstr(o.id)
@@ -145,7 +139,7 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 		b.unregister(nil, m)
 		return nil, err
 	}
-	atomic.StorePointer(&m.ptr, unsafe.Pointer(out))
+	m.ptr.Store(uintptr(out))
 	m.setID(out)
 	return m, nil
 }
@@ -174,12 +168,12 @@ func (m *Member) releaseCallback() {
 	}
 }
 
-func (m *Member) cptr() *C.mq_member { return (*C.mq_member)(atomic.LoadPointer(&m.ptr)) }
+func (m *Member) cptr() C.mqgo_member { return C.mqgo_member(m.ptr.Load()) }
 
 // setID records the member's id from its handle, once.
-func (m *Member) setID(cm *C.mq_member) {
+func (m *Member) setID(cm C.mqgo_member) {
 	if m.id.Load() == nil {
-		id := C.GoString(C.mq_member_id(cm))
+		id := C.GoString(C.mqgo_member_id(cm))
 		m.id.CompareAndSwap(nil, &id)
 	}
 }
@@ -196,9 +190,9 @@ func (m *Member) ID() string {
 func (m *Member) Broker() *Broker { return m.b }
 
 // acquire returns the C member for one call, or nil once Close has begun.
-func (m *Member) acquire() *C.mq_member {
+func (m *Member) acquire() C.mqgo_member {
 	if !m.guard.acquire() {
-		return nil
+		return 0
 	}
 	return m.cptr()
 }
@@ -214,7 +208,7 @@ func memberClosed(op string) *Error {
 func (m *Member) Assignment() (generation int64, partitions []int, err error) {
 	const op = "assignment"
 	p := m.acquire()
-	if p == nil {
+	if p == 0 {
 		return 0, nil, memberClosed(op)
 	}
 	defer m.guard.release()
@@ -238,7 +232,7 @@ func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
 		return nil, err
 	}
 	p := m.acquire()
-	if p == nil {
+	if p == 0 {
 		return nil, memberClosed(op)
 	}
 	defer m.guard.release()
@@ -262,7 +256,7 @@ func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
 	m.tokMu.Unlock()
 	w := waiter{}
 	w.startWith(ctx, tok)
-	r := C.mqgo_member_poll(p, (*C.mq_message)(s.p), C.size_t(n), waitMs(ctx), tok)
+	r := C.mqgo_member_poll(p, C.mqgo_mem(uintptr(s.p)), C.size_t(n), waitMs(ctx), tok)
 	w.disarm()
 	m.tokMu.Lock()
 	delete(m.active, tok)
@@ -287,7 +281,7 @@ func (m *Member) Ack(partition int, offset int64) error {
 		return err
 	}
 	p := m.acquire()
-	if p == nil {
+	if p == 0 {
 		return memberClosed(op)
 	}
 	defer m.guard.release()
@@ -305,7 +299,7 @@ func (m *Member) NackAfter(partition int, delay time.Duration) error {
 		return err
 	}
 	p := m.acquire()
-	if p == nil {
+	if p == 0 {
 		return memberClosed(op)
 	}
 	defer m.guard.release()
@@ -320,7 +314,7 @@ func (m *Member) ExtendLease(partition int) error {
 		return err
 	}
 	p := m.acquire()
-	if p == nil {
+	if p == 0 {
 		return memberClosed(op)
 	}
 	defer m.guard.release()
@@ -347,7 +341,7 @@ func (m *Member) close() error {
 		m.tokMu.Lock()
 		m.closing = true
 		for t := range m.active {
-			C.mq_cancel_trigger(t)
+			C.mqgo_cancel_trigger(t)
 		}
 		m.tokMu.Unlock()
 		m.guard.close()
@@ -360,14 +354,14 @@ func (m *Member) close() error {
 }
 
 //export mqgoRebalance
-func mqgoRebalance(h C.uintptr_t, cm *C.mq_member, generation C.int64_t) {
+func mqgoRebalance(h C.uintptr_t, cm C.mqgo_member, generation C.int64_t) {
 	m := cgo.Handle(h).Value().(*Member)
 	// During its own join the callback comes before Join has stored the handle.
-	atomic.CompareAndSwapPointer(&m.ptr, nil, unsafe.Pointer(cm))
+	m.ptr.CompareAndSwap(0, uintptr(cm))
 	m.setID(cm)
 	defer func() {
 		if v := recover(); v != nil {
-			log.Printf("mq: OnRebalance of member %s panicked: %v", C.GoString(C.mq_member_id(cm)), v)
+			log.Printf("mq: OnRebalance of member %s panicked: %v", C.GoString(C.mqgo_member_id(cm)), v)
 		}
 	}()
 	m.rebalance(m, int64(generation))

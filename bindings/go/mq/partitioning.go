@@ -18,7 +18,7 @@ func KeyPartition(key []byte, partitions int) (int, error) {
 
 // Murmur2 is Kafka's murmur2 hash of key (signed, as Kafka's Utils.murmur2 returns it).
 func Murmur2(key []byte) int32 {
-	return int32(C.mq_key_murmur2(bytesPtr(key), C.size_t(len(key))))
+	return int32(C.mq_key_murmur2(unsafe.Pointer(bytesPtr(key)), C.size_t(len(key))))
 }
 
 // RoundRobin returns the partitions that member (0-based) of members owns under round-robin

@@ -19,9 +19,6 @@ import (
 // context.Canceled). A max above 4096 is served 4096 at a time.
 func (b *Broker) Poll(ctx context.Context, topic, group string, partition, max int) ([]Message, error) {
 	const op = "poll"
-	if err := checkNames(op, topic, group); err != nil {
-		return nil, err
-	}
 	part, err := partition32(op, partition)
 	if err != nil {
 		return nil, err
@@ -30,28 +27,36 @@ func (b *Broker) Poll(ctx context.Context, topic, group string, partition, max i
 	if err != nil {
 		return nil, err
 	}
-	p := b.acquire()
-	if p == nil {
-		return nil, closedError(op)
-	}
-	defer b.release()
-	var w waiter
-	if err := w.start(ctx); err != nil {
-		return nil, err
-	}
 	s := viewScratch(n)
-	defer putCBuf(s)
 	if s.p == nil {
 		return nil, noMemory(op)
 	}
+	p := b.acquire()
+	if p == 0 {
+		putCBuf(s)
+		return nil, closedError(op)
+	}
+	var w waiter
+	if err := w.start(ctx); err != nil {
+		b.release()
+		putCBuf(s)
+		return nil, err
+	}
 	t, tl := cstr(topic)
 	g, gl := cstr(group)
-	r := C.mqgo_poll(p, t, tl, g, gl, part, (*C.mq_message)(s.p), C.size_t(n), waitMs(ctx), w.tok)
+	r := C.mqgo_poll(p, t, tl, g, gl, part, C.mqgo_mem(uintptr(s.p)), C.size_t(n), waitMs(ctx), w.tok)
 	w.end()
+	var msgs []Message
+	if r.status == C.MQ_OK {
+		// Copied while the call still holds the broker: the views are valid until the ack.
+		msgs = copyMessages(views(s, int(r.count)))
+	}
+	b.release()
+	putCBuf(s)
 	if r.status != C.MQ_OK {
 		return nil, waitFailure(op, r, ctx)
 	}
-	return copyMessages(views(s, int(r.count))), nil
+	return msgs, nil
 }
 
 // pollMax checks a poll's max; 0 is passed on for the library to refuse.
@@ -74,21 +79,19 @@ func pollMax(op string, max int) (int, error) {
 // never handed out; nothing changes then.
 func (b *Broker) Ack(topic, group string, partition int, offset int64) error {
 	const op = "ack"
-	if err := checkNames(op, topic, group); err != nil {
-		return err
-	}
 	part, err := partition32(op, partition)
 	if err != nil {
 		return err
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return closedError(op)
 	}
-	defer b.release()
 	t, tl := cstr(topic)
 	g, gl := cstr(group)
-	return check(op, C.mqgo_ack(p, t, tl, g, gl, part, C.int64_t(offset)))
+	r := C.mqgo_ack(p, t, tl, g, gl, part, C.int64_t(offset))
+	b.release()
+	return check(op, r)
 }
 
 // Nack gives back the group's in-flight messages on a partition: the next poll hands them out
@@ -101,15 +104,12 @@ func (b *Broker) Nack(topic, group string, partition int) error {
 // delay has passed on the broker clock (order is kept: the group waits rather than skipping).
 func (b *Broker) NackAfter(topic, group string, partition int, delay time.Duration) error {
 	const op = "nack"
-	if err := checkNames(op, topic, group); err != nil {
-		return err
-	}
 	part, err := partition32(op, partition)
 	if err != nil {
 		return err
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return closedError(op)
 	}
 	defer b.release()
@@ -122,15 +122,12 @@ func (b *Broker) NackAfter(topic, group string, partition int, delay time.Durati
 // that outlives the ack timeout. ErrNotInFlight when nothing is in flight.
 func (b *Broker) ExtendLease(topic, group string, partition int) error {
 	const op = "extend lease"
-	if err := checkNames(op, topic, group); err != nil {
-		return err
-	}
 	part, err := partition32(op, partition)
 	if err != nil {
 		return err
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return closedError(op)
 	}
 	defer b.release()
@@ -144,15 +141,12 @@ func (b *Broker) ExtendLease(topic, group string, partition int) error {
 // counts start over. ErrOutOfRange (naming the range) outside the retained log.
 func (b *Broker) Seek(topic, group string, partition int, offset int64) error {
 	const op = "seek"
-	if err := checkNames(op, topic, group); err != nil {
-		return err
-	}
 	part, err := partition32(op, partition)
 	if err != nil {
 		return err
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return closedError(op)
 	}
 	defer b.release()

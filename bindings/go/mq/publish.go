@@ -52,10 +52,7 @@ func WithHeaders(h ...Header) PublishOption {
 // also matches context.Canceled).
 func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, opts ...PublishOption) (partition int, offset int64, err error) {
 	const op = "publish"
-	if err := checkName(op, "topic", topic); err != nil {
-		return -1, -1, err
-	}
-	var hdrs *C.mq_header
+	var hdrs C.mqgo_mem
 	var nh C.size_t
 	if len(opts) > 0 {
 		var o publishOptions
@@ -68,22 +65,23 @@ func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, o
 				return -1, -1, noMemory(op)
 			}
 			defer m.release()
-			hdrs, nh = &m.hdrs[0], C.size_t(len(m.hdrs))
+			hdrs, nh = C.mqgo_mem(uintptr(unsafe.Pointer(&m.hdrs[0]))), C.size_t(len(m.hdrs))
 		}
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return -1, -1, closedError(op)
 	}
-	defer b.release()
 	var w waiter
 	if err := w.start(ctx); err != nil {
+		b.release()
 		return -1, -1, err
 	}
 	t, tl := cstr(topic)
 	r := C.mqgo_publish(p, t, tl, bytesPtr(key), C.size_t(len(key)), bytesPtr(value), C.size_t(len(value)),
 		hdrs, nh, waitMs(ctx), w.tok)
 	w.end()
+	b.release()
 	if r.status != C.MQ_OK {
 		return -1, -1, waitFailure(op, r, ctx)
 	}
@@ -99,16 +97,13 @@ func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, o
 // results.
 func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Record) ([]PublishResult, error) {
 	const op = "publish batch"
-	if err := checkName(op, "topic", topic); err != nil {
-		return nil, err
-	}
 	var m marshal
 	if !m.batch(records) {
 		return nil, noMemory(op)
 	}
 	defer m.release()
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return nil, closedError(op)
 	}
 	defer b.release()
@@ -116,10 +111,9 @@ func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Recor
 	if err := w.start(ctx); err != nil {
 		return nil, err
 	}
-	var recs *C.mq_record
-	var res *C.mq_publish_result
+	var recs, res C.mqgo_mem
 	if len(records) > 0 {
-		recs, res = &m.recs[0], &m.res[0]
+		recs, res = C.mqgo_mem(uintptr(unsafe.Pointer(&m.recs[0]))), C.mqgo_mem(uintptr(unsafe.Pointer(&m.res[0])))
 	}
 	t, tl := cstr(topic)
 	r := C.mqgo_publish_batch(p, t, tl, recs, C.size_t(len(records)), waitMs(ctx), w.tok, res)
@@ -144,9 +138,10 @@ func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Recor
 }
 
 // bytesPtr passes a Go byte slice to C: nil stays NULL (no key), and a non-nil empty slice
-// gets a non-NULL pointer (an empty key is a key).
-func bytesPtr(b []byte) unsafe.Pointer {
-	return unsafe.Pointer(unsafe.SliceData(b))
+// gets a non-NULL pointer (an empty key is a key). As a char pointer, cgo knows there is no
+// Go pointer behind it to check.
+func bytesPtr(b []byte) *C.char {
+	return (*C.char)(unsafe.Pointer(unsafe.SliceData(b)))
 }
 
 // marshal lays out records and headers for one call in C memory: the structs the library reads

@@ -112,9 +112,6 @@ const (
 // (at the end of the log) if it is not yet.
 func (b *Broker) SubscribeFunc(topic, group string, handler func(*Message) error, opts ...SubscribeOption) (*Subscription, error) {
 	const op = "subscribe func"
-	if err := checkNames(op, topic, group); err != nil {
-		return nil, err
-	}
 	if handler == nil {
 		return nil, invalid(op, "handler is nil")
 	}
@@ -134,7 +131,7 @@ func (b *Broker) SubscribeFunc(topic, group string, handler func(*Message) error
 		return nil, closedError(op)
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		s.failOpen()
 		return nil, closedError(op)
 	}

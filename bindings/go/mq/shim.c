@@ -1,5 +1,6 @@
 #include "shim.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,15 +27,41 @@ static mqgo_result no_memory(void) {
     return r;
 }
 
-/* A Go string made NUL-terminated: on the stack when it fits (every legal name does). */
+/* A Go string made NUL-terminated: on the stack when it fits (every legal name does). A NUL
+ * byte inside cannot travel in a C string (the library would see a shorter name): refused
+ * here, where the copy looks at every byte anyway. */
 typedef struct name_buf {
     char small[256];
     char *p;
 } name_buf;
 
-static const char *name_of(name_buf *nb, const char *s, size_t n) {
+static mqgo_result refused(int status, char *msg) {
+    mqgo_result r;
+    memset(&r, 0, sizeof r);
+    r.status = status;
+    r.err = msg;
+    return r;
+}
+
+static const char *name_of(name_buf *nb, const char *what, const char *s, size_t n,
+                           mqgo_result *fail) {
+    const char *nul = n ? (const char *)memchr(s, 0, n) : NULL;
+    if (nul) {
+        char *msg = (char *)malloc(128 + strlen(what));
+        if (msg)
+            snprintf(msg, 128 + strlen(what),
+                     "%s name has a NUL byte at position %zu; names are 1 to 249 characters of "
+                     "[a-zA-Z0-9._-]",
+                     what, (size_t)(nul - s));
+        *fail = refused(MQ_ERR_INVALID, msg);
+        nb->p = NULL;
+        return NULL;
+    }
     nb->p = n < sizeof nb->small ? nb->small : (char *)malloc(n + 1);
-    if (!nb->p) return NULL;
+    if (!nb->p) {
+        *fail = no_memory();
+        return NULL;
+    }
     if (n) memcpy(nb->p, s, n);
     nb->p[n] = '\0';
     return nb->p;
@@ -44,18 +71,35 @@ static void name_done(name_buf *nb) {
     if (nb->p && nb->p != nb->small) free(nb->p);
 }
 
-#define NAME(var, s, n)                       \
-    name_buf var##_nb;                        \
-    const char *var = name_of(&var##_nb, s, n); \
-    if (!var) return no_memory()
+#define NAME(var, what, s, n)                                   \
+    name_buf var##_nb;                                          \
+    mqgo_result var##_fail;                                     \
+    const char *var = name_of(&var##_nb, what, s, n, &var##_fail); \
+    if (!var) return var##_fail
 
-#define NAME2(var, s, n, other)                 \
-    name_buf var##_nb;                          \
-    const char *var = name_of(&var##_nb, s, n); \
-    if (!var) {                                 \
-        name_done(&other##_nb);                 \
-        return no_memory();                     \
+#define NAME2(var, what, s, n, other)                           \
+    name_buf var##_nb;                                          \
+    mqgo_result var##_fail;                                     \
+    const char *var = name_of(&var##_nb, what, s, n, &var##_fail); \
+    if (!var) {                                                 \
+        name_done(&other##_nb);                                 \
+        return var##_fail;                                      \
     }
+
+/* ---- handles ------------------------------------------------------------------------------ */
+
+mqgo_broker mqgo_broker_handle(mq_broker *b) { return (mqgo_broker)b; }
+void mqgo_broker_close(mqgo_broker b) { mq_broker_close((mq_broker *)b); }
+void mqgo_broker_free(mqgo_broker b) { mq_broker_free((mq_broker *)b); }
+const char *mqgo_member_id(mqgo_member m) { return mq_member_id((mq_member *)m); }
+
+mqgo_cancel mqgo_cancel_new(void) {
+    mq_cancel *c = NULL;
+    return mq_cancel_new(&c) == MQ_OK ? (mqgo_cancel)c : 0;
+}
+void mqgo_cancel_trigger(mqgo_cancel c) { mq_cancel_trigger((mq_cancel *)c); }
+void mqgo_cancel_reset(mqgo_cancel c) { mq_cancel_reset((mq_cancel *)c); }
+void mqgo_cancel_free(mqgo_cancel c) { mq_cancel_free((mq_cancel *)c); }
 
 /* ---- boxes and the manual clock ----------------------------------------------------------- */
 
@@ -89,32 +133,38 @@ mq_clock_fn mqgo_clock_fn(void) { return manual_clock; }
 
 /* ---- broker, topics, groups --------------------------------------------------------------- */
 
-mqgo_result mqgo_broker_new(const mq_broker_options *opts, mq_broker **out) {
-    return result(mq_broker_new(opts, out));
+mqgo_result mqgo_broker_new(const mq_broker_options *opts, mqgo_broker *out) {
+    mq_broker *b = NULL;
+    mqgo_result r = result(mq_broker_new(opts, &b));
+    *out = (mqgo_broker)b;
+    return r;
 }
 
-mqgo_result mqgo_topic_create(mq_broker *b, const char *name, size_t name_len,
+mqgo_result mqgo_topic_create(mqgo_broker b_, const char *name, size_t name_len,
                               const mq_topic_config *cfg) {
-    NAME(n, name, name_len);
+    mq_broker *b = (mq_broker *)b_;
+    NAME(n, "topic", name, name_len);
     int s = mq_topic_create(b, n, cfg);
     mqgo_result r = result(s);
     name_done(&n_nb);
     return r;
 }
 
-mqgo_result mqgo_group_subscribe(mq_broker *b, const char *topic, size_t topic_len,
+mqgo_result mqgo_group_subscribe(mqgo_broker b_, const char *topic, size_t topic_len,
                                  const char *group, size_t group_len, int32_t start,
                                  int has_start, uint32_t max_deliveries, int has_max_deliveries,
                                  const char *dead_letter, size_t dead_letter_len,
                                  int has_dead_letter) {
-    NAME(t, topic, topic_len);
-    NAME2(g, group, group_len, t);
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
+    NAME2(g, "group", group, group_len, t);
     name_buf d_nb = {{0}, NULL};
+    mqgo_result d_fail;
     const char *d = NULL;
-    if (has_dead_letter && !(d = name_of(&d_nb, dead_letter, dead_letter_len))) {
+    if (has_dead_letter && !(d = name_of(&d_nb, "dead-letter topic", dead_letter, dead_letter_len, &d_fail))) {
         name_done(&t_nb);
         name_done(&g_nb);
-        return no_memory();
+        return d_fail;
     }
     mq_group_options o;
     mq_group_options_init(&o, sizeof o);
@@ -128,10 +178,11 @@ mqgo_result mqgo_group_subscribe(mq_broker *b, const char *topic, size_t topic_l
     return r;
 }
 
-mqgo_result mqgo_group_unsubscribe(mq_broker *b, const char *topic, size_t topic_len,
+mqgo_result mqgo_group_unsubscribe(mqgo_broker b_, const char *topic, size_t topic_len,
                                    const char *group, size_t group_len) {
-    NAME(t, topic, topic_len);
-    NAME2(g, group, group_len, t);
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
+    NAME2(g, "group", group, group_len, t);
     mqgo_result r = result(mq_group_unsubscribe(b, t, g));
     name_done(&t_nb);
     name_done(&g_nb);
@@ -181,22 +232,25 @@ static mq_status describe_fn(void *ctx, char *buf, size_t cap, size_t *needed) {
     return mq_partition_describe(a->b, a->topic, a->partition, buf, cap, needed);
 }
 
-mqgo_result mqgo_topic_list(mq_broker *b, char **out) {
+mqgo_result mqgo_topic_list(mqgo_broker b_, char **out) {
+    mq_broker *b = (mq_broker *)b_;
     text_args a = {b, NULL, 0};
     return text_call(topic_list_fn, &a, out);
 }
 
-mqgo_result mqgo_group_list(mq_broker *b, const char *topic, size_t topic_len, char **out) {
-    NAME(t, topic, topic_len);
+mqgo_result mqgo_group_list(mqgo_broker b_, const char *topic, size_t topic_len, char **out) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
     text_args a = {b, t, 0};
     mqgo_result r = text_call(group_list_fn, &a, out);
     name_done(&t_nb);
     return r;
 }
 
-mqgo_result mqgo_partition_describe(mq_broker *b, const char *topic, size_t topic_len,
+mqgo_result mqgo_partition_describe(mqgo_broker b_, const char *topic, size_t topic_len,
                                     int32_t partition, char **out) {
-    NAME(t, topic, topic_len);
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
     text_args a = {b, t, partition};
     mqgo_result r = text_call(describe_fn, &a, out);
     name_done(&t_nb);
@@ -205,11 +259,14 @@ mqgo_result mqgo_partition_describe(mq_broker *b, const char *topic, size_t topi
 
 /* ---- publishing --------------------------------------------------------------------------- */
 
-mqgo_result mqgo_publish(mq_broker *b, const char *topic, size_t topic_len, const void *key,
-                         size_t key_len, const void *payload, size_t payload_len,
-                         const mq_header *headers, size_t header_count, int64_t wait_ms,
-                         mq_cancel *cancel) {
-    NAME(t, topic, topic_len);
+mqgo_result mqgo_publish(mqgo_broker b_, const char *topic, size_t topic_len, const char *key,
+                         size_t key_len, const char *payload, size_t payload_len,
+                         mqgo_mem headers_, size_t header_count, int64_t wait_ms,
+                         mqgo_cancel cancel_) {
+    mq_broker *b = (mq_broker *)b_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    const mq_header *headers = (const mq_header *)headers_;
+    NAME(t, "topic", topic, topic_len);
     int32_t partition = -1;
     int64_t offset = -1;
     int s = mq_topic_publish(b, t, key, key_len, payload, payload_len, headers, header_count,
@@ -221,10 +278,14 @@ mqgo_result mqgo_publish(mq_broker *b, const char *topic, size_t topic_len, cons
     return r;
 }
 
-mqgo_result mqgo_publish_batch(mq_broker *b, const char *topic, size_t topic_len,
-                               const mq_record *records, size_t count, int64_t wait_ms,
-                               mq_cancel *cancel, mq_publish_result *results) {
-    NAME(t, topic, topic_len);
+mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_len,
+                               mqgo_mem records_, size_t count, int64_t wait_ms,
+                               mqgo_cancel cancel_, mqgo_mem results_) {
+    mq_broker *b = (mq_broker *)b_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    const mq_record *records = (const mq_record *)records_;
+    mq_publish_result *results = (mq_publish_result *)results_;
+    NAME(t, "topic", topic, topic_len);
     size_t published = 0;
     int s = mq_topic_publish_batch(b, t, records, sizeof(mq_record), count, wait_ms, cancel,
                                    results, sizeof(mq_publish_result), &published);
@@ -245,11 +306,14 @@ static void clear_views(mq_message *msgs, size_t max) {
     }
 }
 
-mqgo_result mqgo_poll(mq_broker *b, const char *topic, size_t topic_len, const char *group,
-                      size_t group_len, int32_t partition, mq_message *msgs, size_t max,
-                      int64_t wait_ms, mq_cancel *cancel) {
-    NAME(t, topic, topic_len);
-    NAME2(g, group, group_len, t);
+mqgo_result mqgo_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                      size_t group_len, int32_t partition, mqgo_mem msgs_, size_t max,
+                      int64_t wait_ms, mqgo_cancel cancel_) {
+    mq_broker *b = (mq_broker *)b_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    mq_message *msgs = (mq_message *)msgs_;
+    NAME(t, "topic", topic, topic_len);
+    NAME2(g, "group", group, group_len, t);
     size_t n = 0;
     clear_views(msgs, max);
     int s = mq_group_poll(b, t, g, partition, msgs, sizeof(mq_message), max, wait_ms, cancel, &n);
@@ -261,54 +325,61 @@ mqgo_result mqgo_poll(mq_broker *b, const char *topic, size_t topic_len, const c
 }
 
 #define GROUP_CALL(expr)                \
-    NAME(t, topic, topic_len);          \
-    NAME2(g, group, group_len, t);      \
+    NAME(t, "topic", topic, topic_len);          \
+    NAME2(g, "group", group, group_len, t);      \
     mqgo_result r = result(expr);       \
     name_done(&t_nb);                   \
     name_done(&g_nb);                   \
     return r
 
-mqgo_result mqgo_ack(mq_broker *b, const char *topic, size_t topic_len, const char *group,
+mqgo_result mqgo_ack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
                      size_t group_len, int32_t partition, int64_t offset) {
+    mq_broker *b = (mq_broker *)b_;
     GROUP_CALL(mq_group_ack(b, t, g, partition, offset));
 }
 
-mqgo_result mqgo_nack(mq_broker *b, const char *topic, size_t topic_len, const char *group,
+mqgo_result mqgo_nack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
                       size_t group_len, int32_t partition, int64_t delay_ms) {
+    mq_broker *b = (mq_broker *)b_;
     GROUP_CALL(mq_group_nack(b, t, g, partition, delay_ms));
 }
 
-mqgo_result mqgo_extend_lease(mq_broker *b, const char *topic, size_t topic_len,
+mqgo_result mqgo_extend_lease(mqgo_broker b_, const char *topic, size_t topic_len,
                               const char *group, size_t group_len, int32_t partition) {
+    mq_broker *b = (mq_broker *)b_;
     GROUP_CALL(mq_group_extend_lease(b, t, g, partition));
 }
 
-mqgo_result mqgo_seek(mq_broker *b, const char *topic, size_t topic_len, const char *group,
+mqgo_result mqgo_seek(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
                       size_t group_len, int32_t partition, int64_t offset) {
+    mq_broker *b = (mq_broker *)b_;
     GROUP_CALL(mq_group_seek(b, t, g, partition, offset));
 }
 
 /* ---- introspection ------------------------------------------------------------------------ */
 
-mqgo_result mqgo_topic_info(mq_broker *b, const char *topic, size_t topic_len,
+mqgo_result mqgo_topic_info(mqgo_broker b_, const char *topic, size_t topic_len,
                             mq_topic_info *out) {
-    NAME(t, topic, topic_len);
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
     mqgo_result r = result(mq_topic_get_info(b, t, out, sizeof *out));
     name_done(&t_nb);
     return r;
 }
 
-mqgo_result mqgo_partition_info(mq_broker *b, const char *topic, size_t topic_len,
+mqgo_result mqgo_partition_info(mqgo_broker b_, const char *topic, size_t topic_len,
                                 int32_t partition, mq_partition_info *out) {
-    NAME(t, topic, topic_len);
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
     mqgo_result r = result(mq_partition_get_info(b, t, partition, out, sizeof *out));
     name_done(&t_nb);
     return r;
 }
 
-mqgo_result mqgo_group_info(mq_broker *b, const char *topic, size_t topic_len,
+mqgo_result mqgo_group_info(mqgo_broker b_, const char *topic, size_t topic_len,
                             const char *group, size_t group_len, int32_t partition,
                             mq_group_info *out) {
+    mq_broker *b = (mq_broker *)b_;
     GROUP_CALL(mq_group_get_info(b, t, g, partition, out, sizeof *out));
 }
 
@@ -336,18 +407,20 @@ static void user_free_tramp(void *user) {
     free(user);
 }
 
-mqgo_result mqgo_subscription_open(mq_broker *b, const char *topic, size_t topic_len,
+mqgo_result mqgo_subscription_open(mqgo_broker b_, const char *topic, size_t topic_len,
                                    const char *group, size_t group_len, int32_t prefetch,
                                    int has_prefetch, const int32_t *partitions,
                                    size_t partition_count, int has_partitions, void *box,
                                    mq_subscription **out) {
+    mq_broker *b = (mq_broker *)b_;
     name_buf t_nb, g_nb;
-    const char *t = name_of(&t_nb, topic, topic_len);
-    const char *g = t ? name_of(&g_nb, group, group_len) : NULL;
+    mqgo_result fail;
+    const char *t = name_of(&t_nb, "topic", topic, topic_len, &fail);
+    const char *g = t ? name_of(&g_nb, "group", group, group_len, &fail) : NULL;
     if (!t || !g) {
         if (t) name_done(&t_nb);
         user_free_tramp(box); /* the promise of mq_subscription_open, kept on our failure too */
-        return no_memory();
+        return fail;
     }
     mq_subscription_options o;
     mq_subscription_options_init(&o, sizeof o);
@@ -383,22 +456,24 @@ static void assignor_tramp(void *user, int32_t partitions, const char *const *me
 static void rebalance_tramp(void *user, mq_member *member, int64_t generation) {
     void *outer = current_rebalance_box;
     current_rebalance_box = user;
-    mqgoRebalance(*(uintptr_t *)user, member, generation);
+    mqgoRebalance(*(uintptr_t *)user, (mqgo_member)member, generation);
     current_rebalance_box = outer;
 }
 
-mqgo_result mqgo_member_join(mq_broker *b, const char *topic, size_t topic_len,
+mqgo_result mqgo_member_join(mqgo_broker b_, const char *topic, size_t topic_len,
                              const char *group, size_t group_len, const char *id, size_t id_len,
                              int has_id, int64_t session_timeout_ms, int has_session_timeout,
-                             void *assignor_box, void *rebalance_box, mq_member **out) {
-    NAME(t, topic, topic_len);
-    NAME2(g, group, group_len, t);
+                             void *assignor_box, void *rebalance_box, mqgo_member *out) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
+    NAME2(g, "group", group, group_len, t);
     name_buf i_nb = {{0}, NULL};
+    mqgo_result i_fail;
     const char *i = NULL;
-    if (has_id && !(i = name_of(&i_nb, id, id_len))) {
+    if (has_id && !(i = name_of(&i_nb, "member", id, id_len, &i_fail))) {
         name_done(&t_nb);
         name_done(&g_nb);
-        return no_memory();
+        return i_fail;
     }
     mq_member_options o;
     mq_member_options_init(&o, sizeof o);
@@ -412,16 +487,19 @@ mqgo_result mqgo_member_join(mq_broker *b, const char *topic, size_t topic_len,
         o.on_rebalance = rebalance_tramp;
         o.on_rebalance_user = rebalance_box;
     }
-    mqgo_result r = result(mq_member_join(b, t, g, &o, out));
+    mq_member *m = NULL;
+    mqgo_result r = result(mq_member_join(b, t, g, &o, &m));
+    *out = (mqgo_member)m;
     name_done(&t_nb);
     name_done(&g_nb);
     name_done(&i_nb);
     return r;
 }
 
-mqgo_result mqgo_member_close(mq_member *m) { return result(mq_member_close(m)); }
+mqgo_result mqgo_member_close(mqgo_member m) { return result(mq_member_close((mq_member *)m)); }
 
-mqgo_result mqgo_member_assignment(mq_member *m, int64_t *generation, int32_t **partitions) {
+mqgo_result mqgo_member_assignment(mqgo_member m_, int64_t *generation, int32_t **partitions) {
+    mq_member *m = (mq_member *)m_;
     *partitions = NULL;
     size_t cap = 16;
     for (;;) {
@@ -445,8 +523,11 @@ mqgo_result mqgo_member_assignment(mq_member *m, int64_t *generation, int32_t **
     }
 }
 
-mqgo_result mqgo_member_poll(mq_member *m, mq_message *msgs, size_t max, int64_t wait_ms,
-                             mq_cancel *cancel) {
+mqgo_result mqgo_member_poll(mqgo_member m_, mqgo_mem msgs_, size_t max, int64_t wait_ms,
+                             mqgo_cancel cancel_) {
+    mq_member *m = (mq_member *)m_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    mq_message *msgs = (mq_message *)msgs_;
     size_t n = 0;
     clear_views(msgs, max);
     mqgo_result r = result(mq_member_poll(m, msgs, sizeof(mq_message), max, wait_ms, cancel, &n));
@@ -454,21 +535,24 @@ mqgo_result mqgo_member_poll(mq_member *m, mq_message *msgs, size_t max, int64_t
     return r;
 }
 
-mqgo_result mqgo_member_ack(mq_member *m, int32_t partition, int64_t offset) {
+mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset) {
+    mq_member *m = (mq_member *)m_;
     return result(mq_member_ack(m, partition, offset));
 }
 
-mqgo_result mqgo_member_nack(mq_member *m, int32_t partition, int64_t delay_ms) {
+mqgo_result mqgo_member_nack(mqgo_member m_, int32_t partition, int64_t delay_ms) {
+    mq_member *m = (mq_member *)m_;
     return result(mq_member_nack(m, partition, delay_ms));
 }
 
-mqgo_result mqgo_member_extend_lease(mq_member *m, int32_t partition) {
+mqgo_result mqgo_member_extend_lease(mqgo_member m_, int32_t partition) {
+    mq_member *m = (mq_member *)m_;
     return result(mq_member_extend_lease(m, partition));
 }
 
 /* ---- partitioning helpers ----------------------------------------------------------------- */
 
-mqgo_result mqgo_key_partition(const void *key, size_t key_len, int32_t partitions) {
+mqgo_result mqgo_key_partition(const char *key, size_t key_len, int32_t partitions) {
     int32_t p = -1;
     mqgo_result r = result(mq_key_partition(key, key_len, partitions, &p));
     r.partition = p;

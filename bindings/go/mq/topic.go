@@ -6,7 +6,6 @@ import "C"
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 	"unsafe"
 )
@@ -93,25 +92,10 @@ func clamp32(n int64) int32 {
 	return int32(n)
 }
 
-// cstr passes a Go string to the shim as pointer and length; the shim terminates it.
+// cstr passes a Go string to the shim as pointer and length; the shim terminates it (and
+// refuses a NUL byte inside, which a C string cannot carry).
 func cstr(s string) (*C.char, C.size_t) {
 	return (*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.size_t(len(s))
-}
-
-// checkName refuses a NUL byte, which a C string cannot carry (the library would see a
-// shorter name). Every other rule on names is the library's.
-func checkName(op, what, name string) error {
-	if i := strings.IndexByte(name, 0); i >= 0 {
-		return invalid(op, fmt.Sprintf("%s name %q has a NUL byte at position %d; names are 1 to 249 characters of [a-zA-Z0-9._-]", what, name, i))
-	}
-	return nil
-}
-
-func checkNames(op, topic, group string) error {
-	if err := checkName(op, "topic", topic); err != nil {
-		return err
-	}
-	return checkName(op, "group", group)
 }
 
 // partition32 converts a partition number, refusing one no C int32 can hold.
@@ -126,16 +110,13 @@ func partition32(op string, p int) (C.int32_t, error) {
 // (1 to 249 characters of [a-zA-Z0-9._-]) or configuration.
 func (b *Broker) CreateTopic(name string, opts ...TopicOption) error {
 	const op = "create topic"
-	if err := checkName(op, "topic", name); err != nil {
-		return err
-	}
 	var cfg C.mq_topic_config
 	C.mq_topic_config_init(&cfg, C.sizeof_mq_topic_config)
 	for _, o := range opts {
 		o(&cfg)
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return closedError(op)
 	}
 	defer b.release()
@@ -175,9 +156,6 @@ func MaxDeliveries(n int) GroupOption {
 // DeadLetterTopic names the existing topic that receives the group's poison messages.
 func DeadLetterTopic(topic string) GroupOption {
 	return func(g *groupOptions) error {
-		if err := checkName("subscribe", "dead-letter topic", topic); err != nil {
-			return err
-		}
 		g.deadLetter, g.hasDeadLetter = topic, true
 		return nil
 	}
@@ -187,9 +165,6 @@ func DeadLetterTopic(topic string) GroupOption {
 // StartAt(StartEarliest)). Every group receives every message. ErrExists if it already is.
 func (b *Broker) Subscribe(topic, group string, opts ...GroupOption) error {
 	const op = "subscribe"
-	if err := checkNames(op, topic, group); err != nil {
-		return err
-	}
 	var g groupOptions
 	for _, o := range opts {
 		if err := o(&g); err != nil {
@@ -197,7 +172,7 @@ func (b *Broker) Subscribe(topic, group string, opts ...GroupOption) error {
 		}
 	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return closedError(op)
 	}
 	defer b.release()
@@ -212,11 +187,8 @@ func (b *Broker) Subscribe(topic, group string, opts ...GroupOption) error {
 // (blocked publishers wake). Its push subscriptions stop calling their handlers.
 func (b *Broker) Unsubscribe(topic, group string) error {
 	const op = "unsubscribe"
-	if err := checkNames(op, topic, group); err != nil {
-		return err
-	}
 	p := b.acquire()
-	if p == nil {
+	if p == 0 {
 		return closedError(op)
 	}
 	defer b.release()

@@ -38,30 +38,30 @@ func waitMs(ctx context.Context) C.int64_t {
 // one. A token the pool lets go is freed by its holder's cleanup.
 var tokens sync.Pool
 
-type tokenHolder struct{ t *C.mq_cancel }
+type tokenHolder struct{ t C.mqgo_cancel }
 
 func getToken() (*tokenHolder, error) {
 	if h, _ := tokens.Get().(*tokenHolder); h != nil {
 		return h, nil
 	}
-	var t *C.mq_cancel
-	if s := C.mq_cancel_new(&t); s != C.MQ_OK {
-		return nil, &Error{Op: "cancel token", Status: Status(s), Message: "no cancel token could be made"}
+	t := C.mqgo_cancel_new()
+	if t == 0 {
+		return nil, &Error{Op: "cancel token", Status: StatusNoMemory, Message: "out of memory for a cancel token"}
 	}
 	h := &tokenHolder{t: t}
-	runtime.AddCleanup(h, func(t *C.mq_cancel) { C.mq_cancel_free(t) }, t)
+	runtime.AddCleanup(h, func(t C.mqgo_cancel) { C.mqgo_cancel_free(t) }, t)
 	return h, nil
 }
 
 // putToken takes back a token nobody can trigger any more.
 func putToken(h *tokenHolder) {
-	C.mq_cancel_reset(h.t)
+	C.mqgo_cancel_reset(h.t)
 	tokens.Put(h)
 }
 
 // waiter ties a context to the cancel token of one blocking call.
 type waiter struct {
-	tok   *C.mq_cancel
+	tok   C.mqgo_cancel // 0: none
 	held  *tokenHolder // set when tok came from the pool
 	stop  func() bool
 	fired chan struct{}
@@ -85,7 +85,7 @@ func (w *waiter) start(ctx context.Context) error {
 }
 
 // startWith arms w with a token the caller owns (it may trigger it for reasons of its own).
-func (w *waiter) startWith(ctx context.Context, tok *C.mq_cancel) {
+func (w *waiter) startWith(ctx context.Context, tok C.mqgo_cancel) {
 	w.tok = tok
 	if ctx.Done() == nil {
 		return
@@ -94,7 +94,7 @@ func (w *waiter) startWith(ctx context.Context, tok *C.mq_cancel) {
 	fired := w.fired
 	w.stop = context.AfterFunc(ctx, func() {
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			C.mq_cancel_trigger(tok)
+			C.mqgo_cancel_trigger(tok)
 		}
 		close(fired)
 	})
@@ -115,5 +115,5 @@ func (w *waiter) end() {
 	if w.held != nil {
 		putToken(w.held)
 	}
-	w.tok, w.held = nil, nil
+	w.tok, w.held = 0, nil
 }
