@@ -58,22 +58,34 @@ func BenchmarkChannel(b *testing.B) {
 
 // benchPull: 1 producer -> `groups` groups (a consumer goroutine each), 1 partition. batch 1:
 // Publish, Poll of 1, Ack; batch 64: PublishBatch of 64, Poll of up to 64, one cumulative Ack.
-func benchPull(b *testing.B, batch, groups int) {
+// The producer reuses its buffers (mq copies what it publishes, as the C suite's producer
+// relies on); with reuse the consumers poll into a Batch (PollBatch) instead of fresh memory.
+func benchPull(b *testing.B, batch, groups int, reuse bool) {
 	br := newBroker(b)
 	must(b, br.CreateTopic("bench", Capacity(benchCapacity)))
 	ctx := context.Background()
 	n := uint64(b.N)
 	done := make(chan error, groups)
+	var polls atomic.Int64
 	for g := 0; g < groups; g++ {
 		group := fmt.Sprintf("g%d", g)
 		must(b, br.Subscribe("bench", group))
 		go func() {
+			var into Batch
 			for next := uint64(0); next < n; {
-				msgs, err := br.Poll(ctx, "bench", group, 0, batch)
+				var msgs []Message
+				var err error
+				if reuse {
+					err = br.PollBatch(ctx, "bench", group, 0, batch, &into)
+					msgs = into.Messages
+				} else {
+					msgs, err = br.Poll(ctx, "bench", group, 0, batch)
+				}
 				if err != nil {
 					done <- err
 					return
 				}
+				polls.Add(1)
 				for i := range msgs {
 					benchCheck(b, group, msgs[i].Value, next)
 					next++
@@ -88,17 +100,22 @@ func benchPull(b *testing.B, batch, groups int) {
 	}
 	b.ResetTimer()
 	if batch == 1 {
+		msg := benchMessage(0)
 		for seq := uint64(0); seq < n; seq++ {
-			if _, _, err := br.Publish(ctx, "bench", nil, benchMessage(seq)); err != nil {
+			binary.LittleEndian.PutUint64(msg, seq)
+			if _, _, err := br.Publish(ctx, "bench", nil, msg); err != nil {
 				b.Fatal(err)
 			}
 		}
 	} else {
 		recs := make([]Record, batch)
+		for i := range recs {
+			recs[i].Value = benchMessage(0)
+		}
 		for seq := uint64(0); seq < n; {
 			k := 0
 			for ; k < batch && seq < n; k, seq = k+1, seq+1 {
-				recs[k] = Record{Value: benchMessage(seq)}
+				binary.LittleEndian.PutUint64(recs[k].Value, seq)
 			}
 			if _, err := br.PublishBatch(ctx, "bench", recs[:k]); err != nil {
 				b.Fatal(err)
@@ -112,16 +129,24 @@ func benchPull(b *testing.B, batch, groups int) {
 	}
 	b.StopTimer()
 	reportRate(b)
+	b.ReportMetric(float64(b.N)*float64(groups)/float64(polls.Load()), "msg/poll")
 }
 
-// Workload 1: batches of 64.
-func BenchmarkBatch64(b *testing.B) { benchPull(b, benchBatch, 1) }
+// Workload 1: batches of 64; Poll copies each batch into new memory.
+func BenchmarkBatch64(b *testing.B) { benchPull(b, benchBatch, 1, false) }
+
+// Workload 1 with PollBatch: each batch lands in the storage of the last.
+func BenchmarkBatch64Reuse(b *testing.B) { benchPull(b, benchBatch, 1, true) }
 
 // Workload 2: one message at a time (Publish, Poll, Ack).
-func BenchmarkSingle(b *testing.B) { benchPull(b, 1, 1) }
+func BenchmarkSingle(b *testing.B) { benchPull(b, 1, 1, false) }
 
-// Workload 3: fan-out to 2 groups, batches of 64 (per group: each receives every message).
-func BenchmarkFanOut2(b *testing.B) { benchPull(b, benchBatch, 2) }
+// Workload 2 with PollBatch.
+func BenchmarkSingleReuse(b *testing.B) { benchPull(b, 1, 1, true) }
+
+// Workload 3: fan-out to 2 groups, batches of 64 (per group: each receives every message),
+// polling with PollBatch.
+func BenchmarkFanOut2(b *testing.B) { benchPull(b, benchBatch, 2, true) }
 
 // Workload 5: 1 producer (batches of 64) -> a push subscription.
 func benchPush(b *testing.B, prefetch int) {
@@ -142,10 +167,13 @@ func benchPush(b *testing.B, prefetch int) {
 	b.ResetTimer()
 	ctx := context.Background()
 	recs := make([]Record, benchBatch)
+	for i := range recs {
+		recs[i].Value = benchMessage(0)
+	}
 	for seq := uint64(0); seq < n; {
 		k := 0
 		for ; k < benchBatch && seq < n; k, seq = k+1, seq+1 {
-			recs[k] = Record{Value: benchMessage(seq)}
+			binary.LittleEndian.PutUint64(recs[k].Value, seq)
 		}
 		if _, err := br.PublishBatch(ctx, "bench", recs[:k]); err != nil {
 			b.Fatal(err)
@@ -180,8 +208,10 @@ func benchOneGoroutine(b *testing.B, ctx context.Context) {
 	must(b, br.Subscribe("bench", "g"))
 	b.ReportAllocs()
 	b.ResetTimer()
+	msg := benchMessage(0)
 	for seq := uint64(0); seq < uint64(b.N); seq++ {
-		if _, _, err := br.Publish(ctx, "bench", nil, benchMessage(seq)); err != nil {
+		binary.LittleEndian.PutUint64(msg, seq)
+		if _, _, err := br.Publish(ctx, "bench", nil, msg); err != nil {
 			b.Fatal(err)
 		}
 		msgs, err := br.Poll(ctx, "bench", "g", 0, 1)

@@ -226,31 +226,45 @@ func (m *Member) Assignment() (generation int64, partitions []int, err error) {
 // ErrRebalanced: the generation changed; nothing was handed out. Close wakes a blocked Poll
 // with ErrClosed.
 func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
+	var batch Batch
+	if err := m.poll(ctx, max, &batch, false); err != nil {
+		return nil, err
+	}
+	return batch.Messages, nil
+}
+
+// PollBatch is Poll into reusable storage (see Broker.PollBatch).
+func (m *Member) PollBatch(ctx context.Context, max int, into *Batch) error {
+	return m.poll(ctx, max, into, true)
+}
+
+func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool) error {
 	const op = "member poll"
+	into.Messages = into.Messages[:0]
 	n, err := pollMax(op, max)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p := m.acquire()
 	if p == 0 {
-		return nil, memberClosed(op)
+		return memberClosed(op)
 	}
 	defer m.guard.release()
 	s := viewScratch(n)
 	defer putCBuf(s)
 	if s.p == nil {
-		return nil, noMemory(op)
+		return noMemory(op)
 	}
 	held, err := getToken()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tok := held.t
 	m.tokMu.Lock()
 	if m.closing {
 		m.tokMu.Unlock()
 		putToken(held)
-		return nil, memberClosed(op)
+		return memberClosed(op)
 	}
 	m.active[tok] = struct{}{}
 	m.tokMu.Unlock()
@@ -258,6 +272,13 @@ func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
 	w.startWith(ctx, tok)
 	r := C.mqgo_member_poll(p, C.mqgo_mem(uintptr(s.p)), C.size_t(n), waitMs(ctx), tok)
 	w.disarm()
+	if r.status == C.MQ_OK {
+		if reuse {
+			into.fill(views(s, int(r.count)))
+		} else {
+			into.Messages = copyMessages(views(s, int(r.count)))
+		}
+	}
 	m.tokMu.Lock()
 	delete(m.active, tok)
 	closing := m.closing
@@ -266,11 +287,11 @@ func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
 	if r.status != C.MQ_OK {
 		if r.status == C.MQ_CANCELLED && closing && ctx.Err() == nil {
 			failure(op, r) // frees the message
-			return nil, memberClosed(op)
+			return memberClosed(op)
 		}
-		return nil, waitFailure(op, r, ctx)
+		return waitFailure(op, r, ctx)
 	}
-	return copyMessages(views(s, int(r.count))), nil
+	return nil
 }
 
 // Ack acknowledges, cumulatively, offsets up to offset on a partition the member owns.

@@ -53,6 +53,22 @@ func views(b cbuf, n int) []C.mq_message {
 	return unsafe.Slice((*C.mq_message)(b.p), n)
 }
 
+// Batch is reusable storage for polls (Broker.PollBatch, Member.PollBatch): the messages of
+// the last poll into it and the one buffer their bytes live in. A poll into a Batch reuses
+// that storage, so in steady state it allocates nothing; the price is that its messages are
+// valid only until the next poll into the same Batch (copy what you keep longer). The zero
+// value is ready to use. A Batch is not safe for concurrent use.
+type Batch struct {
+	// Messages are those of the last poll into the Batch.
+	Messages []Message
+	buf      []byte
+}
+
+// fill copies views into the batch's storage, growing it as needed.
+func (b *Batch) fill(views []C.mq_message) {
+	b.Messages, b.buf = copyInto(views, b.Messages[:0], b.buf[:0])
+}
+
 // cbytes views n bytes of C memory (only read while the view is valid).
 func cbytes(p unsafe.Pointer, n C.size_t) []byte {
 	if n == 0 {
@@ -65,6 +81,13 @@ func cbytes(p unsafe.Pointer, n C.size_t) []byte {
 // of Messages. It runs before the call that polled them returns to its caller, while the
 // views are valid (until the group acks past them).
 func copyMessages(views []C.mq_message) []Message {
+	msgs, _ := copyInto(views, nil, nil)
+	return msgs
+}
+
+// copyInto is copyMessages into the storage of out and buf when they are large enough (a
+// Batch being reused), else into new storage, which it returns.
+func copyInto(views []C.mq_message, out []Message, buf []byte) ([]Message, []byte) {
 	total := 0
 	for i := range views {
 		v := &views[i]
@@ -75,8 +98,14 @@ func copyMessages(views []C.mq_message) []Message {
 			}
 		}
 	}
-	buf := make([]byte, total)
-	out := make([]Message, len(views))
+	if cap(buf) < total {
+		buf = make([]byte, total+total/4)
+	}
+	buf = buf[:total]
+	if cap(out) < len(views) {
+		out = make([]Message, len(views))
+	}
+	out = out[:len(views)]
 	off := 0
 	take := func(p unsafe.Pointer, n C.size_t) []byte {
 		b := buf[off : off+int(n) : off+int(n)]
@@ -87,6 +116,7 @@ func copyMessages(views []C.mq_message) []Message {
 	for i := range views {
 		v := &views[i]
 		m := &out[i]
+		*m = Message{}
 		m.Partition = int(v.partition)
 		m.Offset = int64(v.offset)
 		m.DeliveryCount = int(v.delivery_count)
@@ -114,5 +144,5 @@ func copyMessages(views []C.mq_message) []Message {
 			}
 		}
 	}
-	return out
+	return out, buf
 }

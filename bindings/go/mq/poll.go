@@ -18,45 +18,64 @@ import (
 // Cancelling ctx ends the wait at once with ErrCancelled (which also matches
 // context.Canceled). A max above 4096 is served 4096 at a time.
 func (b *Broker) Poll(ctx context.Context, topic, group string, partition, max int) ([]Message, error) {
+	var batch Batch
+	if err := b.poll(ctx, topic, group, partition, max, &batch, false); err != nil {
+		return nil, err
+	}
+	return batch.Messages, nil
+}
+
+// PollBatch is Poll into reusable storage: the messages land in into.Messages, in the
+// storage of the previous poll into it, so that a steady stream of polls allocates nothing.
+// They are valid until the next poll into the same Batch. into.Messages is empty on error.
+func (b *Broker) PollBatch(ctx context.Context, topic, group string, partition, max int, into *Batch) error {
+	return b.poll(ctx, topic, group, partition, max, into, true)
+}
+
+func (b *Broker) poll(ctx context.Context, topic, group string, partition, max int, into *Batch, reuse bool) error {
 	const op = "poll"
+	into.Messages = into.Messages[:0]
 	part, err := partition32(op, partition)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	n, err := pollMax(op, max)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s := viewScratch(n)
 	if s.p == nil {
-		return nil, noMemory(op)
+		return noMemory(op)
 	}
 	p := b.acquire()
 	if p == 0 {
 		putCBuf(s)
-		return nil, closedError(op)
+		return closedError(op)
 	}
 	var w waiter
 	if err := w.start(ctx); err != nil {
 		b.release()
 		putCBuf(s)
-		return nil, err
+		return err
 	}
 	t, tl := cstr(topic)
 	g, gl := cstr(group)
 	r := C.mqgo_poll(p, t, tl, g, gl, part, C.mqgo_mem(uintptr(s.p)), C.size_t(n), waitMs(ctx), w.tok)
 	w.end()
-	var msgs []Message
 	if r.status == C.MQ_OK {
 		// Copied while the call still holds the broker: the views are valid until the ack.
-		msgs = copyMessages(views(s, int(r.count)))
+		if reuse {
+			into.fill(views(s, int(r.count)))
+		} else {
+			into.Messages = copyMessages(views(s, int(r.count)))
+		}
 	}
 	b.release()
 	putCBuf(s)
 	if r.status != C.MQ_OK {
-		return nil, waitFailure(op, r, ctx)
+		return waitFailure(op, r, ctx)
 	}
-	return msgs, nil
+	return nil
 }
 
 // pollMax checks a poll's max; 0 is passed on for the library to refuse.
