@@ -62,7 +62,7 @@ func putToken(h *tokenHolder) {
 // waiter ties a context to the cancel token of one blocking call.
 type waiter struct {
 	tok   C.mqgo_cancel // 0: none
-	held  *tokenHolder // set when tok came from the pool
+	held  *tokenHolder  // set when tok came from the pool
 	stop  func() bool
 	fired chan struct{}
 }
