@@ -253,9 +253,13 @@ typedef struct mq_group_options {
      * where it came from) and treats it as acked for this group, so the partition moves on.
      * The poll then goes on to hand out the messages after it in the same call.
      * 0 = no limit (default; then dead_letter_topic must be NULL). The dead-letter topic must
-     * exist and differ from this topic. When it is full, the poll waits for room within its own
-     * wait; if the wait ends first the poll returns MQ_TIMEOUT and the message stays at the head
-     * of the group (neither delivered nor acked) until a later poll can dead-letter it. */
+     * exist and differ from this topic. When it is full, the poll waits for room until its own
+     * deadline (the wait does not start over); if the deadline passes first the poll returns
+     * MQ_TIMEOUT and the message stays at the head of the group (neither delivered nor acked)
+     * until a later poll can dead-letter it. A message the dead-letter topic can never take
+     * (larger than its byte budget, origin headers included) is counted as lost instead: the
+     * group moves past it, mq_group_info.lost counts it and the next message handed to the
+     * group reports it in its `lost` field. */
     uint32_t max_deliveries;
     const char *dead_letter_topic;  /* copied; NULL = none (default) */
 } mq_group_options;

@@ -5,7 +5,8 @@
 #                             and ThreadSanitizer (build-tsan/); each configured, built, ctest'd
 #   scripts/test.sh --quick   the plain build only (also: MQ_TEST_QUICK=1)
 #
-# The full run ends with the model-based fuzzer for MQ_FUZZ_SECONDS (default 60).
+# The full run then runs the model-based fuzzer for MQ_FUZZ_SECONDS (default 60), and every
+# binding's bindings/<language>/test.sh (Rust, Python, Go, Java), also with --quick.
 #
 # Exits non-zero as soon as a step fails. Build directories are relative to the repository root,
 # whatever directory it is started from. MQ_TEST_JOBS sets ctest's parallelism (default 2).
@@ -110,10 +111,22 @@ if [ "$quick" != 1 ]; then
     timings+=("$(printf '%-12s build + run %4d s' fuzz $((SECONDS - fuzz_start)))")
 fi
 
-# ---- BINDINGS: add each binding's test steps here (Rust, Python, Go) ------------------------
-# They run after the C/C++ suites, against the plain build in build/, e.g.
-#   section "rust: cargo test"; (cd bindings/rust && MQ_LIB_DIR="$PWD/../../build" cargo test)
-# Record the elapsed time in `timings` like build_and_test does.
+# ---- bindings: every bindings/<language>/ has a test.sh that installs what it needs, builds the
+# core its own way (cargo, pip, cgo, Maven) and runs the binding's tests, lints and examples.
+# A binding directory without one fails the run: no binding is skipped silently.
+for dir in bindings/*/; do
+    [ -d "$dir" ] || continue
+    lang=$(basename "$dir")
+    phase="binding $lang"
+    section "$phase: $dir/test.sh"
+    if [ ! -f "$dir/test.sh" ]; then
+        echo "bindings/$lang has no test.sh" >&2
+        exit 1
+    fi
+    binding_start=$SECONDS
+    bash "$dir/test.sh"
+    timings+=("$(printf '%-12s test.sh %4d s' "$lang" $((SECONDS - binding_start)))")
+done
 # ---- end of bindings ------------------------------------------------------------------------
 
 phase="summary"

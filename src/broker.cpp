@@ -16,15 +16,24 @@ struct LastTopic {
 };
 [[gnu::tls_model("initial-exec")]] thread_local LastTopic tl_last_topic;
 std::atomic<uint64_t> next_broker_uid{1};
+std::atomic<int64_t> brokers_alive{0};
 }  // namespace
 
 mq_broker::mq_broker(const mq_broker_options &opts)
     : clock{opts.clock, opts.clock_user},
       max_message_bytes(opts.max_message_bytes),
       spin_ns(opts.spin_ns),
-      uid_(next_broker_uid.fetch_add(1, std::memory_order_relaxed)) {}
+      uid_(next_broker_uid.fetch_add(1, std::memory_order_relaxed)) {
+    brokers_alive.fetch_add(1, std::memory_order_relaxed);
+}
 
-mq_broker::~mq_broker() = default;
+mq_broker::~mq_broker() {
+    brokers_alive.fetch_sub(1, std::memory_order_relaxed);
+}
+
+int64_t mq_broker::alive_for_testing() noexcept {
+    return brokers_alive.load(std::memory_order_relaxed);
+}
 
 mq_status mq_broker::topic(const char *name, mq::Topic **out) noexcept {
     if (!name) return mq::fail(MQ_ERR_INVALID, "topic name is NULL");
@@ -77,36 +86,8 @@ void mq_broker::close() {
     }
 }
 
-void mq_broker::add_subscription(mq_subscription *s) {
-    std::lock_guard lk(subs_mu_);
-    subs_.insert(s);
-}
-
-void mq_broker::remove_subscription(mq_subscription *s) noexcept {
-    std::lock_guard lk(subs_mu_);
-    subs_.erase(s);
-}
-
-void mq_broker::add_member(mq_member *m) {
-    std::lock_guard lk(subs_mu_);
-    members_.insert(m);
-}
-
-void mq_broker::remove_member(mq_member *m) noexcept {
-    std::lock_guard lk(subs_mu_);
-    members_.erase(m);
-}
-
-std::vector<mq_member *> mq_broker::take_members() {
-    std::lock_guard lk(subs_mu_);
-    std::vector<mq_member *> all(members_.begin(), members_.end());
-    members_.clear();
-    return all;
-}
-
-std::vector<mq_subscription *> mq_broker::take_subscriptions() {
-    std::lock_guard lk(subs_mu_);
-    std::vector<mq_subscription *> all(subs_.begin(), subs_.end());
-    subs_.clear();
-    return all;
+void mq_broker::free_handle() noexcept {
+    close();
+    gate.drain();  // blocked calls were woken by the close and are on their way out
+    release();
 }

@@ -64,18 +64,15 @@ mq_status on_cursor_any(mq_broker *b, const char *topic, const char *group, int3
     return on_broker_any(b, [&] { return with_cursor(b, topic, group, partition, f); });
 }
 
-mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &r,
-                       const char *which) {
-    if (!r.key && r.key_len) {
-        return fail(MQ_ERR_INVALID, "%skey is NULL but key_len is %zu", which, r.key_len);
-    }
+// The checks every published record passes (mq_topic_publish, each record of a batch).
+mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &r) {
+    if (!r.key && r.key_len)
+        return fail(MQ_ERR_INVALID, "key is NULL but key_len is %zu", r.key_len);
     if (!r.payload && r.payload_len) {
-        return fail(MQ_ERR_INVALID, "%spayload is NULL but payload_len is %zu", which,
-                    r.payload_len);
+        return fail(MQ_ERR_INVALID, "payload is NULL but payload_len is %zu", r.payload_len);
     }
     if (!r.headers && r.header_count) {
-        return fail(MQ_ERR_INVALID, "%sheaders is NULL but header_count is %zu", which,
-                    r.header_count);
+        return fail(MQ_ERR_INVALID, "headers is NULL but header_count is %zu", r.header_count);
     }
     // Summed with overflow checks: a record's sizes come from the caller.
     const size_t limit = b->max_message_bytes;
@@ -84,38 +81,29 @@ mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &
     if (!over) bytes += r.payload_len;
     for (size_t h = 0; h < r.header_count && !over; h++) {
         const mq_header &hd = r.headers[h];
-        if ((!hd.name && hd.name_len) || (!hd.value && hd.value_len)) {
-            return fail(MQ_ERR_INVALID, "%sheader %zu: %s is NULL but its length is %zu", which,
-                        h, !hd.name && hd.name_len ? "name" : "value",
-                        !hd.name && hd.name_len ? hd.name_len : hd.value_len);
+        if (!hd.name && hd.name_len) {
+            return fail(MQ_ERR_INVALID, "header %zu: name is NULL but name_len is %zu", h,
+                        hd.name_len);
+        }
+        if (!hd.value && hd.value_len) {
+            return fail(MQ_ERR_INVALID, "header %zu: value is NULL but value_len is %zu", h,
+                        hd.value_len);
         }
         over = hd.name_len > limit - bytes || hd.value_len > limit - bytes - hd.name_len;
         if (!over) bytes += hd.name_len + hd.value_len;
     }
     if (over) {
         return fail(MQ_ERR_TOO_LARGE,
-                    "%skey + payload + headers is larger than the broker's max_message_bytes "
-                    "(%zu)",
-                    which, limit);
+                    "key + payload + headers is larger than the broker's max_message_bytes (%zu)",
+                    limit);
     }
     if (t.settings().max_bytes && static_cast<int64_t>(bytes) > t.settings().max_bytes) {
         return fail(MQ_ERR_TOO_LARGE,
-                    "%skey + payload + headers (%zu bytes) is larger than topic %s's byte budget "
+                    "key + payload + headers (%zu bytes) is larger than topic %s's byte budget "
                     "per partition (%lld)",
-                    which, bytes, t.name().c_str(),
-                    static_cast<long long>(t.settings().max_bytes));
+                    bytes, t.name().c_str(), static_cast<long long>(t.settings().max_bytes));
     }
     return MQ_OK;
-}
-
-// rr: the next of the round-robin slots a batch reserved for its keyless records; without it
-// a keyless record takes the topic's next slot.
-int32_t route(mq::Topic &t, const mq_record &r, uint64_t *rr = nullptr) {
-    const int32_t parts = t.partition_count();
-    if (parts == 1) return 0;  // and the shared round-robin counter stays cold
-    if (r.key) return mq::partition_for_key(r.key, r.key_len, parts);
-    if (!rr) return t.next_round_robin();
-    return static_cast<int32_t>((*rr)++ % static_cast<uint64_t>(parts));
 }
 
 // snprintf-style output of a string.
@@ -192,7 +180,7 @@ MQ_API int mq_cancel_is_triggered(const mq_cancel *c) {
 }
 
 MQ_API void mq_cancel_free(mq_cancel *c) {
-    delete c;
+    if (c) c->release();  // a call waiting with it holds a reference of its own
 }
 
 // ---- broker ----------------------------------------------------------------------------------
@@ -210,7 +198,6 @@ MQ_API void mq_broker_options_init(mq_broker_options *o, size_t size) {
 }
 
 MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out) {
-    if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
     mq_broker_options o;
     mq_broker_options_init(&o, sizeof o);
     if (opts) {
@@ -230,6 +217,7 @@ MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out) {
         return fail(MQ_ERR_INVALID, "max_message_bytes is %zu; it must be 1 to 2^30",
                     o.max_message_bytes);
     }
+    if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
     return guarded([&] {
         *out = new mq_broker(o);
         return MQ_OK;
@@ -245,20 +233,7 @@ MQ_API mq_status mq_broker_close(mq_broker *b) {
 }
 
 MQ_API void mq_broker_free(mq_broker *b) {
-    if (!b) return;
-    b->close();
-    for (mq_subscription *s : b->take_subscriptions()) {
-        s->stop();
-        delete s;
-    }
-    // Calls still inside (woken by the close) may be using member handles: let them leave
-    // before the handles go.
-    b->gate.drain();
-    for (mq_member *m : b->take_members()) {
-        m->state->begin_close();
-        delete m;
-    }
-    delete b;
+    if (b) b->free_handle();
 }
 
 // ---- topics ----------------------------------------------------------------------------------
@@ -334,9 +309,9 @@ MQ_API mq_status mq_topic_list(mq_broker *b, char *buf, size_t cap, size_t *need
 MQ_API mq_status mq_group_list(mq_broker *b, const char *topic, char *buf, size_t cap,
                                size_t *needed) {
     return on_broker_any(b, [&] {
-        if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
         std::string s;
         for (const std::string &n : t->group_names()) (s += n) += '\n';
         write_out(s, buf, cap, needed);
@@ -347,9 +322,9 @@ MQ_API mq_status mq_group_list(mq_broker *b, const char *topic, char *buf, size_
 MQ_API mq_status mq_topic_get_info(mq_broker *b, const char *topic, mq_topic_info *out,
                                    size_t out_size) {
     return on_broker_any(b, [&] {
-        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
         mq_topic_info info{};
         info.partitions = t->partition_count();
         info.capacity = t->settings().capacity;
@@ -427,23 +402,17 @@ MQ_API mq_status mq_group_unsubscribe(mq_broker *b, const char *topic, const cha
 
 // ---- publishing ------------------------------------------------------------------------------
 
-MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *key,
-                                  size_t key_len, const void *payload, size_t payload_len,
-                                  const mq_header *headers, size_t header_count, int64_t wait_ms,
-                                  mq_cancel *cancel, int32_t *partition_out, int64_t *offset_out) {
+MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
+                                  const void *payload, size_t payload_len, const mq_header *headers,
+                                  size_t header_count, int64_t wait_ms, mq_cancel *cancel,
+                                  int32_t *partition_out, int64_t *offset_out) {
     return on_broker(b, [&] {
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-        if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
         const mq_record r{key, key_len, payload, payload_len, headers, header_count};
-        if (mq_status st = check_record(b, *t, r, ""); st != MQ_OK) return st;
-        const int32_t p = route(*t, r);
-        int64_t offset = -1;
-        mq_status st = t->partition(p).publish(r, mq::Wait::from_ms(wait_ms), cancel, &offset);
-        if (st != MQ_OK) return st;
-        if (partition_out) *partition_out = p;
-        if (offset_out) *offset_out = offset;
-        return MQ_OK;
+        if (mq_status st = check_record(b, *t, r); st != MQ_OK) return st;
+        if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+        return t->publish(r, mq::Wait::from_ms(wait_ms), cancel, partition_out, offset_out);
     });
 }
 
@@ -455,111 +424,36 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
     return on_broker(b, [&] {
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-        if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
         if (!records && count)
             return fail(MQ_ERR_INVALID, "records is NULL but count is %zu", count);
-        if (count > UINT32_MAX)
-            return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);
         if (mq_status st = mq::check_elem_size(record_size, sizeof(mq_record), "record_size"); st)
             return st;
-        if (mq_status st =
-                mq::check_elem_size(result_size, sizeof(mq_publish_result), "result_size");
-            st)
-            return st;
-        // Another element size (a newer header's): work on copies at our stride.
-        thread_local std::vector<mq_record> records_copy;
-        thread_local std::vector<mq_publish_result> results_copy;
-        mq_publish_result *const results_out = results;
-        if (record_size != sizeof(mq_record)) {
-            records_copy.resize(count);
-            for (size_t i = 0; i < count; i++) {
-                std::memcpy(&records_copy[i],
-                            reinterpret_cast<const unsigned char *>(records) + i * record_size,
-                            sizeof(mq_record));
-            }
-            records = records_copy.data();
-        }
-        if (results && result_size != sizeof(mq_publish_result)) {
-            results_copy.resize(count);
-            results = results_copy.data();
-        }
-        struct SpreadResults {
-            mq_publish_result *from, *to;
-            size_t n, stride;
-            ~SpreadResults() {
-                if (from == to || !to) return;
-                auto *dst = reinterpret_cast<unsigned char *>(to);
-                for (size_t i = 0; i < n; i++, dst += stride) {
-                    std::memcpy(dst, &from[i], sizeof(mq_publish_result));
-                    std::memset(dst + sizeof(mq_publish_result), 0,
-                                stride - sizeof(mq_publish_result));
-                }
-            }
-        } spread{results, results_out, count, result_size};
+        if (count > UINT32_MAX)
+            return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);
+        const mq_record *recs = mq::gather(records, record_size, count);
         for (size_t i = 0; i < count; i++) {
-            if (mq_status st = check_record(b, *t, records[i], ""); st != MQ_OK) {
+            if (mq_status st = check_record(b, *t, recs[i]); st != MQ_OK) {
                 char detail[1024];  // named after the fact: the common path formats nothing
                 std::snprintf(detail, sizeof detail, "%s", mq_last_error());
                 return fail(st, "record %zu: %s", i, detail);
             }
         }
-        mq::Wait wait = mq::Wait::from_ms(wait_ms);
-        wait.start();  // one deadline for the whole batch
+        if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+        if (mq_status st =
+                mq::check_elem_size(result_size, sizeof(mq_publish_result), "result_size");
+            st)
+            return st;
         size_t done = 0;
-        mq_status st = MQ_OK;
-        const int32_t parts = t->partition_count();
-        // Order the records by partition (stably) so each partition's lock is taken once.
-        // The scratch space is per thread and reused, so steady-state batches do not allocate;
-        // a one-partition topic does not touch it.
-        struct Scratch {
-            std::vector<int32_t> part;
-            std::vector<uint32_t> order, first, at;
-        };
-        thread_local Scratch scratch;
-        Scratch *s = nullptr;
-        int32_t only = 0;  // the partition every record goes to, or -1
-        if (parts == 1) {
-            if (results) {
-                for (size_t i = 0; i < count; i++) results[i] = mq_publish_result{0, -1};
+        const mq::OutArray<mq_publish_result> out(results, result_size, count);
+        struct Report {  // also when an allocation throws part-way: some records are in
+            const mq::OutArray<mq_publish_result> &out;
+            size_t count, &done, *published;
+            ~Report() {
+                out.flush(count);
+                if (published) *published = done;
             }
-        } else {
-            s = &scratch;
-            s->part.resize(count);
-            // Keyless records take consecutive round-robin slots, reserved with one atomic add.
-            size_t keyless = 0;
-            for (size_t i = 0; i < count; i++) keyless += records[i].key == nullptr;
-            uint64_t rr = keyless ? t->reserve_round_robin(keyless) : 0;
-            bool same = true;
-            for (size_t i = 0; i < count; i++) {
-                s->part[i] = route(*t, records[i], &rr);
-                same = same && s->part[i] == s->part[0];
-                if (results) results[i] = mq_publish_result{s->part[i], -1};
-            }
-            only = !same ? -1 : count ? s->part[0] : 0;
-        }
-        if (only >= 0) {  // the common case (one partition, or one key): input order
-            if (count) {
-                st = t->partition(only).publish_many(records, nullptr, count, wait, cancel, results,
-                                                     &done);
-            }
-        } else {  // a counting sort by partition
-            s->order.resize(count);
-            s->first.assign(static_cast<size_t>(parts) + 1, 0);
-            for (size_t i = 0; i < count; i++) s->first[static_cast<size_t>(s->part[i]) + 1]++;
-            for (size_t p = 1; p < s->first.size(); p++) s->first[p] += s->first[p - 1];
-            s->at.assign(s->first.begin(), s->first.end() - 1);
-            for (size_t i = 0; i < count; i++)
-                s->order[s->at[static_cast<size_t>(s->part[i])]++] = static_cast<uint32_t>(i);
-            for (int32_t p = 0; p < parts && st == MQ_OK; p++) {
-                const size_t lo = s->first[static_cast<size_t>(p)];
-                const size_t hi = s->first[static_cast<size_t>(p) + 1];
-                if (lo == hi) continue;
-                st = t->partition(p).publish_many(records, s->order.data() + lo, hi - lo, wait,
-                                                  cancel, results, &done);
-            }
-        }
-        if (published) *published = done;
-        return st;
+        } report{out, count, done, published};
+        return t->publish_batch(recs, count, mq::Wait::from_ms(wait_ms), cancel, out.data(), &done);
     });
 }
 
@@ -571,19 +465,19 @@ MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *grou
     if (count_out) *count_out = 0;
     return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
-        if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
-        if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
         if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
             return st;
+        if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+        if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
         return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
             return p.poll(g, {}, out, n, mq::Wait::from_ms(wait_ms), cancel, count_out);
         });
     });
 }
 
-MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group,
-                              int32_t partition, int64_t offset) {
+MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                              int64_t offset) {
     return on_cursor(b, topic, group, partition,
                      [&](mq::Partition &p, const mq::Group *g) { return p.ack(g, {}, offset); });
 }
@@ -631,13 +525,12 @@ MQ_API void mq_subscription_options_init(mq_subscription_options *o, size_t size
 
 MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const char *group,
                                       const mq_subscription_options *opts, mq_handler handler,
-                                      void *user, mq_user_free user_free,
-                                      mq_subscription **out) {
-    bool freed = false;  // user_free must run exactly once, whichever way this ends
+                                      void *user, mq_user_free user_free, mq_subscription **out) {
+    mq::BrokerRef ref;  // taken once the arguments pass; the rest runs outside the call gate
+    mq::Topic *t = nullptr;
+    int32_t prefetch = 0;
+    std::vector<int32_t> parts;  // empty: a member of the group
     const mq_status st = on_broker(b, [&]() -> mq_status {
-        if (!handler) return fail(MQ_ERR_INVALID, "handler is NULL");
-        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
-        mq::Topic *t;
         if (mq_status s = b->topic(topic, &t); s != MQ_OK) return s;
         if (mq_status s = mq::check_name(group, "group"); s != MQ_OK) return s;
         mq_subscription_options o;
@@ -656,7 +549,6 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
             return fail(MQ_ERR_INVALID, "partitions is NULL but partition_count is %zu",
                         o.partition_count);
         }
-        std::vector<int32_t> parts;  // empty: a member of the group
         if (o.partitions) {
             if (o.partition_count == 0)
                 return fail(MQ_ERR_INVALID, "partitions is empty; pass NULL to be a group member");
@@ -670,37 +562,21 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
                 return fail(MQ_ERR_INVALID, "partitions lists a partition twice");
             }
         }
-        bool created = false;
-        const mq::Group *g = t->find_or_subscribe(group, b->new_id(), &created);
-        if (!g) return fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while subscribing", group);
-        // A failure from here on leaves no trace: not even the group it subscribed.
-        mq::GroupRollback rollback{t, g, created};
-        auto sub = std::make_unique<mq_subscription>(b, t, g, b->new_id(), o.prefetch,
-                                                     std::move(parts), handler, user, user_free);
-        {
-            std::lock_guard lk(t->groups_mutex());
-            if (mq_status s = sub->attach(); s != MQ_OK) return s;
-        }
-        try {
-            b->add_subscription(sub.get());
-        } catch (...) {
-            sub->detach();
-            throw;
-        }
-        try {
-            sub->start();  // on failure it stops what it started and calls user_free
-        } catch (...) {
-            b->remove_subscription(sub.get());
-            freed = true;
-            throw;
-        }
-        rollback.armed = false;
-        *out = sub.release();
-        freed = true;  // now the subscription's to free
+        if (!handler) return fail(MQ_ERR_INVALID, "handler is NULL");
+        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+        prefetch = o.prefetch;
+        ref = mq::BrokerRef(b);
         return MQ_OK;
     });
-    if (st != MQ_OK && !freed && user_free) user_free(user);
-    return st;
+    if (st != MQ_OK) {
+        if (user_free) user_free(user);  // exactly once, whichever way this ends
+        return st;
+    }
+    // From here on mq_subscription::open calls user_free on failure (also when it throws).
+    return guarded([&] {
+        return mq_subscription::open(std::move(ref), t, group, prefetch, std::move(parts), handler,
+                                     user, user_free, out);
+    });
 }
 
 MQ_API mq_status mq_subscription_close(mq_subscription *sub) {
@@ -710,9 +586,7 @@ MQ_API mq_status mq_subscription_close(mq_subscription *sub) {
                     "mq_subscription_close was called from this subscription's own handler; "
                     "return from the handler first, or close it from another thread");
     }
-    sub->broker->remove_subscription(sub);
-    sub->stop();
-    delete sub;
+    mq_subscription::close(sub);
     return MQ_OK;
 }
 
@@ -725,10 +599,10 @@ MQ_API int32_t mq_key_murmur2(const void *key, size_t key_len) {
 
 MQ_API mq_status mq_key_partition(const void *key, size_t key_len, int32_t partitions,
                                   int32_t *out) {
-    if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
     if (!key && key_len) return fail(MQ_ERR_INVALID, "key is NULL but key_len is %zu", key_len);
     if (partitions < 1)
         return fail(MQ_ERR_INVALID, "partitions is %d; it must be at least 1", partitions);
+    if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
     *out = mq::partition_for_key(key ? key : "", key_len, partitions);
     return MQ_OK;
 }
@@ -757,10 +631,10 @@ MQ_API mq_status mq_assignment_round_robin(int32_t partitions, int32_t members, 
 MQ_API mq_status mq_partition_get_info(mq_broker *b, const char *topic, int32_t partition,
                                        mq_partition_info *out, size_t out_size) {
     return on_broker_any(b, [&] {
-        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
         if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
         mq_partition_info info{};
         t->partition(partition).info(info);
         std::memcpy(out, &info, std::min(out_size, sizeof info));
@@ -782,10 +656,10 @@ MQ_API mq_status mq_group_get_info(mq_broker *b, const char *topic, const char *
 MQ_API mq_status mq_partition_describe(mq_broker *b, const char *topic, int32_t partition,
                                        char *buf, size_t cap, size_t *needed) {
     return on_broker_any(b, [&] {
-        if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
         if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+        if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
         std::string s;
         t->partition(partition).describe(s);
         write_out(s, buf, cap, needed);

@@ -14,10 +14,17 @@ using mq::fail;
 using mq::guarded;
 
 namespace {
-template <class F>
-mq_status on_member_partition(mq_member *m, int32_t partition, F &&f) {
+// Member calls need no call gate: the member's reference keeps the broker's memory, and a
+// closed broker is their first check (MQ_CLOSED right after a NULL handle, as mq.h orders).
+mq_status check_member(const mq_member *m) {
     if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
-    mq::GateScope gate(m->broker->gate);
+    if (m->closed()) return fail(MQ_CLOSED, "the broker is closed");
+    return MQ_OK;
+}
+
+template <class F>
+mq_status on_member_partition(mq_member *m, int32_t partition, F &&f) noexcept {
+    if (mq_status st = check_member(m); st != MQ_OK) return st;
     if (mq_status st = mq::check_partition(*m->topic, partition); st != MQ_OK) return st;
     return guarded([&] { return f(); });
 }
@@ -41,11 +48,12 @@ MQ_API void mq_member_options_init(mq_member_options *o, size_t size) {
 
 MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *group,
                                 const mq_member_options *opts, mq_member **out) {
-    return mq::on_broker(b, [&] {
-        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-        if (mq_status st = mq::check_name(group, "group"); st != MQ_OK) return st;
+    mq::BrokerRef ref;  // taken once the arguments pass; the join runs outside the call gate
+    mq::Topic *t = nullptr;
+    mq_member::Options join{};
+    const mq_status st = mq::on_broker(b, [&] {
+        if (mq_status s = b->topic(topic, &t); s != MQ_OK) return s;
+        if (mq_status s = mq::check_name(group, "group"); s != MQ_OK) return s;
         mq_member_options o;
         mq_member_options_init(&o, sizeof o);
         if (opts) {
@@ -62,43 +70,21 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
                 o.on_rebalance_user = opts->on_rebalance_user;
         }
         if (o.member_id) {
-            if (mq_status st = mq::check_name(o.member_id, "member"); st != MQ_OK) return st;
+            if (mq_status s = mq::check_name(o.member_id, "member"); s != MQ_OK) return s;
         }
         if (o.session_timeout_ms < 1 || o.session_timeout_ms > (int64_t{1} << 40)) {
             return fail(MQ_ERR_INVALID, "session_timeout_ms is %lld; it must be at least 1",
                         static_cast<long long>(o.session_timeout_ms));
         }
-        bool created = false;
-        const mq::Group *g = t->find_or_subscribe(group, b->new_id(), &created);
-        if (!g) return fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while joining", group);
-        // A failure from here on leaves no trace: not even the group it subscribed.
-        mq::GroupRollback rollback{t, g, created};
-        auto state = std::make_shared<mq::MemberState>();
-        state->id = b->new_id();
-        state->member_id = o.member_id ? std::string(o.member_id)
-                                       : std::string(group) + "-" + std::to_string(state->id);
-        state->session_timeout_ns = o.session_timeout_ms * 1000000;
-        state->on_rebalance = o.on_rebalance;
-        state->on_rebalance_user = o.on_rebalance_user;
-        auto m = std::make_unique<mq_member>(mq_member{b, t, g, state});
-        state->handle = m.get();
-        b->add_member(m.get());
-        mq_status st;
-        try {
-            std::lock_guard lk(t->groups_mutex());  // against explicit-list claims (membership.h)
-            st = g->membership->join(state, o.assignor, o.assignor_user);
-        } catch (...) {
-            b->remove_member(m.get());
-            throw;
-        }
-        if (st != MQ_OK) {
-            b->remove_member(m.get());
-            return st;
-        }
-        rollback.armed = false;
-        *out = m.release();
+        if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+        join = {o.member_id,    o.session_timeout_ms * 1000000,
+                o.assignor,     o.assignor_user,
+                o.on_rebalance, o.on_rebalance_user};
+        ref = mq::BrokerRef(b);
         return MQ_OK;
     });
+    if (st != MQ_OK) return st;
+    return guarded([&] { return mq_member::join(std::move(ref), t, group, join, out); });
 }
 
 MQ_API mq_status mq_member_close(mq_member *m) {
@@ -108,25 +94,19 @@ MQ_API mq_status mq_member_close(mq_member *m) {
                     "mq_member_close was called from this member's own on_rebalance callback; "
                     "close it from another thread");
     }
-    return guarded([&] {
-        m->broker->remove_member(m);
-        m->state->begin_close();
-        m->membership().leave(*m->state);
-        delete m;
-        return MQ_OK;
-    });
+    mq_member::close(m);
+    return MQ_OK;
 }
 
 MQ_API const char *mq_member_id(const mq_member *m) {
     return m ? m->state->member_id.c_str() : "";
 }
 
-MQ_API mq_status mq_member_get_assignment(mq_member *m, int64_t *generation,
-                                          int32_t *partitions, size_t cap, size_t *count) {
-    if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
-    if (!count) return fail(MQ_ERR_INVALID, "count is NULL");
+MQ_API mq_status mq_member_get_assignment(mq_member *m, int64_t *generation, int32_t *partitions,
+                                          size_t cap, size_t *count) {
+    if (mq_status st = check_member(m); st != MQ_OK) return st;
     if (!partitions && cap) return fail(MQ_ERR_INVALID, "partitions is NULL but cap is %zu", cap);
-    mq::GateScope gate(m->broker->gate);
+    if (!count) return fail(MQ_ERR_INVALID, "count is NULL");
     return guarded([&] {
         std::vector<int32_t> parts;
         int64_t gen = 0;
@@ -141,14 +121,12 @@ MQ_API mq_status mq_member_get_assignment(mq_member *m, int64_t *generation,
 MQ_API mq_status mq_member_poll(mq_member *m, mq_message *msgs, size_t msg_size, size_t max,
                                 int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
     if (count_out) *count_out = 0;
-    if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
+    if (mq_status st = check_member(m); st != MQ_OK) return st;
     if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
-    if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+    if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st) return st;
     if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
-    if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
-        return st;
     if (mq_status st = mq::check_wait(wait_ms); st != MQ_OK) return st;
-    mq::GateScope gate(m->broker->gate);
+    if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
     return guarded([&] {
         return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
             return m->poll(out, n, mq::Wait::from_ms(wait_ms), cancel, count_out);
@@ -161,9 +139,10 @@ MQ_API mq_status mq_member_ack(mq_member *m, int32_t partition, int64_t offset) 
 }
 
 MQ_API mq_status mq_member_nack(mq_member *m, int32_t partition, int64_t delay_ms) {
-    if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
-    return on_member_partition(m, partition,
-                               [&] { return m->nack(partition, delay_ms * 1000000); });
+    return on_member_partition(m, partition, [&] {
+        if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
+        return m->nack(partition, delay_ms * 1000000);
+    });
 }
 
 MQ_API mq_status mq_member_extend_lease(mq_member *m, int32_t partition) {

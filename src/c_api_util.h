@@ -1,6 +1,8 @@
-// Shared by the C boundary files: the exception barrier, the call gate, argument checks.
+// Shared by the C boundary files: the exception barrier, the call gate, argument checks, and
+// the element-size rule for arrays.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -30,7 +32,10 @@ inline mq_status guarded(F &&f) noexcept {
     }
 }
 
-// A call on a live broker: counted by the gate, refused once the broker is closed.
+// A call on a live broker: counted by the gate (mq_broker_free waits for it), refused once the
+// broker is closed. No user code runs inside the gate, or a callback that frees the broker would
+// wait for its own call: calls that run callbacks (mq_subscription_open, mq_member_join) take a
+// reference to the broker inside and do the rest outside.
 template <class F>
 inline mq_status on_broker(mq_broker *b, F &&f) noexcept {
     if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
@@ -64,47 +69,79 @@ inline mq_status check_duration(int64_t ms, const char *what) {
     return MQ_OK;
 }
 
-// The growth rule for arrays (mq.h): the caller passes the element size it was compiled with; a
-// smaller one than this library's 1.0 struct is refused. A larger one comes from a newer header
-// (its extra fields are left alone on input and zeroed on output).
+// ---- the growth rule for arrays (mq.h) --------------------------------------------------------
+// The caller passes the element size it was compiled with: a smaller one than this library's
+// 1.0 struct is refused; a larger one comes from a newer header, whose extra fields are ignored
+// on input and zeroed on output. The common case (our size) copies nothing.
+
 inline mq_status check_elem_size(size_t got, size_t ours, const char *what) {
     if (got < ours) {
-        return fail(MQ_ERR_INVALID, "%s is %zu; pass sizeof the struct (%zu in this library)",
-                    what, got, ours);
+        return fail(MQ_ERR_INVALID, "%s is %zu; pass sizeof the struct (%zu in this library)", what,
+                    got, ours);
     }
     return MQ_OK;
 }
 
-// Runs poll(out, max) into the caller's array when its element size is ours (the common case,
-// no copy), else into a scratch array that is then spread at the caller's stride.
+// Writes n elements of ours at the caller's stride, zeroing the bytes past our struct.
+template <class T>
+inline void spread(const T *ours, size_t n, void *theirs, size_t stride) noexcept {
+    auto *dst = static_cast<unsigned char *>(theirs);
+    for (size_t i = 0; i < n; i++, dst += stride) {
+        std::memcpy(dst, &ours[i], sizeof(T));
+        std::memset(dst + sizeof(T), 0, stride - sizeof(T));
+    }
+}
+
+// The caller's input array at our stride: itself, or a per-thread copy.
+template <class T>
+inline const T *gather(const T *theirs, size_t stride, size_t n) {
+    if (stride == sizeof(T) || n == 0) return theirs;
+    thread_local std::vector<T> copy;
+    copy.resize(n);
+    const auto *src = reinterpret_cast<const unsigned char *>(theirs);
+    for (size_t i = 0; i < n; i++, src += stride) std::memcpy(&copy[i], src, sizeof(T));
+    return copy.data();
+}
+
+// An output array at our stride: the caller's own, or per-thread scratch spread into it by
+// flush(), which the caller runs once the library has written what it will write.
+template <class T>
+class OutArray {
+public:
+    OutArray(T *theirs, size_t stride, size_t n) : theirs_(theirs), stride_(stride), n_(n) {
+        if (!theirs || stride == sizeof(T)) {
+            ours_ = theirs;
+            return;
+        }
+        thread_local std::vector<T> scratch;
+        scratch.resize(n);
+        ours_ = scratch.data();
+    }
+    T *data() const noexcept { return ours_; }
+    void flush(size_t written) const noexcept {
+        if (ours_ != theirs_) spread(ours_, std::min(written, n_), theirs_, stride_);
+    }
+
+private:
+    T *theirs_;
+    T *ours_;
+    size_t stride_, n_;
+};
+
+// Runs poll(out, max) into the caller's message array (see OutArray): what the poll wrote
+// (*count messages) reaches the caller at its stride whatever the status.
 template <class Poll>
 inline mq_status into_messages(mq_message *msgs, size_t msg_size, size_t max, size_t *count,
                                Poll &&poll) {
-    if (msg_size == sizeof(mq_message)) return poll(msgs, max);
-    thread_local std::vector<mq_message> scratch;
-    scratch.resize(max);
-    const mq_status st = poll(scratch.data(), max);
-    auto *dst = reinterpret_cast<unsigned char *>(msgs);
-    for (size_t i = 0; i < *count; i++, dst += msg_size) {
-        std::memcpy(dst, &scratch[i], sizeof(mq_message));
-        std::memset(dst + sizeof(mq_message), 0, msg_size - sizeof(mq_message));
-    }
+    const OutArray<mq_message> out(msgs, msg_size, max);
+    const mq_status st = poll(out.data(), max);
+    out.flush(*count);
     return st;
 }
 
 inline mq_status bad_size(size_t size, const char *init) {
     return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with %s", size, init);
 }
-
-// Undoes a group subscription made on the caller's behalf if the call then fails.
-struct GroupRollback {
-    Topic *topic;
-    const Group *group;
-    bool armed;
-    ~GroupRollback() {
-        if (armed) topic->rollback_subscribe(group);
-    }
-};
 
 inline mq_status check_partition(Topic &t, int32_t p) {
     if (p < 0 || p >= t.partition_count()) {

@@ -6,6 +6,36 @@
 #include "cancel.h"
 #include "error.h"
 
+mq_status mq_member::join(mq::BrokerRef broker, mq::Topic *t, const char *group, const Options &o,
+                          mq_member **out) {
+    bool created = false;
+    const mq::Group *g = t->find_or_subscribe(group, broker->new_id(), &created);
+    if (!g) return mq::fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while joining", group);
+    // A failure from here on leaves no trace: not even the group it subscribed. (`broker`, a
+    // parameter, outlives these locals: the topic stays valid while they unwind.)
+    mq::GroupRollback rollback{t, g, created};
+    auto state = std::make_shared<mq::MemberState>();
+    state->id = broker->new_id();
+    state->member_id = o.member_id ? std::string(o.member_id)
+                                   : std::string(group) + "-" + std::to_string(state->id);
+    state->session_timeout_ns = o.session_timeout_ns;
+    state->on_rebalance = o.on_rebalance;
+    state->on_rebalance_user = o.on_rebalance_user;
+    std::unique_ptr<mq_member> m(new mq_member{mq::BrokerRef(broker.get()), t, g, state});
+    state->handle = m.get();
+    if (mq_status st = g->membership->join(state, o.assignor, o.assignor_user); st != MQ_OK)
+        return st;
+    rollback.armed = false;
+    *out = m.release();
+    return MQ_OK;
+}
+
+void mq_member::close(mq_member *m) noexcept {
+    m->state->begin_close();
+    m->membership().leave(*m->state);
+    delete m;  // may drop the broker's last reference
+}
+
 // A member is alive while it calls (and while a call of it blocks), so a session timeout is
 // measured from the end of its last call.
 class mq_member::Call {
@@ -21,7 +51,7 @@ private:
 };
 
 mq_status mq_member::check(bool check_generation) {
-    if (broker->closed()) return mq::fail(MQ_CLOSED, "the broker is closed");
+    if (closed()) return mq::fail(MQ_CLOSED, "the broker is closed");
     // Views of partitions taken from this member stayed valid until now: its next call.
     if (state->has_fenced.load()) membership().release_fenced(*state);
     membership().reap(broker->clock.now());
@@ -50,33 +80,59 @@ void mq_member::spin_for_signal(mq::Notifier &n, uint64_t seen, const mq::Wait &
                            [&] { return broker->closed() || scope.triggered(); });
 }
 
+namespace {
+// The partitions a member poll's notifier watches: none for its first look, so that a poll that
+// finds messages at once (or does not wait) locks each partition it looks at once; from the
+// second look on, all of them, registered before that look so that a change between the look
+// and the sleep wakes it.
+class Watching {
+public:
+    Watching(mq::Topic &t, mq::Notifier &n, std::vector<int32_t> &on) : t_(t), n_(n), on_(on) {}
+    ~Watching() { clear(); }
+    bool active() const noexcept { return active_; }
+    void start() noexcept { active_ = true; }
+    void set(const std::vector<int32_t> &parts) {
+        if (parts == on_) return;
+        clear();
+        on_.reserve(parts.size());  // so that what is registered is always listed
+        for (int32_t p : parts) {
+            t_.partition(p).watch(&n_);
+            on_.push_back(p);
+        }
+    }
+
+private:
+    void clear() noexcept {
+        for (int32_t p : on_) t_.partition(p).unwatch(&n_);
+        on_.clear();
+    }
+    mq::Topic &t_;
+    mq::Notifier &n_;
+    std::vector<int32_t> &on_;
+    bool active_ = false;
+};
+}  // namespace
+
 mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel,
                           size_t *count) {
     Call call(*this);
     mq::Notifier &n = state->notifier;
     mq::CancelScope scope(cancel, n);
-    thread_local std::vector<int32_t> parts;  // reused: polling does not allocate
+    thread_local std::vector<int32_t> parts, watched;  // reused: polling does not allocate
+    Watching watching(*topic, n, watched);
     bool spun = false;
     for (;;) {
+        if (watching.active()) {  // before the checks: a signal from here on is kept
+            std::lock_guard g(n.mu);
+            n.signalled = false;
+        }
         if (mq_status st = check(true); st != MQ_OK) return st;
         {
             std::lock_guard f(state->fetched_mu);
             parts.assign(state->fetched.begin(), state->fetched.end());
         }
-        {
-            std::lock_guard g(n.mu);
-            n.signalled = false;
-        }
-        // Watch before looking, so a publish between the look and the wait is not missed.
-        for (int32_t p : parts) topic->partition(p).watch(&n);
+        if (watching.active()) watching.set(parts);
         const uint64_t seen = n.signals.load(std::memory_order_acquire);
-        struct Unwatch {
-            mq_member &m;
-            mq::Notifier &n;
-            ~Unwatch() {
-                for (int32_t p : parts) m.topic->partition(p).unwatch(&n);
-            }
-        } unwatch{*this, n};
         const size_t k = parts.size();
         const uint32_t first = state->rotate.fetch_add(1, std::memory_order_relaxed);
         for (size_t i = 0; i < k; i++) {
@@ -89,11 +145,14 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
         }
         if (wait.over()) {
             *count = 0;
-            return mq::fail(MQ_TIMEOUT, "nothing to hand out to member %s of group %s",
-                            state->member_id.c_str(), group->name.c_str());
+            return mq::fail(MQ_TIMEOUT, "nothing to hand out within the wait");
         }
         if (scope.triggered())
             return mq::fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
+        if (!watching.active()) {  // look once more, watching, before spinning or sleeping
+            watching.start();
+            continue;
+        }
         if (!spun && broker->spin_ns > 0) {  // the wait strategy: spin once, then block
             spun = true;
             spin_for_signal(n, seen, wait, scope);
@@ -113,11 +172,15 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
         }
         std::unique_lock lk(n.mu);
         while (!n.signalled && !scope.triggered() && !broker->closed()) {
+            state->sleeping++;
+            bool timed_out = false;
             if (!timed) {
                 n.not_empty.wait(lk);
-            } else if (n.not_empty.wait_until(lk, wake) == std::cv_status::timeout) {
-                break;
+            } else {
+                timed_out = n.not_empty.wait_until(lk, wake) == std::cv_status::timeout;
             }
+            state->sleeping--;
+            if (timed_out) break;
         }
     }
 }

@@ -37,6 +37,7 @@ mq_status Membership::join(const std::shared_ptr<MemberState> &m, mq_assignor as
                            void *user) {
     std::vector<Notice> notices;
     {
+        std::lock_guard claims(topic_.groups_mutex());  // against explicit-list claims
         std::lock_guard lk(mu_);
         for (const auto &other : members_) {
             if (other->member_id == m->member_id) {
@@ -76,26 +77,39 @@ mq_status Membership::join(const std::shared_ptr<MemberState> &m, mq_assignor as
     return MQ_OK;
 }
 
-void Membership::leave(MemberState &m) {
+void Membership::leave(MemberState &m) noexcept {
     std::vector<Notice> notices;
     {
         std::lock_guard lk(mu_);
         auto it = std::find_if(members_.begin(), members_.end(),
                                [&m](const auto &o) { return o.get() == &m; });
         if (it != members_.end()) {  // else already removed (timed out)
-            std::vector<std::shared_ptr<MemberState>> next;
-            next.reserve(members_.size());
-            for (const auto &o : members_) {
-                if (o.get() != &m) next.push_back(o);
+            try {
+                std::vector<std::shared_ptr<MemberState>> next;
+                next.reserve(members_.size());
+                for (const auto &o : members_) {
+                    if (o.get() != &m) next.push_back(o);
+                }
+                Plan plan = plan_locked(std::move(next), assignor_, assignor_user_, 1, notices);
+                m.removed.store(true);
+                departed_.push_back(*it);  // reserved by the plan; until its views are released
+                apply_locked(plan, notices);
+            } catch (...) {
+                // Out of memory: let the session timeout remove it, at the next reap.
+                m.library_owned = false;
+                m.session_timeout_ns = 0;
+                m.last_seen.store(INT64_MIN / 2);
+                next_reap_ns_.store(INT64_MIN, std::memory_order_relaxed);
+                return;
             }
-            Plan plan = plan_locked(std::move(next), assignor_, assignor_user_, 1, notices);
-            m.removed.store(true);
-            departed_.push_back(*it);  // reserved by the plan; until its views are released
-            apply_locked(plan, notices);
         }
     }
     notify(notices);
-    release_fenced(m);
+    try {
+        release_fenced(m);
+    } catch (...) {
+        // release_fenced only swaps and erases: it does not allocate.
+    }
 }
 
 mq_status Membership::fetch(MemberState &m, int64_t *generation, std::vector<int32_t> &out,
@@ -217,6 +231,7 @@ void Membership::apply_locked(Plan &plan, std::vector<Notice> &notices) noexcept
 }
 
 void Membership::notify(std::vector<Notice> &notices) {
+    if (topic_.closed()) return;
     for (Notice &n : notices) {
         MemberState &m = *n.member;
         {
@@ -261,7 +276,11 @@ void Membership::release_fenced(MemberState &m) {
 
 void Membership::wake_all() {
     std::lock_guard lk(mu_);
-    for (const auto &m : members_) m->notifier.signal();
+    for (const auto &m : members_) {
+        m->notifier.signal();
+        // A member is in members_ until it leaves, which its subscription does before it goes.
+        if (m->hook) m->hook();
+    }
 }
 
 }  // namespace mq

@@ -2,8 +2,9 @@
 // generation that numbers each division. Rebalances run on the thread that causes them (join,
 // leave, or the call that notices a timed-out member): there is no coordinator thread.
 //
-// Lock order: topic groups_mu, then Membership::mu_, then partition locks. Member callbacks run
-// after every lock is released.
+// Lock order: topic groups_mu, then Membership::mu_, then partition locks (and a push
+// subscription's supervisor lock, taken by its hook). Member callbacks run after every lock is
+// released, and never after the broker is closed.
 #pragma once
 
 #include <atomic>
@@ -39,6 +40,7 @@ struct MemberState {
     std::atomic<bool> removed{false};
     std::atomic<uint32_t> rotate{0};  // where the next poll starts, for fairness
     Notifier notifier;                // what mq_member_poll sleeps on
+    int sleeping = 0;  // guarded by notifier.mu: polls asleep on it (what tests wait for)
 
     std::mutex fetched_mu;  // the assignment as the member last fetched it
     std::vector<int32_t> fetched;
@@ -60,9 +62,12 @@ public:
     Membership(Topic &topic, const Group &group, const Clock &clock);
 
     // Adds the member and rebalances. MQ_ERR_EXISTS (id taken), MQ_ERR_OWNED (partitions
-    // claimed by explicit-list subscriptions). Callers hold the topic's groups_mu.
+    // claimed by explicit-list subscriptions: checked under the topic's groups_mu, which is
+    // released before the callbacks run).
     mq_status join(const std::shared_ptr<MemberState> &m, mq_assignor assignor, void *user);
-    void leave(MemberState &m);
+    // Removes the member and rebalances. If that runs out of memory the member is marked
+    // expired instead, so the next reap (any join or member call) removes it.
+    void leave(MemberState &m) noexcept;
     // Fetches the member's assignment and marks its generation seen. MQ_ERR_FENCED if removed.
     // With `redeliver`, a member that missed generations gets back what it had in flight on the
     // partitions it keeps: acks from the old generation were refused, so otherwise those
@@ -73,6 +78,8 @@ public:
     bool has_members();
     // Lets go of views the member held on partitions taken from it (on its next call).
     void release_fenced(MemberState &m);
+    // On close: wakes the members waiting in mq_member_poll and the supervisors of push
+    // subscriptions (so their threads end). Runs no user code.
     void wake_all();
 
     int64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
@@ -90,7 +97,8 @@ private:
     Plan plan_locked(std::vector<std::shared_ptr<MemberState>> next, mq_assignor assignor,
                      void *user, size_t departing, std::vector<Notice> &notices);
     void apply_locked(Plan &plan, std::vector<Notice> &notices) noexcept;
-    static void notify(std::vector<Notice> &notices);
+    // Runs the callbacks, with no lock held; none once the broker is closed.
+    void notify(std::vector<Notice> &notices);
 
     Topic &topic_;
     const Group &group_;

@@ -36,20 +36,61 @@ mq_status mq_subscription::delay_current_nack(int64_t delay_ms) {
     return MQ_OK;
 }
 
-mq_subscription::mq_subscription(mq_broker *b, mq::Topic *topic, const mq::Group *group,
+mq_subscription::mq_subscription(mq::BrokerRef broker, mq::Topic *topic, const mq::Group *group,
                                  uint64_t id, int32_t prefetch, std::vector<int32_t> partitions,
-                                 mq_handler handler, void *user, mq_user_free user_free)
-    : broker(b),
+                                 mq_handler handler, void *user)
+    : broker_(std::move(broker)),
       topic_(topic),
       group_(group),
       id_(id),
       prefetch_(prefetch),
       static_partitions_(std::move(partitions)),
       handler_(handler),
-      user_(user),
-      user_free_(user_free) {}
+      user_(user) {}
 
 mq_subscription::~mq_subscription() = default;
+
+mq_status mq_subscription::open(mq::BrokerRef broker, mq::Topic *t, const char *group,
+                                int32_t prefetch, std::vector<int32_t> partitions,
+                                mq_handler handler, void *user, mq_user_free user_free,
+                                mq_subscription **out) {
+    // user_free runs exactly once: here if opening fails in any way, else at close. (`broker`,
+    // a parameter, outlives these locals: the topic stays valid while they unwind.)
+    struct FreeOnFailure {
+        mq_user_free f;
+        void *user;
+        bool armed = true;
+        ~FreeOnFailure() {
+            if (armed && f) f(user);
+        }
+    } free_on_failure{user_free, user};
+    bool created = false;
+    const mq::Group *g = t->find_or_subscribe(group, broker->new_id(), &created);
+    if (!g) return mq::fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while subscribing", group);
+    // A failure from here on leaves no trace: not even the group it subscribed.
+    mq::GroupRollback rollback{t, g, created};
+    std::unique_ptr<mq_subscription> sub(new mq_subscription(mq::BrokerRef(broker.get()), t, g,
+                                                             broker->new_id(), prefetch,
+                                                             std::move(partitions), handler, user));
+    if (mq_status st = sub->attach(); st != MQ_OK) return st;
+    try {
+        sub->start();
+    } catch (...) {
+        sub->stop();  // joins what started and detaches
+        throw;
+    }
+    rollback.armed = false;
+    free_on_failure.armed = false;
+    sub->user_free_ = user_free;
+    *out = sub.release();
+    return MQ_OK;
+}
+
+void mq_subscription::close(mq_subscription *sub) noexcept {
+    sub->stop();
+    if (sub->user_free_) sub->user_free_(sub->user_);
+    delete sub;  // may drop the broker's last reference
+}
 
 bool mq_subscription::is_current_thread() const noexcept {
     return tl_loop.sub == this;
@@ -72,6 +113,7 @@ mq_status mq_subscription::attach() {
     }
     // Rule 11: checking and claiming under the topic's group lock makes the pair atomic
     // against another subscription (or member) of the same group doing the same.
+    std::lock_guard lk(topic_->groups_mutex());
     if (group_->membership->has_members()) {
         return mq::fail(MQ_ERR_OWNED,
                         "group %s has live members on topic %s; a subscription with an explicit "
@@ -94,6 +136,7 @@ void mq_subscription::detach() noexcept {
     if (member_) {
         member_->begin_close();
         group_->membership->leave(*member_);
+        member_.reset();
         return;
     }
     std::lock_guard lk(topic_->groups_mutex());
@@ -101,15 +144,10 @@ void mq_subscription::detach() noexcept {
 }
 
 void mq_subscription::start() {
-    try {
-        if (member_mode()) {
-            supervisor_ = std::thread([this] { supervise(); });
-        } else {
-            for (int32_t p : static_partitions_) start_loop(p);
-        }
-    } catch (...) {
-        stop();
-        throw;
+    if (member_mode()) {
+        supervisor_ = std::thread([this] { supervise(); });
+    } else {
+        for (int32_t p : static_partitions_) start_loop(p);
     }
 }
 
@@ -148,7 +186,8 @@ void mq_subscription::run_loop(Loop &loop) {
             break;  // closed, stopped, fenced (the partition moved), or the group is gone
         }
         for (size_t k = 0; k < n; k++) {
-            if (loop.stop.load(std::memory_order_acquire)) break;
+            // After a close no handler is called, also for the rest of a batch polled before.
+            if (loop.stop.load(std::memory_order_acquire) || topic_->closed()) break;
             tl_loop.nack_delay_ns = 0;
             if (handler_(user_, &batch[k]) != 0) {
                 // Rule 10: the rest of the batch is not attempted; it comes again after the nack.
@@ -166,7 +205,9 @@ void mq_subscription::supervise() {
     std::unique_lock lk(sup_mu_);
     for (;;) {
         sup_cv_.wait(lk, [this] { return rebalance_pending_ || stopping_; });
-        if (stopping_) break;
+        // A closed broker ends the loops (their polls return MQ_CLOSED): so does the supervisor
+        // (the close runs its hook), rather than restart them.
+        if (stopping_ || topic_->closed()) break;
         rebalance_pending_ = false;
         lk.unlock();
         try {
@@ -202,7 +243,7 @@ void mq_subscription::supervise() {
     stop_loops(nullptr);
 }
 
-void mq_subscription::stop() {
+void mq_subscription::stop() noexcept {
     {
         std::lock_guard lk(sup_mu_);
         stopping_ = true;
@@ -212,12 +253,12 @@ void mq_subscription::stop() {
     // Whatever a loop was handed and did not finish goes back to the group at once rather
     // than waiting out the lease (a no-op when nothing is in flight or the broker is closed).
     std::vector<int32_t> held;
-    for (const auto &l : loops_) held.push_back(l->partition);
+    try {
+        for (const auto &l : loops_) held.push_back(l->partition);
+    } catch (...) {
+        held.clear();  // out of memory: those messages come back when their lease runs out
+    }
     stop_loops(nullptr);
     for (int32_t p : held) topic_->partition(p).nack(group_, mq::Caller{id_}, 0);
     detach();  // a member leaving rebalances the others; its partitions rewind for them
-    if (user_free_ && !user_freed_) {
-        user_freed_ = true;
-        user_free_(user_);
-    }
 }

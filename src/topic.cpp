@@ -1,5 +1,8 @@
 #include "topic.h"
 
+#include <vector>
+
+#include "cancel.h"
 #include "error.h"
 #include "membership.h"
 #include "murmur2.h"
@@ -9,6 +12,7 @@ namespace mq {
 Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock, int64_t spin_ns,
              const std::atomic<bool> &closed)
     : clock_(clock),
+      closed_(closed),
       name_(std::move(name)),
       settings_{&name_,
                 cfg.capacity,
@@ -114,6 +118,66 @@ mq_status Topic::unsubscribe(std::string_view name) {
     return MQ_OK;
 }
 
+int32_t Topic::route(const mq_record &r, uint64_t &rr) const noexcept {
+    const auto parts = static_cast<uint64_t>(partitions_.size());
+    if (r.key) return partition_for_key(r.key, r.key_len, static_cast<int32_t>(parts));
+    return static_cast<int32_t>(rr++ % parts);
+}
+
+mq_status Topic::publish_batch(const mq_record *records, size_t count, Wait wait, mq_cancel *cancel,
+                               mq_publish_result *results, size_t *published) {
+    wait.start();                   // one deadline for the whole batch
+    const CancelHold hold(cancel);  // between the partitions' waits too
+    const auto parts = static_cast<size_t>(partition_count());
+    if (parts == 1) {
+        if (results) {
+            for (size_t i = 0; i < count; i++) results[i] = mq_publish_result{0, -1};
+        }
+        if (count == 0) return MQ_OK;
+        return partitions_[0]->publish_many(records, nullptr, count, wait, cancel, results,
+                                            published);
+    }
+    // Order the records by partition (stably) so each partition's lock is taken once. The
+    // scratch space is per thread and reused, so steady-state batches do not allocate.
+    struct Scratch {
+        std::vector<int32_t> part;
+        std::vector<uint32_t> order, first, at;
+    };
+    thread_local Scratch s;
+    s.part.resize(count);
+    // Keyless records take consecutive round-robin slots, reserved with one atomic add.
+    size_t keyless = 0;
+    for (size_t i = 0; i < count; i++) keyless += records[i].key == nullptr;
+    uint64_t rr = keyless ? round_robin_.fetch_add(keyless, std::memory_order_relaxed) : 0;
+    bool same = true;
+    for (size_t i = 0; i < count; i++) {
+        s.part[i] = route(records[i], rr);
+        same = same && s.part[i] == s.part[0];
+        if (results) results[i] = mq_publish_result{s.part[i], -1};
+    }
+    if (count == 0) return MQ_OK;
+    if (same) {  // the common case (one key): input order, no sorting
+        return partition(s.part[0]).publish_many(records, nullptr, count, wait, cancel, results,
+                                                 published);
+    }
+    // A counting sort by partition.
+    s.order.resize(count);
+    s.first.assign(parts + 1, 0);
+    for (size_t i = 0; i < count; i++) s.first[static_cast<size_t>(s.part[i]) + 1]++;
+    for (size_t p = 1; p < s.first.size(); p++) s.first[p] += s.first[p - 1];
+    s.at.assign(s.first.begin(), s.first.end() - 1);
+    for (size_t i = 0; i < count; i++)
+        s.order[s.at[static_cast<size_t>(s.part[i])]++] = static_cast<uint32_t>(i);
+    mq_status st = MQ_OK;
+    for (size_t p = 0; p < parts && st == MQ_OK; p++) {
+        const size_t lo = s.first[p], hi = s.first[p + 1];
+        if (lo == hi) continue;
+        st = partitions_[p]->publish_many(records, s.order.data() + lo, hi - lo, wait, cancel,
+                                          results, published);
+    }
+    return st;
+}
+
 mq_status Topic::publish_dead_letter(const mq_record &r, const mq_dead_letter &origin, Wait wait,
                                      mq_cancel *cancel) {
     const auto bytes = static_cast<int64_t>((r.key ? r.key_len : 0) + r.payload_len);
@@ -121,8 +185,7 @@ mq_status Topic::publish_dead_letter(const mq_record &r, const mq_dead_letter &o
         return fail(MQ_ERR_TOO_LARGE, "dead letter of %lld bytes exceeds topic %s's byte budget",
                     static_cast<long long>(bytes), name_.c_str());
     }
-    const int32_t p =
-        r.key ? partition_for_key(r.key, r.key_len, partition_count()) : next_round_robin();
+    const int32_t p = route(r);
     int64_t offset;
     return partition(p).publish(r, wait, cancel, &offset, &origin);
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cursor.h"
+#include "murmur2.h"
 #include "partition.h"
 
 namespace mq {
@@ -29,14 +30,37 @@ public:
     int32_t partition_count() const noexcept { return static_cast<int32_t>(partitions_.size()); }
     Partition &partition(int32_t p) noexcept { return *partitions_[static_cast<size_t>(p)]; }
     const TopicSettings &settings() const noexcept { return settings_; }
-    int32_t next_round_robin() noexcept {
-        return static_cast<int32_t>(round_robin_.fetch_add(1, std::memory_order_relaxed) %
-                                    partitions_.size());
+    bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+
+    // The one router of the topic (single and batch publishes, dead letters): a record with a
+    // key goes to Kafka's partition for it, one without takes the next round-robin slot.
+    // (Inline, as is publish: they are on the path of every single publish.)
+    int32_t route(const mq_record &r) noexcept {
+        const auto parts = static_cast<uint64_t>(partitions_.size());
+        if (parts == 1) return 0;  // and the shared round-robin counter stays cold
+        if (r.key) return partition_for_key(r.key, r.key_len, static_cast<int32_t>(parts));
+        return static_cast<int32_t>(round_robin_.fetch_add(1, std::memory_order_relaxed) % parts);
     }
-    // The first of n consecutive round-robin slots (a batch's keyless records).
-    uint64_t reserve_round_robin(size_t n) noexcept {
-        return round_robin_.fetch_add(n, std::memory_order_relaxed);
+
+    // Appends one record (it has passed the size checks) to its partition, waiting for room.
+    // On MQ_OK *partition and *offset (each may be null) say where it went.
+    mq_status publish(const mq_record &r, Wait wait, mq_cancel *cancel, int32_t *partition,
+                      int64_t *offset) {
+        const int32_t p = route(r);
+        int64_t at = -1;
+        if (mq_status st = partitions_[static_cast<size_t>(p)]->publish(r, wait, cancel, &at);
+            st != MQ_OK)
+            return st;
+        if (partition) *partition = p;
+        if (offset) *offset = at;
+        return MQ_OK;
     }
+    // Appends records[0..count) (all checked), taking each partition's lock once for all of its
+    // records, in input order within a partition, under one deadline. results (may be null)
+    // gets every record's partition and offset (-1 if not appended); *published counts the
+    // appended records as they are appended, so it is right also if an allocation throws.
+    mq_status publish_batch(const mq_record *records, size_t count, Wait wait, mq_cancel *cancel,
+                            mq_publish_result *results, size_t *published);
 
     const Group *find_group(std::string_view name) const noexcept;
 
@@ -66,9 +90,13 @@ public:
 private:
     using GroupList = std::vector<const Group *>;
 
+    // rr: the next of the round-robin slots a batch reserved for its keyless records.
+    int32_t route(const mq_record &r, uint64_t &rr) const noexcept;
+
     void publish_groups(GroupList list);  // with groups_mu_ held
 
     const Clock &clock_;
+    const std::atomic<bool> &closed_;
     const std::string name_;
     TopicSettings settings_;
     std::vector<std::unique_ptr<Partition>> partitions_;
@@ -79,6 +107,17 @@ private:
     std::atomic<const GroupList *> groups_{nullptr};
     std::vector<std::unique_ptr<const GroupList>> group_lists_;  // current and retired
     std::vector<std::unique_ptr<Group>> all_groups_;             // current and retired
+};
+
+// Undoes a group subscription made on the caller's behalf (find_or_subscribe) if the call that
+// made it then fails.
+struct GroupRollback {
+    Topic *topic;
+    const Group *group;
+    bool armed;
+    ~GroupRollback() {
+        if (armed) topic->rollback_subscribe(group);
+    }
 };
 
 }  // namespace mq

@@ -692,6 +692,88 @@ TEST_F(BadInput, Poll) {
     });
 }
 
+// The growth rule (mq.h): an element size below the 1.0 struct's is refused, and nothing
+// changes (the results of a refused batch are not written).
+TEST_F(BadInput, ElementSizesBelowTheStruct) {
+    mq_message msgs[4];
+    size_t n = 0;
+    const mq_record ok{nullptr, 0, "ok", 2, nullptr, 0};
+    const mq_record recs[] = {ok, ok};
+    mq_publish_result results[2] = {{-7, -7}, {-7, -7}};
+    size_t published = 777;
+    auto batch = [&](size_t record_size, size_t result_size) {
+        return mq_topic_publish_batch(b, "orders", recs, record_size, 2, 0, nullptr, results,
+                                      result_size, &published);
+    };
+    expect_all_rejected(b, {
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, 0, 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message) - 1, 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(size_t), 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, batch(0, sizeof(mq_publish_result))),
+        BAD(MQ_ERR_INVALID, batch(sizeof(mq_record) - 1, sizeof(mq_publish_result))),
+        BAD(MQ_ERR_INVALID, batch(sizeof(mq_record), 0)),
+        BAD(MQ_ERR_INVALID, batch(sizeof(mq_record), sizeof(mq_publish_result) - 1)),
+    });
+    EXPECT_EQ(published, 0u);
+    for (const mq_publish_result &r : results) {
+        EXPECT_EQ(r.partition, -7) << "a refused batch wrote its results";
+        EXPECT_EQ(r.offset, -7);
+    }
+}
+
+// Header arguments: a NULL list or a NULL name or value with a length is MQ_ERR_INVALID, and the
+// header bytes count against max_message_bytes and the byte budget (MQ_ERR_TOO_LARGE).
+TEST_F(BadInput, Headers) {
+    const std::string big(2 * kMaxMessage, 'h');
+    const mq_header fine{"n", 1, "v", 1};
+    const mq_header null_name{nullptr, 1, "v", 1};
+    const mq_header null_value{"n", 1, nullptr, 2};
+    const mq_header empty{nullptr, 0, nullptr, 0};  // legal: both empty
+    const mq_header bad_name_list[] = {fine, null_name};
+    const mq_header bad_value_list[] = {empty, null_value};
+    // With a payload of 60 bytes, headers of 5 bytes pass the 64-byte limit; the name pushes
+    // it over, so does the value, so do many small headers.
+    const mq_header name_over{big.data(), 5, "", 0};
+    const mq_header value_over{"", 0, big.data(), 5};
+    const mq_header small{"ab", 2, "c", 1};
+    const mq_header two_small[] = {small, small};
+    // Huge lengths must not wrap around the sum.
+    const mq_header huge{big.data(), SIZE_MAX, big.data(), SIZE_MAX};
+    const char *p = big.data();
+    auto publish = [&](const char *topic, size_t payload_len, const mq_header *h, size_t count) {
+        return mq_topic_publish(b, topic, nullptr, 0, p, payload_len, h, count, 0, nullptr,
+                                nullptr, nullptr);
+    };
+    auto batch = [&](const char *topic, size_t payload_len, const mq_header *h, size_t count) {
+        const mq_record recs[] = {{nullptr, 0, "ok", 2, nullptr, 0},
+                                  {nullptr, 0, p, payload_len, h, count}};
+        size_t published = 777;
+        const int st = mq_topic_publish_batch(b, topic, recs, sizeof(mq_record), 2, 0, nullptr,
+                                              nullptr, sizeof(mq_publish_result), &published);
+        EXPECT_EQ(published, 0u);
+        return st;
+    };
+    for (auto send : {std::function<int(const char *, size_t, const mq_header *, size_t)>(publish),
+                      std::function<int(const char *, size_t, const mq_header *, size_t)>(batch)}) {
+        expect_all_rejected(b, {
+            BAD(MQ_ERR_INVALID, send("orders", 1, nullptr, 1)),
+            BAD(MQ_ERR_INVALID, send("orders", 1, bad_name_list, 2)),
+            BAD(MQ_ERR_INVALID, send("orders", 1, bad_value_list, 2)),
+            BAD(MQ_ERR_TOO_LARGE, send("orders", 60, &name_over, 1)),
+            BAD(MQ_ERR_TOO_LARGE, send("orders", 60, &value_over, 1)),
+            BAD(MQ_ERR_TOO_LARGE, send("orders", 60, two_small, 2)),
+            BAD(MQ_ERR_TOO_LARGE, send("orders", 1, &huge, 1)),
+            // "budget" has 12 of its 32 bytes free, but a record that fits the budget at all
+            // waits; one whose headers take it over the budget can never fit.
+            BAD(MQ_ERR_TOO_LARGE, send("budget", 30, two_small, 1)),
+        });
+    }
+    // The legal edges: exactly max_message_bytes with headers, and empty headers.
+    const mq_header four{"ab", 2, "cd", 2};
+    EXPECT_EQ(publish("orders", 60, &four, 1), MQ_OK) << mq_last_error();
+    EXPECT_EQ(publish("orders", 1, &empty, 1), MQ_OK) << mq_last_error();
+}
+
 TEST_F(BadInput, AckAndNack) {
     expect_all_rejected(b, {
         BAD(MQ_ERR_INVALID, mq_group_ack(nullptr, "orders", "billing", 0, 1)),
@@ -1194,6 +1276,8 @@ TEST_F(BadInputMembers, CallsOnAMember) {
         BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 4, 0, nullptr, nullptr)),
         BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 0, 0, nullptr, &n)),
         BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 4, -2, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, 0, 4, 0, nullptr, &n)),
+        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message) - 1, 4, 0, nullptr, &n)),
 
         BAD(MQ_ERR_INVALID, mq_member_ack(nullptr, 0, 0)),
         BAD(MQ_ERR_PARTITION, mq_member_ack(m1, -1, 0)),
@@ -1256,6 +1340,62 @@ TEST_F(BadInputMembers, CloseFromOwnRebalanceCallbackIsDeadlock) {
     EXPECT_EQ(count, 1u);
     EXPECT_EQ(mq_member_close(other), MQ_OK) << mq_last_error();
     EXPECT_EQ(mq_member_close(watcher), MQ_OK) << mq_last_error();
+}
+
+// mq.h: "When several statuses apply, the first in this order is returned": a NULL handle,
+// MQ_CLOSED, then the arguments left to right (a name's legality, then whether it exists; the
+// partition; then the others), then the state.
+TEST_F(BadInput, StatusOrderArgumentsLeftToRight) {
+    char buf[8];
+    size_t needed = 0;
+    const std::string big(2 * kMaxMessage, 'x');
+    const mq_record too_large{nullptr, 0, big.data(), kMaxMessage + 1, nullptr, 0};
+    mq_member *m = nullptr;
+    expect_all_rejected(b, {
+        // The topic comes before the output arguments after it.
+        BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, "nope", nullptr, 1, &needed)),
+        BAD(MQ_ERR_NO_TOPIC, mq_topic_get_info(b, "nope", nullptr, 0)),
+        BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", 2, nullptr, 0)),
+        BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", 2, nullptr, sizeof buf, &needed)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "nope", 0, nullptr, 0)),
+        // The record comes before the wait.
+        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", nullptr, 0, big.data(), kMaxMessage + 1, nullptr, 0, -2, nullptr, nullptr, nullptr)),
+        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish_batch(b, "orders", &too_large, sizeof(mq_record), 1, -2, nullptr, nullptr, sizeof(mq_publish_result), nullptr)),
+        // The partition comes before the output arguments.
+        BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", 2, nullptr, 0, 0, -2, nullptr, nullptr)),
+        BAD(MQ_ERR_NO_GROUP, mq_group_poll(b, "orders", "nope", 0, nullptr, 0, 0, -2, nullptr, nullptr)),
+        BAD(MQ_ERR_NO_TOPIC, mq_member_join(b, "nope", "crew", nullptr, nullptr)),
+        BAD(MQ_ERR_INVALID, mq_member_join(b, "orders", "cr ew", nullptr, &m)),
+    });
+    const int32_t out_of_range[] = {5};
+    const mq_subscription_options listed = sub_opts(1, out_of_range, 1);
+    expect_subscribe_rejected(b, {"mq_subscription_open, unknown topic and NULL handler",
+                                  MQ_ERR_NO_TOPIC, b, "nope", "g", nullptr, nullptr});
+    expect_subscribe_rejected(b, {"mq_subscription_open, partition 5 and NULL handler",
+                                  MQ_ERR_PARTITION, b, "orders", "g", &listed, nullptr});
+    expect_subscribe_rejected(b, {"mq_subscription_open, illegal group and NULL out",
+                                  MQ_ERR_INVALID, b, "orders", "a b", nullptr, count_handler,
+                                  true});
+}
+
+// A member call on a closed broker is MQ_CLOSED whatever its other arguments; on an open one,
+// the partition comes before the other arguments.
+TEST_F(BadInputMembers, StatusOrderClosedThenPartitionThenArguments) {
+    mq_message msgs[2];
+    size_t n = 0;
+    expect_all_rejected(b, {
+        BAD(MQ_ERR_PARTITION, mq_member_nack(m1, -1, -1)),
+        BAD(MQ_ERR_PARTITION, mq_member_nack(m1, 2, INT64_MAX)),
+    });
+    ASSERT_EQ(mq_broker_close(b), MQ_OK);
+    expect_all_rejected(b, {
+        BAD(MQ_CLOSED, mq_member_ack(m1, -1, 0)),
+        BAD(MQ_CLOSED, mq_member_nack(m1, -1, -1)),
+        BAD(MQ_CLOSED, mq_member_extend_lease(m1, 7)),
+        BAD(MQ_CLOSED, mq_member_poll(m2, nullptr, 0, 0, -2, nullptr, nullptr)),
+        BAD(MQ_CLOSED, mq_member_get_assignment(m1, nullptr, nullptr, 2, nullptr)),
+        BAD(MQ_ERR_INVALID, mq_member_poll(nullptr, msgs, sizeof(mq_message), 2, 0, nullptr, &n)),
+    });
 }
 
 }  // namespace

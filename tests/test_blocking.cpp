@@ -569,7 +569,9 @@ TEST(SpecBlocking, UserFreeRunsOnceWhenSubscribeFails) {
     EXPECT_EQ(tr.frees.load(), 1);
 }
 
-TEST(SpecBlocking, BrokerFreeClosesOpenSubscriptions) {
+// mq.h "Lifetimes": freeing the broker stops the handlers, and the subscriptions stay valid
+// (closed) handles until their own close, which calls user_free exactly once.
+TEST(SpecBlocking, BrokerFreeStopsHandlersAndSubscriptionsCloseAfterIt) {
     mq_broker *b = nullptr;
     ASSERT_EQ(mq_broker_new(nullptr, &b), MQ_OK);
     create_topic(b, "t", 2, 16);
@@ -587,6 +589,10 @@ TEST(SpecBlocking, BrokerFreeClosesOpenSubscriptions) {
         return 0;
     });
     freer.get();
+    EXPECT_EQ(t1.frees.load(), 0) << "user_free belongs to mq_subscription_close";
+    EXPECT_EQ(t2.frees.load(), 0);
+    ASSERT_EQ(mq_subscription_close(s1), MQ_OK);
+    ASSERT_EQ(mq_subscription_close(s2), MQ_OK);
     EXPECT_EQ(t1.frees.load(), 1);
     EXPECT_EQ(t2.frees.load(), 1);
     EXPECT_EQ(t1.calls_after_free.load(), 0);
