@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "0660581ea3d239fd26556beefe01e7bedc2bd1ae23cac7c3cfb91af9f1a14dcd"
+const coreSourcesSHA256 = "957bd93c6983e1ef27adcc97c5ea441249dd404e43a9c04d6e85456109379389"
