@@ -18,8 +18,12 @@ source "$root/scripts/lib/setup.sh"
 
 phase="setup"
 trap 'rc=$?; if [ "$rc" -ne 0 ]; then section "FAILED: go: $phase (exit $rc)"; fi' EXIT
+timings=()
+step_start=$SECONDS
 step() {
+    [ "$phase" = setup ] || timings+=("$(printf '%4d s  %s' $((SECONDS - step_start)) "$phase")")
     phase=$*
+    step_start=$SECONDS
     section "go: $*"
 }
 
@@ -68,15 +72,16 @@ step "go vet"
 go vet ./...
 
 # go test caches results against the files inside the module only, so a stale core_hash.go
-# would pass from the cache: this check always runs.
+# would pass from the cache: this check always runs. (With -race, as the next steps, so that
+# the core is compiled once for all three.)
 step "internal/core is current with src/ and include/ (else: go generate ./...)"
-go test -count=1 -run TestGeneratedFilesAreCurrent ./internal/core
+go test -race -count=1 -run TestGeneratedFilesAreCurrent ./internal/core
 
 step "go test -race ./... (cgo compiles the core from src/)"
 go test -race -count=1 ./...
 
-step "benchmarks, once each"
-go test -run '^$' -bench . -benchtime 2000x ./mq
+step "benchmarks, once each (under the race detector: that they run, not how fast)"
+go test -race -run '^$' -bench . -benchtime 200x ./mq
 
 step "a build without cgo fails with a readable message"
 if out=$(CGO_ENABLED=0 go build ./mq 2>&1); then
@@ -87,7 +92,8 @@ echo "$out"
 grep -q 'mq_requires_cgo' <<<"$out"
 
 step "the core with CMake (build-core/): C demo and an installed libmq"
-cmake -S "$root" -B build-core -G Ninja -DCMAKE_BUILD_TYPE=Release -DMQ_BUILD_TESTS=OFF \
+# Debug (-O0): this build is for linking and the trace, not for speed, and compiles faster.
+cmake -S "$root" -B build-core -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMQ_BUILD_TESTS=OFF \
     -DMQ_BUILD_EXAMPLES=ON -DMQ_BUILD_BENCH=OFF >/dev/null
 # The core's own warnings are the core's business: its log is shown only when the build fails.
 if ! cmake --build build-core -j "$jobs" --target mq mq_static mq_demo >build-core/build.log 2>&1; then
@@ -101,7 +107,7 @@ libdir=$(dirname "$(find "$here/build-core/prefix" -name mq.pc | head -n 1)")
 PKG_CONFIG_PATH="$libdir" LD_LIBRARY_PATH="$(dirname "$libdir")" \
     go test -tags mq_system -count=1 ./...
 
-step "examples/go: the reference trace, byte for byte against the C demo"
+step "examples/go (the default build, no race detector): the reference trace, byte for byte against the C demo"
 (
     cd "$root/examples/go"
     go vet ./...
@@ -109,5 +115,6 @@ step "examples/go: the reference trace, byte for byte against the C demo"
     go run . >/dev/null
 )
 
-phase="done"
+step "done"
+printf '%s\n' "${timings[@]}"
 section "go: all steps passed in $((SECONDS - start)) s"

@@ -41,29 +41,35 @@ type assignorBox struct {
 }
 
 // Option configures a broker (NewBroker).
-type Option func(*C.mq_broker_options, *brokerCore)
+type Option func(*brokerConfig)
+
+// brokerConfig is what the options set: the C options and the Go objects they refer to.
+type brokerConfig struct {
+	c    C.mq_broker_options
+	core *brokerCore
+}
 
 // WithMaxMessageBytes sets the largest key + payload + headers accepted (default 1 MiB).
 func WithMaxMessageBytes(n int) Option {
-	return func(o *C.mq_broker_options, _ *brokerCore) { o.max_message_bytes = C.size_t(clampSize(n)) }
+	return func(o *brokerConfig) { o.c.max_message_bytes = C.size_t(clampSize(n)) }
 }
 
 // WithSpin makes polls with nothing to hand out spin for up to d watching for a publish
 // before they block: lower latency for a busy CPU, worth it only with cores to spare.
 func WithSpin(d time.Duration) Option {
-	return func(o *C.mq_broker_options, _ *brokerCore) { o.spin_ns = C.int64_t(d) }
+	return func(o *brokerConfig) { o.c.spin_ns = C.int64_t(d) }
 }
 
 // WithClock gives the broker a manual clock (for tests): leases, delays and ages follow it
 // instead of the system's monotonic clock. Waits (contexts) stay in real time.
 func WithClock(c *ManualClock) Option {
-	return func(o *C.mq_broker_options, core *brokerCore) {
+	return func(o *brokerConfig) {
 		if c == nil {
 			return
 		}
-		o.clock = C.mqgo_clock_fn()
-		o.clock_user = unsafe.Pointer(c.ptr)
-		core.clock = c
+		o.c.clock = C.mqgo_clock_fn()
+		o.c.clock_user = unsafe.Pointer(c.ptr)
+		o.core.clock = c
 	}
 }
 
@@ -80,14 +86,14 @@ func NewBroker(opts ...Option) (*Broker, error) {
 	if versionErr != nil {
 		return nil, versionErr
 	}
-	var o C.mq_broker_options
-	C.mq_broker_options_init(&o, C.sizeof_mq_broker_options)
 	core := &brokerCore{}
+	o := brokerConfig{core: core}
+	C.mq_broker_options_init(&o.c, C.sizeof_mq_broker_options)
 	for _, opt := range opts {
-		opt(&o, core)
+		opt(&o)
 	}
 	var ptr C.mqgo_broker
-	if err := check("new broker", C.mqgo_broker_new(&o, &ptr)); err != nil {
+	if err := check("new broker", C.mqgo_broker_new(&o.c, &ptr)); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(core.clock)
@@ -164,24 +170,32 @@ func (b *Broker) Close() error {
 
 	// Subscriptions and members go before the broker: until the library frees them in any
 	// order, freeing the broker would free them under their Go objects.
-	var later []*Subscription
+	var laterSubs []*Subscription
+	var laterMembers []*Member
 	for _, s := range subs {
 		if s.inOwnHandler() {
-			later = append(later, s)
+			laterSubs = append(laterSubs, s)
 			continue
 		}
 		s.close()
 	}
 	for _, m := range members {
+		if m.inOwnCallback() {
+			laterMembers = append(laterMembers, m)
+			continue
+		}
 		m.close()
 	}
-	if len(later) > 0 {
-		// Called from these subscriptions' handlers: they can only be closed once the
-		// handlers return. Hold a call on the broker so it is freed after them.
+	if len(laterSubs)+len(laterMembers) > 0 {
+		// Called from their own handler or callback: they can only be closed once it
+		// returns. Hold a call on the broker so it is freed after them.
 		b.core.guard.hold()
 		go func() {
-			for _, s := range later {
+			for _, s := range laterSubs {
 				s.close()
+			}
+			for _, m := range laterMembers {
+				m.close()
 			}
 			b.release()
 		}()

@@ -75,16 +75,18 @@ func OnRebalance(f func(m *Member, generation int64)) MemberOption {
 // returns ErrRebalanced (nothing was done): call Assignment and carry on. A call on a
 // partition the member no longer owns returns ErrFenced. Safe for concurrent use.
 type Member struct {
-	b         *Broker
-	id        atomic.Pointer[string] // set by Join, or first by the callback of its own join
-	ptr       atomic.Uintptr         // the mq_member *, set once (a callback may set it first)
-	guard     *guard
-	rebalance func(*Member, int64)
-	rbHandle  cgo.Handle
-	rbBox     unsafe.Pointer
+	b          *Broker
+	id         atomic.Pointer[string] // set by Join, or first by the callback of its own join
+	ptr        atomic.Uintptr         // the mq_member *, set once (a callback may set it first)
+	guard      *guard
+	rebalance  func(*Member, int64)
+	rbHandle   cgo.Handle
+	rbBox      unsafe.Pointer // set by Join, then only compared
+	rbReleased atomic.Bool
 
 	tokMu   sync.Mutex
 	closing bool
+	joining bool                       // Join is in the library: it closes the member if closing
 	active  map[C.mqgo_cancel]struct{} // tokens of the polls in flight, triggered by Close
 
 	closeOnce sync.Once
@@ -132,8 +134,15 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 	t, tl := cstr(topic)
 	g, gl := cstr(group)
 	id, il := cstr(o.id)
+	m.tokMu.Lock()
+	m.joining = true
+	m.tokMu.Unlock()
 	r := C.mqgo_member_join(p, t, tl, g, gl, id, il, cbool(o.hasID), C.int64_t(o.session), cbool(o.hasSession),
 		aBox, m.rbBox, &out)
+	m.tokMu.Lock()
+	m.joining = false
+	closing := m.closing
+	m.tokMu.Unlock()
 	if err := check(op, r); err != nil {
 		m.releaseCallback()
 		b.unregister(nil, m)
@@ -141,6 +150,12 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 	}
 	m.ptr.Store(uintptr(out))
 	m.setID(out)
+	if closing {
+		// The broker was closed (from a callback of this join) while the member joined:
+		// it has been told to close, and Join is where that can happen.
+		m.leave()
+		return nil, memberClosed(op)
+	}
 	return m, nil
 }
 
@@ -161,10 +176,9 @@ func (c *brokerCore) addAssignor(a Assignor) unsafe.Pointer {
 
 // releaseCallback drops the rebalance callback's handle once no call of it can start.
 func (m *Member) releaseCallback() {
-	if m.rbBox != nil {
+	if m.rbBox != nil && m.rbReleased.CompareAndSwap(false, true) {
 		deleteHandle(m.rbHandle)
 		C.mqgo_box_free(m.rbBox)
-		m.rbBox = nil
 	}
 }
 
@@ -354,24 +368,34 @@ func (m *Member) Close() error {
 }
 
 func (m *Member) inOwnCallback() bool {
-	return m.rbBox != nil && C.mqgo_current_rebalance_box() == m.rbBox
+	return m.rbBox != nil && !m.rbReleased.Load() && C.mqgo_current_rebalance_box() == m.rbBox
 }
 
 func (m *Member) close() error {
 	m.closeOnce.Do(func() {
 		m.tokMu.Lock()
 		m.closing = true
+		joining := m.joining
 		for t := range m.active {
 			C.mqgo_cancel_trigger(t)
 		}
 		m.tokMu.Unlock()
 		m.guard.close()
+		if joining {
+			return // Join leaves when the library returns
+		}
 		<-m.guard.drained
-		m.closeErr = check("member close", C.mqgo_member_close(m.cptr()))
-		m.releaseCallback() // mq_member_close waited for a running callback
-		m.b.unregister(nil, m)
+		m.closeErr = m.leave()
 	})
 	return m.closeErr
+}
+
+// leave closes the C member once no call of it is in flight.
+func (m *Member) leave() error {
+	err := check("member close", C.mqgo_member_close(m.cptr()))
+	m.releaseCallback() // mq_member_close waited for a running callback
+	m.b.unregister(nil, m)
+	return err
 }
 
 //export mqgoRebalance

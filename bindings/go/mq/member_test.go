@@ -218,3 +218,29 @@ func TestPushMembersSplit(t *testing.T) {
 		}
 	}
 }
+
+// Closing the broker from a member's own rebalance callback neither deadlocks nor leaks the
+// member: it is closed once the callback returns.
+func TestBrokerCloseFromRebalanceCallback(t *testing.T) {
+	base := liveHandles.Load()
+	b, err := NewBroker()
+	must(t, err)
+	must(t, b.CreateTopic("t", Partitions(2)))
+	closed := make(chan error, 1)
+	a, err := b.Join("t", "g", OnRebalance(func(m *Member, gen int64) {
+		if gen == 2 {
+			closed <- b.Close()
+		}
+	}))
+	must(t, err)
+	_, err = b.Join("t", "g") // rebalances: a's callback closes the broker during the join
+	wantStatus(t, err, ErrClosed, StatusClosed)
+	select {
+	case err := <-closed:
+		must(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close from a rebalance callback did not return")
+	}
+	eventually(t, "the member's callback handle to be released", func() bool { return liveHandles.Load() == base })
+	must(t, a.Close())
+}

@@ -38,37 +38,39 @@ const (
 // TopicOption configures a topic (CreateTopic). Options not given keep the library's
 // defaults: 1 partition, capacity 1024, no byte budget, 30 s ack timeout, RetainUntilAcked,
 // no maximum age.
-type TopicOption func(*C.mq_topic_config)
+type TopicOption func(*topicConfig)
+
+type topicConfig struct{ c C.mq_topic_config }
 
 // Partitions sets the number of partitions (1 to 65536).
 func Partitions(n int) TopicOption {
-	return func(c *C.mq_topic_config) { c.partitions = C.int32_t(clamp32(int64(n))) }
+	return func(c *topicConfig) { c.c.partitions = C.int32_t(clamp32(int64(n))) }
 }
 
 // Capacity sets the messages retained per partition: publishers wait (or, with
 // RetainBounded, the oldest are dropped) when a partition holds that many.
 func Capacity(n int64) TopicOption {
-	return func(c *C.mq_topic_config) { c.capacity = C.int64_t(n) }
+	return func(c *topicConfig) { c.c.capacity = C.int64_t(n) }
 }
 
 // MaxBytes sets a byte budget per partition (key + payload + headers); 0 = none.
 func MaxBytes(n int64) TopicOption {
-	return func(c *C.mq_topic_config) { c.max_bytes = C.int64_t(n) }
+	return func(c *topicConfig) { c.c.max_bytes = C.int64_t(n) }
 }
 
 // AckTimeout sets the lease: messages not acked within it are delivered again.
 func AckTimeout(d time.Duration) TopicOption {
-	return func(c *C.mq_topic_config) { c.ack_timeout_ms = C.int64_t(durationMs(d)) }
+	return func(c *topicConfig) { c.c.ack_timeout_ms = C.int64_t(durationMs(d)) }
 }
 
 // WithRetention sets the retention policy.
 func WithRetention(r Retention) TopicOption {
-	return func(c *C.mq_topic_config) { c.retention = C.int32_t(r) }
+	return func(c *topicConfig) { c.c.retention = C.int32_t(r) }
 }
 
 // MaxAge trims messages older than d whatever the groups' cursors (0 = no limit).
 func MaxAge(d time.Duration) TopicOption {
-	return func(c *C.mq_topic_config) { c.max_age_ms = C.int64_t(durationMs(d)) }
+	return func(c *topicConfig) { c.c.max_age_ms = C.int64_t(durationMs(d)) }
 }
 
 // durationMs is d in milliseconds, rounded up (a lease or delay never ends early); negative
@@ -110,8 +112,8 @@ func partition32(op string, p int) (C.int32_t, error) {
 // (1 to 249 characters of [a-zA-Z0-9._-]) or configuration.
 func (b *Broker) CreateTopic(name string, opts ...TopicOption) error {
 	const op = "create topic"
-	var cfg C.mq_topic_config
-	C.mq_topic_config_init(&cfg, C.sizeof_mq_topic_config)
+	var cfg topicConfig
+	C.mq_topic_config_init(&cfg.c, C.sizeof_mq_topic_config)
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -121,7 +123,7 @@ func (b *Broker) CreateTopic(name string, opts ...TopicOption) error {
 	}
 	defer b.release()
 	n, nl := cstr(name)
-	return check(op, C.mqgo_topic_create(p, n, nl, &cfg))
+	return check(op, C.mqgo_topic_create(p, n, nl, &cfg.c))
 }
 
 // GroupOption configures a group subscription (Subscribe).
