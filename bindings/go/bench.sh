@@ -43,6 +43,9 @@ if ! cmake --build build-bench -j "$jobs" --target mq_bench_suite >build-bench/b
 fi
 suite=build-bench/bench/suite/mq_bench_suite
 
+cmake --build build-bench -j "$jobs" --target mq_static >>build-bench/build.log 2>&1
+cc -O2 -I"$root/include" bench/oneloop.c build-bench/libmq.a -lstdc++ -lpthread -o build-bench/oneloop
+
 section "go bench: the Go benchmarks (test binary)"
 go test -c -o build-bench/mq.test ./mq
 
@@ -52,7 +55,8 @@ procs=$(go env GOMAXPROCS 2>/dev/null || true)
 count() { awk -v n="$1" -v s="$scale" 'BEGIN { c = int(n * s); if (c < 640) c = 640; print c }'; }
 declare -A n=([Batch64]=$(count 1e7) [Batch64Reuse]=$(count 1e7) [Single]=$(count 3e6)
     [SingleReuse]=$(count 3e6) [FanOut2]=$(count 6e6) [PushPrefetch10]=$(count 6e6)
-    [PushPrefetch64]=$(count 6e6) [Channel]=$(count 1e7))
+    [PushPrefetch64]=$(count 6e6) [Channel]=$(count 1e7) [SingleOneGoroutine]=$(count 3e6)
+    [Batch64OneGoroutine]=$(count 1e7))
 # The C suite's row for each Go benchmark (the Reuse variants poll into a Batch).
 declare -A c_row=([Batch64]="1. mq 1→1, batch 64" [Batch64Reuse]="1. mq 1→1, batch 64"
     [Single]="2. mq 1→1, single" [SingleReuse]="2. mq 1→1, single" [FanOut2]="3. mq 1→2 groups"
@@ -79,14 +83,16 @@ for ((round = 1; round <= rounds; round++)); do
         ns=$(awk -v r="$rate" 'BEGIN { split(r, a, " "); m = a[2] == "M" ? 1e6 : 1e3; printf "%.2f", 1e9 / (a[1] * m) }')
         printf 'Benchmark%s-%s\t%s\t%s ns/op\n' "$b" "$procs" "${n[$b]}" "$ns" | tee -a "$out/c.txt"
     done
-    for b in Channel "${mq_benches[@]}"; do
+    build-bench/oneloop single "${n[SingleOneGoroutine]}" "$procs" | tee -a "$out/c.txt"
+    build-bench/oneloop batch "${n[Batch64OneGoroutine]}" "$procs" | tee -a "$out/c.txt"
+    for b in Channel "${mq_benches[@]}" SingleOneGoroutine Batch64OneGoroutine; do
         build-bench/mq.test -test.run '^$' -test.bench "^Benchmark$b\$" -test.benchtime "${n[$b]}x" |
             grep "^Benchmark" | tee -a "$out/go.txt"
     done
 done
 
-median() { # median ns/op of benchmark $2 in file $1
-    grep "^Benchmark$2-" "$1" | awk '{ print $3 }' | sort -g |
+median() { # median ns/op (or the unit $3) of benchmark $2 in file $1
+    grep "^Benchmark$2-" "$1" | awk -v unit="${3:-ns/op}" '{ for (i = 4; i <= NF; i++) if ($i == unit) print $(i - 1) }' | sort -g |
         awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
@@ -104,6 +110,11 @@ for b in "${mq_benches[@]}"; do
     c=$(median "$out/c.txt" "$b")
     g=$(median "$out/go.txt" "$b")
     awk -v b="$b" -v c="$c" -v g="$g" 'BEGIN { printf "%-18s %12.1f %12.1f %9.2fx\n", b, c, g, g / c }'
+done
+for b in SingleOneGoroutine Batch64OneGoroutine; do
+    c=$(median "$out/c.txt" "$b" cpu-ns/op)
+    g=$(median "$out/go.txt" "$b" cpu-ns/op)
+    awk -v b="$b" -v c="$c" -v g="$g" 'BEGIN { printf "%-18s %12.1f %12.1f %9.2fx  (CPU ns per message, one thread)\n", b, c, g, g / c }'
 done
 ch=$(median "$out/go.txt" Channel)
 echo

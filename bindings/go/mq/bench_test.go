@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The C suite's workloads 1, 2, 3 and 5 (bench/suite, docs/BENCHMARKS.md) through the Go API,
@@ -188,10 +190,62 @@ func benchPush(b *testing.B, prefetch int) {
 func BenchmarkPushPrefetch10(b *testing.B) { benchPush(b, 10) }
 func BenchmarkPushPrefetch64(b *testing.B) { benchPush(b, 64) }
 
-// The binding's own cost per message, without a second goroutine: Publish, Poll of 1 and Ack
-// in one loop (context.Background: no token, no timer).
+// The binding's own cost per message, without a second goroutine (so without the thread
+// wake-ups that dominate, and vary most, in the two-goroutine workloads): Publish, PollBatch
+// of 1 and Ack in one loop (context.Background: no token, no timer). cpu-ns/op is the process's
+// CPU time per message (getrusage, garbage collector included); bench/oneloop.c runs the same
+// loops through the C API for comparison.
 func BenchmarkSingleOneGoroutine(b *testing.B) {
 	benchOneGoroutine(b, context.Background())
+}
+
+// PublishBatch of 64, PollBatch of 64 and one Ack in one loop, as BenchmarkSingleOneGoroutine.
+func BenchmarkBatch64OneGoroutine(b *testing.B) {
+	br := newBroker(b)
+	must(b, br.CreateTopic("bench", Capacity(benchCapacity)))
+	must(b, br.Subscribe("bench", "g"))
+	recs := make([]Record, benchBatch)
+	for i := range recs {
+		recs[i].Value = benchMessage(0)
+	}
+	var into Batch
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuNow()
+	for seq := uint64(0); seq < uint64(b.N); {
+		k := 0
+		for ; k < benchBatch && seq < uint64(b.N); k, seq = k+1, seq+1 {
+			binary.LittleEndian.PutUint64(recs[k].Value, seq)
+		}
+		if _, err := br.PublishBatch(ctx, "bench", recs[:k]); err != nil {
+			b.Fatal(err)
+		}
+		if err := br.PollBatch(ctx, "bench", "g", 0, benchBatch, &into); err != nil {
+			b.Fatal(err)
+		}
+		for i := range into.Messages {
+			benchCheck(b, "poll", into.Messages[i].Value, seq-uint64(k)+uint64(i))
+		}
+		if err := br.Ack("bench", "g", 0, into.Messages[len(into.Messages)-1].Offset); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+}
+
+// cpuNow is the process's CPU time (user + system) so far.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, since time.Duration) {
+	b.ReportMetric(float64(cpuNow()-since)/float64(b.N), "cpu-ns/op")
 }
 
 // The cost of a cancellable context on a blocking call (a token and a context.AfterFunc per
@@ -208,21 +262,23 @@ func benchOneGoroutine(b *testing.B, ctx context.Context) {
 	must(b, br.Subscribe("bench", "g"))
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuNow()
 	msg := benchMessage(0)
+	var into Batch
 	for seq := uint64(0); seq < uint64(b.N); seq++ {
 		binary.LittleEndian.PutUint64(msg, seq)
 		if _, _, err := br.Publish(ctx, "bench", nil, msg); err != nil {
 			b.Fatal(err)
 		}
-		msgs, err := br.Poll(ctx, "bench", "g", 0, 1)
-		if err != nil {
+		if err := br.PollBatch(ctx, "bench", "g", 0, 1, &into); err != nil {
 			b.Fatal(err)
 		}
+		msgs := into.Messages
 		benchCheck(b, "poll", msgs[0].Value, seq)
 		if err := br.Ack("bench", "g", 0, msgs[0].Offset); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
-	reportRate(b)
+	reportCPU(b, cpu)
 }

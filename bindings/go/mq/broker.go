@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -27,17 +28,47 @@ type Broker struct {
 // brokerCore is what the C broker needs to stay alive: the part a cleanup can free without
 // reaching the Broker itself.
 type brokerCore struct {
-	ptr   C.mqgo_broker // the mq_broker *
-	guard *guard
-	clock *ManualClock // read by the library until the broker is freed
+	ptr      C.mqgo_broker // the mq_broker *
+	guard    *guard
+	shared   *shared
+	explicit atomic.Bool // released by Close (not by the garbage collector)
+}
 
-	mu        sync.Mutex
-	assignors []assignorBox // used by the group until the broker is freed
+// shared is what the library may use until the last handle of a broker is released (the
+// broker's memory outlives the broker handle while members remain, mq.h "Lifetimes"): the
+// manual clock it reads and the assignors its groups call. The broker's core and every
+// member's core refer to it, so no cleanup frees it under a handle that still needs it.
+type shared struct {
+	clock     *ManualClock
+	assignors *assignorList
+}
+
+type assignorList struct {
+	mu    sync.Mutex
+	boxes []assignorBox
 }
 
 type assignorBox struct {
 	handle cgo.Handle
 	box    unsafe.Pointer
+}
+
+func newShared() *shared {
+	s := &shared{assignors: &assignorList{}}
+	runtime.AddCleanup(s, func(l *assignorList) { l.release() }, s.assignors)
+	return s
+}
+
+// release deletes the assignors' handles; only once nothing can call them.
+func (l *assignorList) release() {
+	l.mu.Lock()
+	boxes := l.boxes
+	l.boxes = nil
+	l.mu.Unlock()
+	for _, a := range boxes {
+		deleteHandle(a.handle)
+		C.mqgo_box_free(a.box)
+	}
 }
 
 // Option configures a broker (NewBroker).
@@ -69,7 +100,7 @@ func WithClock(c *ManualClock) Option {
 		}
 		o.c.clock = C.mqgo_clock_fn()
 		o.c.clock_user = unsafe.Pointer(c.ptr)
-		o.core.clock = c
+		o.core.shared.clock = c
 	}
 }
 
@@ -86,7 +117,7 @@ func NewBroker(opts ...Option) (*Broker, error) {
 	if versionErr != nil {
 		return nil, versionErr
 	}
-	core := &brokerCore{}
+	core := &brokerCore{shared: newShared()}
 	o := brokerConfig{core: core}
 	C.mq_broker_options_init(&o.c, C.sizeof_mq_broker_options)
 	for _, opt := range opts {
@@ -96,7 +127,6 @@ func NewBroker(opts ...Option) (*Broker, error) {
 	if err := check("new broker", C.mqgo_broker_new(&o.c, &ptr)); err != nil {
 		return nil, err
 	}
-	runtime.KeepAlive(core.clock)
 	core.ptr = ptr
 	core.guard = newGuard(core.free)
 	b := &Broker{core: core, subs: map[*Subscription]struct{}{}, members: map[*Member]struct{}{}}
@@ -106,18 +136,16 @@ func NewBroker(opts ...Option) (*Broker, error) {
 	return b, nil
 }
 
-// free releases the C broker and what it used; the guard runs it after the last call.
+// free releases the C broker handle; the guard runs it after the last call. After Close the
+// broker's members are closed too, so nothing can call an assignor any more; a broker the
+// garbage collector found may still have members waiting for their own cleanups, and the
+// assignors then go with the last of them.
 func (c *brokerCore) free() {
 	C.mqgo_broker_free(c.ptr)
-	c.mu.Lock()
-	boxes := c.assignors
-	c.assignors = nil
-	c.mu.Unlock()
-	for _, a := range boxes {
-		deleteHandle(a.handle)
-		C.mqgo_box_free(a.box)
+	if c.explicit.Load() {
+		c.shared.assignors.release()
 	}
-	runtime.KeepAlive(c.clock)
+	runtime.KeepAlive(c.shared)
 }
 
 // acquire returns the C broker for one call, or 0 once Close has begun; a non-zero result
@@ -200,6 +228,7 @@ func (b *Broker) Close() error {
 			b.release()
 		}()
 	}
+	b.core.explicit.Store(true)
 	b.core.guard.close()
 	b.release()
 	return nil

@@ -6,6 +6,7 @@ import "C"
 import (
 	"context"
 	"log"
+	"runtime"
 	"runtime/cgo"
 	"sync"
 	"sync/atomic"
@@ -77,7 +78,7 @@ func OnRebalance(f func(m *Member, generation int64)) MemberOption {
 type Member struct {
 	b          *Broker
 	id         atomic.Pointer[string] // set by Join, or first by the callback of its own join
-	ptr        atomic.Uintptr         // the mq_member *, set once (a callback may set it first)
+	core       *memberCore
 	guard      *guard
 	rebalance  func(*Member, int64)
 	rbHandle   cgo.Handle
@@ -104,7 +105,8 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 			return nil, err
 		}
 	}
-	m := &Member{b: b, guard: newGuard(nil), rebalance: o.onRebalance, active: map[C.mqgo_cancel]struct{}{}}
+	m := &Member{b: b, core: &memberCore{shared: b.core.shared}, guard: newGuard(nil), rebalance: o.onRebalance,
+		active: map[C.mqgo_cancel]struct{}{}}
 	if !b.register(nil, m) {
 		return nil, closedError(op)
 	}
@@ -148,8 +150,11 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 		b.unregister(nil, m)
 		return nil, err
 	}
-	m.ptr.Store(uintptr(out))
+	m.core.ptr.Store(uintptr(out))
 	m.setID(out)
+	// A member dropped without Close leaves when collected. It has no rebalance callback (a
+	// callback's handle keeps its member reachable), so nothing can be running for it.
+	runtime.AddCleanup(m, func(c *memberCore) { c.leave() }, m.core)
 	if closing {
 		// The broker was closed (from a callback of this join) while the member joined:
 		// it has been told to close, and Join is where that can happen.
@@ -159,8 +164,8 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 	return m, nil
 }
 
-// addAssignor keeps an assignor for as long as the broker lives: the group goes on using its
-// first member's strategy after that member leaves.
+// addAssignor keeps an assignor for as long as the broker's memory lives: the group goes on
+// using its first member's strategy after that member leaves.
 func (c *brokerCore) addAssignor(a Assignor) unsafe.Pointer {
 	h := newHandle(a)
 	box := C.mqgo_box_new(C.uintptr_t(h))
@@ -168,9 +173,10 @@ func (c *brokerCore) addAssignor(a Assignor) unsafe.Pointer {
 		deleteHandle(h)
 		return nil
 	}
-	c.mu.Lock()
-	c.assignors = append(c.assignors, assignorBox{handle: h, box: box})
-	c.mu.Unlock()
+	l := c.shared.assignors
+	l.mu.Lock()
+	l.boxes = append(l.boxes, assignorBox{handle: h, box: box})
+	l.mu.Unlock()
 	return box
 }
 
@@ -182,7 +188,24 @@ func (m *Member) releaseCallback() {
 	}
 }
 
-func (m *Member) cptr() C.mqgo_member { return C.mqgo_member(m.ptr.Load()) }
+// memberCore is the part of a member its cleanup uses (never the Member itself).
+type memberCore struct {
+	ptr    atomic.Uintptr // the mq_member *, set once (its join's own callback may set it first)
+	left   atomic.Bool
+	shared *shared // the clock and assignors the library may use while the member leaves
+}
+
+// leave closes the C member, once.
+func (c *memberCore) leave() error {
+	if c.left.Swap(true) {
+		return nil
+	}
+	err := check("member close", C.mqgo_member_close(C.mqgo_member(c.ptr.Load())))
+	runtime.KeepAlive(c.shared)
+	return err
+}
+
+func (m *Member) cptr() C.mqgo_member { return C.mqgo_member(m.core.ptr.Load()) }
 
 // setID records the member's id from its handle, once.
 func (m *Member) setID(cm C.mqgo_member) {
@@ -392,7 +415,7 @@ func (m *Member) close() error {
 
 // leave closes the C member once no call of it is in flight.
 func (m *Member) leave() error {
-	err := check("member close", C.mqgo_member_close(m.cptr()))
+	err := m.core.leave()
 	m.releaseCallback() // mq_member_close waited for a running callback
 	m.b.unregister(nil, m)
 	return err
@@ -402,7 +425,7 @@ func (m *Member) leave() error {
 func mqgoRebalance(h C.uintptr_t, cm C.mqgo_member, generation C.int64_t) {
 	m := cgo.Handle(h).Value().(*Member)
 	// During its own join the callback comes before Join has stored the handle.
-	m.ptr.CompareAndSwap(0, uintptr(cm))
+	m.core.ptr.CompareAndSwap(0, uintptr(cm))
 	m.setID(cm)
 	defer func() {
 		if v := recover(); v != nil {

@@ -107,42 +107,60 @@ func copyInto(views []C.mq_message, out []Message, buf []byte) ([]Message, []byt
 	}
 	out = out[:len(views)]
 	off := 0
-	take := func(p unsafe.Pointer, n C.size_t) []byte {
-		b := buf[off : off+int(n) : off+int(n)]
-		copy(b, cbytes(p, n))
-		off += int(n)
-		return b
-	}
 	for i := range views {
 		v := &views[i]
-		m := &out[i]
-		*m = Message{}
-		m.Partition = int(v.partition)
-		m.Offset = int64(v.offset)
-		m.DeliveryCount = int(v.delivery_count)
-		m.Timestamp = int64(v.timestamp_ns)
-		m.Lost = int64(v.lost)
-		if v.key != nil {
-			m.Key = take(v.key, v.key_len)
+		kl, pl := int(v.key_len), int(v.payload_len)
+		var key []byte
+		if v.key != nil && uintptr(v.payload) == uintptr(v.key)+uintptr(kl) {
+			// Key and payload lie back to back in the log: one copy.
+			copy(buf[off:off+kl+pl], unsafe.Slice((*byte)(v.key), kl+pl))
+			key = buf[off : off+kl : off+kl]
+			off += kl
+		} else if v.key != nil {
+			copy(buf[off:off+kl], cbytes(v.key, v.key_len))
+			key = buf[off : off+kl : off+kl]
+			off += kl
+			copy(buf[off:off+pl], cbytes(v.payload, v.payload_len))
+		} else {
+			copy(buf[off:off+pl], cbytes(v.payload, v.payload_len))
 		}
-		m.Value = take(v.payload, v.payload_len)
-		if v.header_count > 0 {
-			hs := unsafe.Slice(v.headers, int(v.header_count))
-			m.Headers = make([]Header, len(hs))
-			for j, h := range hs {
-				m.Headers[j] = Header{Key: string(cbytes(h.name, h.name_len)), Value: take(h.value, h.value_len)}
-			}
+		out[i] = Message{
+			Partition:     int(v.partition),
+			Offset:        int64(v.offset),
+			Key:           key,
+			Value:         buf[off : off+pl : off+pl],
+			DeliveryCount: int(v.delivery_count),
+			Timestamp:     int64(v.timestamp_ns),
+			Lost:          int64(v.lost),
 		}
-		if v.dead_letter != nil {
-			d := v.dead_letter
-			m.DeadLetter = &DeadLetter{
-				Topic:         C.GoString(d.topic),
-				Group:         C.GoString(d.group),
-				Partition:     int(d.partition),
-				Offset:        int64(d.offset),
-				DeliveryCount: int(d.delivery_count),
-			}
+		off += pl
+		if v.header_count > 0 || v.dead_letter != nil {
+			off = copyRare(&out[i], v, buf, off)
 		}
 	}
 	return out, buf
+}
+
+// copyRare copies a view's headers and dead-letter origin (most messages have neither).
+func copyRare(m *Message, v *C.mq_message, buf []byte, off int) int {
+	if v.header_count > 0 {
+		hs := unsafe.Slice(v.headers, int(v.header_count))
+		m.Headers = make([]Header, len(hs))
+		for j, h := range hs {
+			n := int(h.value_len)
+			copy(buf[off:off+n], cbytes(h.value, h.value_len))
+			m.Headers[j] = Header{Key: string(cbytes(h.name, h.name_len)), Value: buf[off : off+n : off+n]}
+			off += n
+		}
+	}
+	if d := v.dead_letter; d != nil {
+		m.DeadLetter = &DeadLetter{
+			Topic:         C.GoString(d.topic),
+			Group:         C.GoString(d.group),
+			Partition:     int(d.partition),
+			Offset:        int64(d.offset),
+			DeliveryCount: int(d.delivery_count),
+		}
+	}
+	return off
 }

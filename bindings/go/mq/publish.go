@@ -97,11 +97,11 @@ func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, o
 // results.
 func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Record) ([]PublishResult, error) {
 	const op = "publish batch"
-	var m marshal
-	if !m.batch(records) {
+	var pk packed
+	if !pk.layout(records) {
 		return nil, noMemory(op)
 	}
-	defer m.release()
+	defer pk.release()
 	p := b.acquire()
 	if p == 0 {
 		return nil, closedError(op)
@@ -111,24 +111,22 @@ func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Recor
 	if err := w.start(ctx); err != nil {
 		return nil, err
 	}
-	var recs, res C.mqgo_mem
-	if len(records) > 0 {
-		recs, res = C.mqgo_mem(uintptr(unsafe.Pointer(&m.recs[0]))), C.mqgo_mem(uintptr(unsafe.Pointer(&m.res[0])))
-	}
 	t, tl := cstr(topic)
-	r := C.mqgo_publish_batch(p, t, tl, recs, C.size_t(len(records)), waitMs(ctx), w.tok, res)
+	r := C.mqgo_publish_packed(p, t, tl, pk.lens, pk.data, C.size_t(len(records)), pk.recs, pk.hdrs,
+		waitMs(ctx), w.tok, pk.res)
 	w.end()
+	res := pk.results(len(records))
 	var out []PublishResult
 	// The library writes every result or none (a batch refused as a whole); none were
-	// written if every partition is still the -1 marshal put there.
+	// written if every partition is still the -1 the shim put there.
 	written := false
-	for i := range m.res {
-		written = written || m.res[i].partition != -1
+	for i := range res {
+		written = written || res[i].partition != -1
 	}
 	if written {
 		out = make([]PublishResult, len(records))
 		for i := range out {
-			out[i] = PublishResult{Partition: int(m.res[i].partition), Offset: int64(m.res[i].offset)}
+			out[i] = PublishResult{Partition: int(res[i].partition), Offset: int64(res[i].offset)}
 		}
 	}
 	if r.status != C.MQ_OK {
@@ -144,14 +142,12 @@ func bytesPtr(b []byte) *C.char {
 	return (*C.char)(unsafe.Pointer(unsafe.SliceData(b)))
 }
 
-// marshal lays out records and headers for one call in C memory: the structs the library reads
-// and, after them, the bytes they point to (copied from Go, so nothing needs pinning and cgo's
+// marshal lays out the headers of one Publish in C memory: the structs the library reads and,
+// after them, the bytes they point to (copied from Go, so nothing needs pinning and cgo's
 // pointer check has nothing to scan). The library copies everything before the call returns.
 type marshal struct {
 	buf  cbuf
-	recs []C.mq_record
 	hdrs []C.mq_header
-	res  []C.mq_publish_result
 	data []byte // C memory
 	used int
 }
@@ -164,23 +160,16 @@ func headerBytes(hs []Header) int {
 	return n
 }
 
-// reserve lays out the buffer: records, headers, results, then the bytes (with one spare, so
-// that every pointer, even that of an empty value at the very end, lies inside it). False when
-// out of memory.
-func (m *marshal) reserve(bytes, recs, hdrs int) bool {
-	size := uintptr(recs)*C.sizeof_mq_record + uintptr(hdrs)*C.sizeof_mq_header +
-		uintptr(recs)*C.sizeof_mq_publish_result + uintptr(bytes) + 1
-	m.buf = getCBuf(size)
+// reserve lays out the buffer: headers, then the bytes (with one spare, so that every pointer,
+// even that of an empty value at the very end, lies inside it). False when out of memory.
+func (m *marshal) reserve(bytes, hdrs int) bool {
+	m.buf = getCBuf(uintptr(hdrs)*C.sizeof_mq_header + uintptr(bytes) + 1)
 	if m.buf.p == nil {
 		return false
 	}
 	p := m.buf.p
-	m.recs = unsafe.Slice((*C.mq_record)(p), recs)
-	p = unsafe.Add(p, uintptr(recs)*C.sizeof_mq_record)
 	m.hdrs = unsafe.Slice((*C.mq_header)(p), hdrs)
 	p = unsafe.Add(p, uintptr(hdrs)*C.sizeof_mq_header)
-	m.res = unsafe.Slice((*C.mq_publish_result)(p), recs)
-	p = unsafe.Add(p, uintptr(recs)*C.sizeof_mq_publish_result)
 	m.data = unsafe.Slice((*byte)(p), bytes+1)
 	m.used = 0
 	return true
@@ -214,38 +203,82 @@ func (m *marshal) fillHeaders(dst []C.mq_header, hs []Header) {
 }
 
 func (m *marshal) headersOnly(hs []Header) bool {
-	if !m.reserve(headerBytes(hs), 0, len(hs)) {
+	if !m.reserve(headerBytes(hs), len(hs)) {
 		return false
 	}
 	m.fillHeaders(m.hdrs, hs)
 	return true
 }
 
-func (m *marshal) batch(records []Record) bool {
+// packed lays a batch out in one C buffer for mqgo_publish_packed: lengths and bytes, copied
+// from Go with plain copies; the shim builds the records that point into them.
+type packed struct {
+	buf                          cbuf
+	recs, hdrs, res, lens, data C.mqgo_mem
+}
+
+func (pk *packed) layout(records []Record) bool {
 	bytes, nh := 0, 0
 	for i := range records {
-		bytes += len(records[i].Key) + len(records[i].Value) + headerBytes(records[i].Headers)
-		nh += len(records[i].Headers)
+		r := &records[i]
+		bytes += len(r.Key) + len(r.Value)
+		for _, h := range r.Headers {
+			bytes += len(h.Key) + len(h.Value)
+		}
+		nh += len(r.Headers)
 	}
-	if !m.reserve(bytes, len(records), nh) {
+	n := uintptr(len(records))
+	nLens := 3*len(records) + 2*nh
+	sizes := [...]uintptr{n * C.sizeof_mq_record, uintptr(nh) * C.sizeof_mq_header,
+		n * C.sizeof_mq_publish_result, uintptr(nLens) * 8, uintptr(bytes)}
+	total := uintptr(0)
+	for _, sz := range sizes {
+		total += sz
+	}
+	pk.buf = getCBuf(total + 1)
+	if pk.buf.p == nil {
 		return false
 	}
-	h := 0
+	base := uintptr(pk.buf.p)
+	at := func(k int) uintptr {
+		off := base
+		for _, sz := range sizes[:k] {
+			off += sz
+		}
+		return off
+	}
+	pk.recs, pk.hdrs, pk.res = C.mqgo_mem(at(0)), C.mqgo_mem(at(1)), C.mqgo_mem(at(2))
+	pk.lens, pk.data = C.mqgo_mem(at(3)), C.mqgo_mem(at(4))
+	lens := unsafe.Slice((*int64)(unsafe.Add(pk.buf.p, at(3)-base)), nLens)
+	data := unsafe.Slice((*byte)(unsafe.Add(pk.buf.p, at(4)-base)), bytes+1)
+	l, d := 0, 0
 	for i := range records {
 		r := &records[i]
-		c := &m.recs[i]
-		c.key, c.key_len = nil, 0
-		if r.Key != nil {
-			c.key, c.key_len = m.put(r.Key), C.size_t(len(r.Key))
+		if r.Key == nil {
+			lens[l] = -1
+		} else {
+			lens[l] = int64(len(r.Key))
+			d += copy(data[d:], r.Key)
 		}
-		c.payload, c.payload_len = m.put(r.Value), C.size_t(len(r.Value))
-		c.headers, c.header_count = nil, 0
-		if n := len(r.Headers); n > 0 {
-			m.fillHeaders(m.hdrs[h:h+n], r.Headers)
-			c.headers, c.header_count = &m.hdrs[h], C.size_t(n)
-			h += n
+		lens[l+1], lens[l+2] = int64(len(r.Value)), int64(len(r.Headers))
+		l += 3
+		d += copy(data[d:], r.Value)
+		for _, h := range r.Headers {
+			lens[l], lens[l+1] = int64(len(h.Key)), int64(len(h.Value))
+			l += 2
+			d += copy(data[d:], h.Key)
+			d += copy(data[d:], h.Value)
 		}
-		m.res[i] = C.mq_publish_result{partition: -1, offset: -1}
 	}
 	return true
 }
+
+func (pk *packed) results(n int) []C.mq_publish_result {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*C.mq_publish_result)(unsafe.Add(pk.buf.p, uintptr(pk.res)-uintptr(pk.buf.p))), n)
+}
+
+func (pk *packed) release() { putCBuf(pk.buf) }
+

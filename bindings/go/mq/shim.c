@@ -295,6 +295,45 @@ mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_l
     return r;
 }
 
+mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_len,
+                                mqgo_mem lens_, mqgo_mem data_, size_t count, mqgo_mem records_,
+                                mqgo_mem headers_, int64_t wait_ms, mqgo_cancel cancel_,
+                                mqgo_mem results_) {
+    const int64_t *lens = (const int64_t *)lens_;
+    const char *data = (const char *)data_;
+    mq_record *recs = (mq_record *)records_;
+    mq_header *hdrs = (mq_header *)headers_;
+    mq_publish_result *results = (mq_publish_result *)results_;
+    for (size_t i = 0; i < count; i++) {
+        const int64_t key_len = *lens++, payload_len = *lens++, header_count = *lens++;
+        mq_record *r = &recs[i];
+        r->key = NULL;
+        r->key_len = 0;
+        if (key_len >= 0) {
+            r->key = data;
+            r->key_len = (size_t)key_len;
+            data += key_len;
+        }
+        r->payload = data;
+        r->payload_len = (size_t)payload_len;
+        data += payload_len;
+        r->headers = header_count ? hdrs : NULL;
+        r->header_count = (size_t)header_count;
+        for (int64_t h = 0; h < header_count; h++, hdrs++) {
+            hdrs->name_len = (size_t)*lens++;
+            hdrs->value_len = (size_t)*lens++;
+            hdrs->name = data;
+            data += hdrs->name_len;
+            hdrs->value = data;
+            data += hdrs->value_len;
+        }
+        results[i].partition = -1;
+        results[i].offset = -1;
+    }
+    return mqgo_publish_batch(b_, topic, topic_len, (mqgo_mem)recs, count, wait_ms, cancel_,
+                              (mqgo_mem)results);
+}
+
 /* ---- pull consumption --------------------------------------------------------------------- */
 
 /* The scratch views are recycled C memory. A library that leaves a field unwritten (1.0.0

@@ -73,6 +73,15 @@ mqgo_result mqgo_publish(mqgo_broker b_, const char *topic, size_t topic_len, co
                          size_t key_len, const char *payload, size_t payload_len,
                          mqgo_mem headers_, size_t header_count, int64_t wait_ms,
                          mqgo_cancel cancel_);
+/* A batch the Go side laid out in C memory: in lens, per record, the key length (-1: no key),
+ * the payload length and the header count, then a name and a value length per header; in data
+ * the bytes of keys, payloads, names and values back to back, in that order. The shim points
+ * records (count) and headers (as many as lens lists) into data and publishes; results get
+ * -1:-1 first. count = records published. */
+mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_len,
+                                mqgo_mem lens_, mqgo_mem data_, size_t count, mqgo_mem records_,
+                                mqgo_mem headers_, int64_t wait_ms, mqgo_cancel cancel_,
+                                mqgo_mem results_);
 /* count = records published */
 mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_len,
                                mqgo_mem records_, size_t count, int64_t wait_ms,
