@@ -213,7 +213,7 @@ func (m *marshal) headersOnly(hs []Header) bool {
 // packed lays a batch out in one C buffer for mqgo_publish_packed: lengths and bytes, copied
 // from Go with plain copies; the shim builds the records that point into them.
 type packed struct {
-	buf                          cbuf
+	buf                         cbuf
 	recs, hdrs, res, lens, data C.mqgo_mem
 }
 
@@ -281,4 +281,3 @@ func (pk *packed) results(n int) []C.mq_publish_result {
 }
 
 func (pk *packed) release() { putCBuf(pk.buf) }
-
