@@ -1,0 +1,923 @@
+//! The Rust testee of the conformance runner: executes the runner's requests (one line on
+//! stdin, one reply line on stdout; see tests/conformance/FORMAT.md) through the `mq` crate's
+//! public API, and reports what the library did. It checks nothing: the runner compares.
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use mq::{
+    Broker, BrokerOptions, CancelToken, Error, GroupOptions, Header, ManualClock, Member,
+    MemberOptions, Message, Published, Record, Retention, SeekTo, Start, Subscription,
+    SubscriptionOptions, TopicConfig, Wait,
+};
+
+// ---- the line protocol ---------------------------------------------------------------------
+
+/// Every byte outside `[A-Za-z0-9._-]` as `%XX`.
+fn enc(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || b"._-".contains(&b) {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
+
+fn dec(raw: &str) -> Vec<u8> {
+    let b = raw.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(h * 16 + l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
+#[derive(Clone)]
+struct Req {
+    verb: String,
+    fields: Vec<(String, String)>,
+}
+
+impl Req {
+    fn parse(line: &str) -> Option<Req> {
+        let mut it = line.split(' ').filter(|t| !t.is_empty());
+        let verb = it.next()?.to_owned();
+        let mut fields = Vec::new();
+        for t in it {
+            let (n, v) = t.split_once('=')?;
+            fields.push((n.to_owned(), v.to_owned()));
+        }
+        Some(Req { verb, fields })
+    }
+    fn raw(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+    fn has(&self, name: &str) -> bool {
+        self.raw(name).is_some()
+    }
+    fn bytes(&self, name: &str) -> Option<Vec<u8>> {
+        self.raw(name).map(dec)
+    }
+    /// A name (topic, group, member id) as text; absent is "" (an illegal name, as NULL is).
+    fn name(&self, field: &str) -> String {
+        String::from_utf8_lossy(&self.bytes(field).unwrap_or_default()).into_owned()
+    }
+    fn int(&self, name: &str, dflt: i64) -> i64 {
+        self.raw(name).map_or(dflt, |v| {
+            let end = v
+                .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+                .unwrap_or(v.len());
+            v[..end].parse().unwrap_or(0)
+        })
+    }
+    fn all(&self, name: &str) -> Vec<Vec<u8>> {
+        self.fields
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| dec(v))
+            .collect()
+    }
+}
+
+/// A reply line under construction.
+#[derive(Default)]
+struct Out(String);
+
+impl Out {
+    fn status<T>(&mut self, r: &Result<T, Error>) {
+        match r {
+            Ok(_) => self.0.push_str("MQ_OK"),
+            Err(e) => self.error(e),
+        }
+    }
+    fn error(&mut self, e: &Error) {
+        self.0.push_str(e.status().name());
+        self.bytes("error", e.message().as_bytes());
+    }
+    fn field(&mut self, name: &str, raw: impl std::fmt::Display) {
+        self.0.push_str(&format!(" {name}={raw}"));
+    }
+    fn bytes(&mut self, name: &str, b: &[u8]) {
+        self.field(name, enc(b));
+    }
+}
+
+fn status_name<T>(r: &Result<T, Error>) -> &'static str {
+    match r {
+        Ok(_) => "MQ_OK",
+        Err(e) => e.status().name(),
+    }
+}
+
+fn put_message(out: &mut String, m: &Message<'_>) {
+    let mut o = Out(std::mem::take(out));
+    o.field("message", format!("{}:{}", m.partition(), m.offset()));
+    o.bytes("payload", m.payload());
+    if let Some(k) = m.key() {
+        o.bytes("key", k);
+    }
+    o.field("delivery_count", m.delivery_count());
+    o.field("timestamp_ns", m.timestamp_ns());
+    o.field("lost", m.lost());
+    for (n, v) in m.headers() {
+        o.field("header", format!("{}:{}", enc(n), enc(v)));
+    }
+    if let Some(d) = m.dead_letter() {
+        o.field(
+            "dead_letter",
+            format!(
+                "{}:{}:{}:{}:{}",
+                enc(d.topic.as_bytes()),
+                enc(d.group.as_bytes()),
+                d.partition,
+                d.offset,
+                d.delivery_count
+            ),
+        );
+    }
+    *out = o.0;
+}
+
+// ---- the world of one scenario ---------------------------------------------------------------
+
+struct Push {
+    sub: Option<Subscription>,
+    frees: Arc<AtomicUsize>,
+    calls: Arc<Mutex<String>>,
+}
+
+struct MemberRec {
+    member: Option<Arc<Member>>,
+    rebalances: Arc<Mutex<String>>,
+}
+
+struct Background {
+    token: CancelToken,
+    reply: Arc<Mutex<Option<String>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct World {
+    clock: ManualClock,
+    broker: Option<Broker>,
+    pushes: HashMap<String, Push>,
+    members: HashMap<String, MemberRec>,
+    background: HashMap<String, Background>,
+}
+
+/// Counts the drops of a push handler: its user data must be released exactly once.
+struct Frees(Arc<AtomicUsize>);
+impl Drop for Frees {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// One `fail=` or `extend=` use: spent by one handler call with that payload.
+struct Use {
+    payload: Vec<u8>,
+    left: bool,
+}
+
+fn take(uses: &mut [Use], payload: &[u8]) -> bool {
+    match uses.iter_mut().find(|u| u.left && u.payload == payload) {
+        Some(u) => {
+            u.left = false;
+            true
+        }
+        None => false,
+    }
+}
+
+/// The payload=/key=/header= runs of a request.
+struct OwnedRecord {
+    payload: Vec<u8>,
+    key: Option<Vec<u8>>,
+    headers: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+fn records(r: &Req) -> Vec<OwnedRecord> {
+    let mut recs: Vec<OwnedRecord> = Vec::new();
+    for (n, v) in &r.fields {
+        match n.as_str() {
+            "payload" => recs.push(OwnedRecord {
+                payload: dec(v),
+                key: None,
+                headers: Vec::new(),
+            }),
+            "key" | "header" if recs.is_empty() => {}
+            "key" => recs.last_mut().unwrap().key = Some(dec(v)),
+            "header" => {
+                let (name, value) = v.split_once(':').unwrap_or((v, ""));
+                recs.last_mut()
+                    .unwrap()
+                    .headers
+                    .push((dec(name), dec(value)));
+            }
+            _ => {}
+        }
+    }
+    recs
+}
+
+fn wait_of(r: &Req) -> Result<Wait, Error> {
+    Wait::from_millis(r.int("wait", 0))
+}
+
+/// A call that may run in the background: it needs only the broker (and a member).
+fn publish(b: &Broker, r: &Req, token: Option<&CancelToken>, batch: bool) -> String {
+    let mut out = Out::default();
+    let owned = records(r);
+    let hdrs: Vec<Vec<Header<'_>>> = owned
+        .iter()
+        .map(|o| o.headers.iter().map(|(n, v)| Header::new(n, v)).collect())
+        .collect();
+    let recs: Vec<Record<'_>> = owned
+        .iter()
+        .zip(&hdrs)
+        .map(|(o, h)| {
+            Record::new(&o.payload)
+                .maybe_key(o.key.as_deref())
+                .headers(h)
+        })
+        .collect();
+    let wait = match wait_of(r) {
+        Ok(w) => w,
+        Err(e) => {
+            out.error(&e);
+            return out.0;
+        }
+    };
+    let topic = r.name("topic");
+    if !batch {
+        let rec = recs.first().copied().unwrap_or_else(|| Record::new(&[]));
+        let res = match token {
+            Some(t) => b.publish_cancellable(&topic, rec, wait, t),
+            None => b.publish(&topic, rec, wait),
+        };
+        out.status(&res);
+        if let Ok(at) = res {
+            out.field("partition", at.partition);
+            out.field("offset", at.offset);
+        }
+    } else {
+        let unwritten = Published {
+            partition: i32::MIN,
+            offset: i64::MIN,
+        };
+        let mut results = vec![unwritten; recs.len()];
+        let res = b.publish_batch_with(&topic, &recs, wait, token, &mut results);
+        let published = match &res {
+            Ok(()) => recs.len(),
+            Err(e) => e.published,
+        };
+        out.status(&res.map_err(|e| e.error));
+        out.field("published", published);
+        if results.iter().all(|p| p.partition != i32::MIN) {
+            for p in &results {
+                out.field("result", format!("{}:{}", p.partition, p.offset));
+            }
+        }
+    }
+    out.0
+}
+
+fn poll(b: &Broker, member: Option<&Member>, r: &Req, token: Option<&CancelToken>) -> String {
+    let mut out = Out::default();
+    let max = r.int("max", 10).max(0) as usize;
+    let wait = match wait_of(r) {
+        Ok(w) => w,
+        Err(e) => {
+            out.error(&e);
+            out.field("count", 0);
+            return out.0;
+        }
+    };
+    let mut body = String::new();
+    let res: Result<usize, Error> = match member {
+        Some(m) => {
+            let got = match token {
+                Some(t) => m.poll_cancellable(max, wait, t),
+                None => m.poll(max, wait),
+            };
+            got.map(|batch| {
+                batch.iter().for_each(|m| put_message(&mut body, m));
+                batch.len()
+            })
+        }
+        None => {
+            // SAFETY: each batch is printed and dropped before this function returns, before
+            // anything else can touch the group.
+            let consumer = unsafe {
+                b.consumer_unchecked(
+                    &r.name("topic"),
+                    &r.name("group"),
+                    r.int("partition", 0) as i32,
+                )
+            };
+            consumer.and_then(|mut c| {
+                let got = match token {
+                    Some(t) => c.poll_cancellable(max, wait, t),
+                    None => c.poll(max, wait),
+                };
+                got.map(|batch| {
+                    batch.iter().for_each(|m| put_message(&mut body, m));
+                    batch.len()
+                })
+            })
+        }
+    };
+    out.status(&res);
+    out.field("count", *res.as_ref().unwrap_or(&0));
+    out.0.push_str(&body);
+    out.0
+}
+
+impl World {
+    fn broker(&self) -> Result<&Broker, String> {
+        self.broker.as_ref().ok_or_else(|| "no broker".to_owned())
+    }
+
+    fn member(&self, r: &Req) -> Result<Arc<Member>, String> {
+        self.members
+            .get(&r.name("member"))
+            .and_then(|m| m.member.clone())
+            .ok_or_else(|| "no such member".to_owned())
+    }
+
+    fn start_background(&mut self, r: Req) -> String {
+        let name = r.name("async");
+        let Ok(b) = self.broker().cloned() else {
+            return "testee_error detail=no%20broker".into();
+        };
+        let member = if r.verb == "member_poll" {
+            match self.member(&r) {
+                Ok(m) => Some(m),
+                Err(e) => return format!("testee_error detail={}", enc(e.as_bytes())),
+            }
+        } else {
+            None
+        };
+        let Ok(token) = CancelToken::new() else {
+            return "testee_error detail=cannot%20make%20a%20cancel%20token".into();
+        };
+        let reply = Arc::new(Mutex::new(None));
+        let (t, rep) = (token.clone(), reply.clone());
+        let thread = std::thread::spawn(move || {
+            let line = match r.verb.as_str() {
+                "publish" => publish(&b, &r, Some(&t), false),
+                "publish_batch" => publish(&b, &r, Some(&t), true),
+                "poll" | "member_poll" => poll(&b, member.as_deref(), &r, Some(&t)),
+                _ => "testee_error detail=not%20a%20background%20call".into(),
+            };
+            drop(member);
+            *rep.lock().unwrap() = Some(line);
+        });
+        self.background.insert(
+            name,
+            Background {
+                token,
+                reply,
+                thread: Some(thread),
+            },
+        );
+        "MQ_OK".into()
+    }
+
+    fn run(&mut self, r: &Req) -> Result<String, String> {
+        let mut out = Out::default();
+        let v = r.verb.as_str();
+        match v {
+            "hello" => {
+                return Ok(if r.int("protocol", 0) == 1 {
+                    "MQ_OK protocol=1".into()
+                } else {
+                    "testee_error detail=protocol%201".into()
+                })
+            }
+            "broker_new" => {
+                let mut o = BrokerOptions::new().clock(&self.clock);
+                if r.has("max_message_bytes") {
+                    o = o.max_message_bytes(r.int("max_message_bytes", 0).max(0) as usize);
+                }
+                let res = Broker::with_options(&o);
+                out.status(&res);
+                if let Ok(b) = res {
+                    self.broker = Some(b);
+                }
+            }
+            "clock" => {
+                self.clock
+                    .advance(Duration::from_nanos(r.int("advance_ns", 0).max(0) as u64));
+                out.0.push_str("MQ_OK");
+            }
+            "topic_create" => {
+                let mut c = TopicConfig::new();
+                if r.has("partitions") {
+                    c = c.partitions(r.int("partitions", 0) as i32);
+                }
+                if r.has("capacity") {
+                    c = c.capacity(r.int("capacity", 0));
+                }
+                if r.has("max_bytes") {
+                    c = c.max_bytes(r.int("max_bytes", 0));
+                }
+                if r.has("ack_timeout_ms") {
+                    c = c.ack_timeout_ms(r.int("ack_timeout_ms", 0));
+                }
+                if r.has("max_age_ms") {
+                    c = c.max_age_ms(r.int("max_age_ms", 0));
+                }
+                if let Some(ret) = r.bytes("retention") {
+                    c = c.retention(if ret == b"bounded" {
+                        Retention::Bounded
+                    } else {
+                        Retention::UntilAcked
+                    });
+                }
+                out.status(&self.broker()?.create_topic(&r.name("topic"), &c));
+            }
+            "subscribe" => {
+                let mut o = GroupOptions::new();
+                if let Some(s) = r.bytes("start") {
+                    o = o.start(if s == b"earliest" {
+                        Start::Earliest
+                    } else {
+                        Start::Latest
+                    });
+                }
+                let dlq = r
+                    .has("dead_letter_topic")
+                    .then(|| r.name("dead_letter_topic"));
+                o = o.max_deliveries_raw(r.int("max_deliveries", 0) as u32, dlq.as_deref());
+                out.status(
+                    &self
+                        .broker()?
+                        .subscribe(&r.name("topic"), &r.name("group"), &o),
+                );
+            }
+            "unsubscribe" => out.status(
+                &self
+                    .broker()?
+                    .unsubscribe(&r.name("topic"), &r.name("group")),
+            ),
+            "broker_close" => out.status(&self.broker()?.close()),
+            "publish" | "publish_batch" => {
+                return Ok(publish(self.broker()?, r, None, v == "publish_batch"))
+            }
+            "poll" => return Ok(poll(self.broker()?, None, r, None)),
+            "member_poll" => {
+                let m = self.member(r)?;
+                return Ok(poll(self.broker()?, Some(&m), r, None));
+            }
+            "ack" | "nack" | "extend_lease" | "seek" => {
+                let b = self.broker()?;
+                // SAFETY: this consumer hands out no batch.
+                let c = unsafe {
+                    b.consumer_unchecked(
+                        &r.name("topic"),
+                        &r.name("group"),
+                        r.int("partition", 0) as i32,
+                    )
+                };
+                let res = c.and_then(|mut c| match v {
+                    "ack" => c.ack(r.int("offset", 0)),
+                    "nack" => c.nack_ms(r.int("delay_ms", 0)),
+                    "extend_lease" => c.extend_lease(),
+                    _ => c.seek(match r.raw("offset").unwrap_or("") {
+                        "earliest" => SeekTo::Earliest,
+                        "end" => SeekTo::End,
+                        _ => SeekTo::Offset(r.int("offset", 0)),
+                    }),
+                });
+                out.status(&res);
+            }
+            "topic_list" => {
+                let res = self.broker()?.topics();
+                out.status(&res);
+                for n in res.unwrap_or_default() {
+                    out.bytes("name", n.as_bytes());
+                }
+            }
+            "group_list" => {
+                let res = self.broker()?.groups(&r.name("topic"));
+                out.status(&res);
+                for n in res.unwrap_or_default() {
+                    out.bytes("name", n.as_bytes());
+                }
+            }
+            "partition_describe" => {
+                let res = self
+                    .broker()?
+                    .describe(&r.name("topic"), r.int("partition", 0) as i32);
+                out.status(&res);
+                if let Ok(t) = res {
+                    out.bytes("text", t.as_bytes());
+                }
+            }
+            "topic_get_info" => {
+                let res = self.broker()?.topic_info(&r.name("topic"));
+                out.status(&res);
+                if let Ok(t) = res {
+                    out.field("partitions", t.partitions);
+                    out.field("capacity", t.capacity);
+                    out.field("max_bytes", t.max_bytes);
+                    out.field("ack_timeout_ms", t.ack_timeout.as_millis());
+                    out.field(
+                        "retention",
+                        if t.retention == Retention::Bounded {
+                            "bounded"
+                        } else {
+                            "until_acked"
+                        },
+                    );
+                    out.field("max_age_ms", t.max_age.map_or(0, |d| d.as_millis()));
+                }
+            }
+            "partition_get_info" => {
+                let res = self
+                    .broker()?
+                    .partition_info(&r.name("topic"), r.int("partition", 0) as i32);
+                out.status(&res);
+                if let Ok(i) = res {
+                    for (n, x) in [
+                        ("start", i.start),
+                        ("end", i.end),
+                        ("backlog", i.backlog),
+                        ("capacity", i.capacity),
+                        ("retained_bytes", i.retained_bytes),
+                        ("max_bytes", i.max_bytes),
+                        ("producer_waits", i.producer_waits),
+                        ("max_backlog", i.max_backlog),
+                        ("dropped", i.dropped),
+                        ("oldest_timestamp_ns", i.oldest_timestamp_ns.unwrap_or(-1)),
+                        (
+                            "oldest_age_ns",
+                            i.oldest_age.map_or(-1, |d| d.as_nanos() as i64),
+                        ),
+                    ] {
+                        out.field(n, x);
+                    }
+                }
+            }
+            "group_get_info" => {
+                let res = self.broker()?.group_info(
+                    &r.name("topic"),
+                    &r.name("group"),
+                    r.int("partition", 0) as i32,
+                );
+                out.status(&res);
+                if let Ok(g) = res {
+                    for (n, x) in [
+                        ("committed", g.committed),
+                        ("next", g.next),
+                        ("lag", g.lag),
+                        ("in_flight", g.in_flight),
+                        ("lost", g.lost),
+                        ("dead_lettered", g.dead_lettered),
+                        (
+                            "next_age_ns",
+                            g.next_age.map_or(-1, |d| d.as_nanos() as i64),
+                        ),
+                        ("paused_until_ns", g.paused_until_ns.unwrap_or(0)),
+                    ] {
+                        out.field(n, x);
+                    }
+                }
+            }
+            "key_murmur2" => {
+                out.0.push_str("MQ_OK");
+                out.field("hash", mq::murmur2(&r.bytes("key").unwrap_or_default()));
+            }
+            "key_partition" => {
+                let res = mq::key_partition(
+                    &r.bytes("key").unwrap_or_default(),
+                    r.int("partitions", 0) as i32,
+                );
+                out.status(&res);
+                if let Ok(p) = res {
+                    out.field("partition", p);
+                }
+            }
+            "assignment_round_robin" => {
+                let res = mq::round_robin(
+                    r.int("partitions", 0) as i32,
+                    r.int("members", 0) as i32,
+                    r.int("member", 0) as i32,
+                );
+                out.status(&res);
+                if let Ok(p) = res {
+                    out.field(
+                        "owned",
+                        p.iter().map(i32::to_string).collect::<Vec<_>>().join(","),
+                    );
+                }
+            }
+            "subscription_open" => return self.subscription_open(r),
+            "subscription_close" => {
+                let p = self
+                    .pushes
+                    .get_mut(&r.name("subscription"))
+                    .ok_or("no such subscription")?;
+                let res = p.sub.take().ok_or("the subscription is not open")?.close();
+                out.status(&res);
+                out.field("frees", p.frees.load(Ordering::SeqCst));
+            }
+            "calls" => {
+                let p = self
+                    .pushes
+                    .get(&r.name("subscription"))
+                    .ok_or("no such subscription")?;
+                out.0 = format!("MQ_OK{}", p.calls.lock().unwrap());
+            }
+            "frees" => {
+                let p = self
+                    .pushes
+                    .get(&r.name("subscription"))
+                    .ok_or("no such subscription")?;
+                out.0 = format!("MQ_OK frees={}", p.frees.load(Ordering::SeqCst));
+            }
+            "handler_extend_lease" => out.status(&mq::handler::extend_lease()),
+            "handler_set_nack_delay" => {
+                out.status(&mq::handler::set_nack_delay_ms(r.int("delay_ms", 0)))
+            }
+            "member_join" => return self.member_join(r),
+            "member_close" => {
+                let rec = self
+                    .members
+                    .get_mut(&r.name("member"))
+                    .ok_or("no such member")?;
+                let m = rec.member.take().ok_or("no such member")?;
+                match Arc::try_unwrap(m) {
+                    Ok(m) => out.status(&m.close()),
+                    Err(m) => {
+                        rec.member = Some(m);
+                        return Err("the member is in use by a background call".into());
+                    }
+                }
+            }
+            "member_get_assignment" => {
+                let res = self.member(r)?.assignment();
+                out.status(&res);
+                if let Ok(a) = res {
+                    out.field("generation", a.generation);
+                    out.field(
+                        "partitions",
+                        a.partitions
+                            .iter()
+                            .map(i32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(","),
+                    );
+                }
+            }
+            "member_ack" => out.status(
+                &self
+                    .member(r)?
+                    .ack(r.int("partition", 0) as i32, r.int("offset", 0)),
+            ),
+            "member_nack" => out.status(
+                &self
+                    .member(r)?
+                    .nack_ms(r.int("partition", 0) as i32, r.int("delay_ms", 0)),
+            ),
+            "member_extend_lease" => {
+                out.status(&self.member(r)?.extend_lease(r.int("partition", 0) as i32))
+            }
+            "rebalances" => {
+                let m = self
+                    .members
+                    .get(&r.name("member"))
+                    .ok_or("no such member")?;
+                out.0 = format!("MQ_OK{}", m.rebalances.lock().unwrap());
+            }
+            "await" => {
+                let bg = self
+                    .background
+                    .get_mut(&r.name("call"))
+                    .ok_or("no such call")?;
+                let done = bg.reply.lock().unwrap().clone();
+                match done {
+                    Some(line) => {
+                        if let Some(t) = bg.thread.take() {
+                            let _ = t.join();
+                        }
+                        out.0 = line;
+                    }
+                    None => out.0 = "pending".into(),
+                }
+            }
+            "cancel" => {
+                let bg = self.background.get(&r.name("call")).ok_or("no such call")?;
+                bg.token.cancel();
+                out.0 = "MQ_OK".into();
+            }
+            "end" => return self.end(),
+            _ => return Err("unknown verb".into()),
+        }
+        Ok(out.0)
+    }
+
+    fn subscription_open(&mut self, r: &Req) -> Result<String, String> {
+        let b = self.broker()?.clone();
+        let frees = Arc::new(AtomicUsize::new(0));
+        let calls = Arc::new(Mutex::new(String::new()));
+        let mut fails: Vec<Use> = r
+            .all("fail")
+            .into_iter()
+            .map(|payload| Use {
+                payload,
+                left: true,
+            })
+            .collect();
+        let mut extends: Vec<Use> = r
+            .all("extend")
+            .into_iter()
+            .map(|payload| Use {
+                payload,
+                left: true,
+            })
+            .collect();
+        let delay = r.has("nack_delay_ms").then(|| r.int("nack_delay_ms", 0));
+        let mut o = SubscriptionOptions::new().on_error(|_| {}); // failures are the script's
+        if r.has("prefetch") {
+            o = o.prefetch(r.int("prefetch", 0) as i32);
+        }
+        if let Some(list) = r.raw("partitions") {
+            let parts: Vec<i32> = list
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse().unwrap_or(-1))
+                .collect();
+            o = o.partitions(&parts);
+        }
+        let guard = Frees(frees.clone());
+        let log = calls.clone();
+        let handler = move |m: &Message<'_>| -> Result<(), &'static str> {
+            let _keep = &guard;
+            let mut rec = log.lock().unwrap();
+            let fail = take(&mut fails, m.payload());
+            let extended =
+                take(&mut extends, m.payload()).then(|| status_name(&mq::handler::extend_lease()));
+            let delayed = match delay {
+                Some(ms) if fail => Some(status_name(&mq::handler::set_nack_delay_ms(ms))),
+                _ => None,
+            };
+            put_message(&mut rec, m);
+            rec.push_str(if fail { " outcome=fail" } else { " outcome=ok" });
+            if let Some(s) = extended {
+                rec.push_str(&format!(" extend_lease={s}"));
+            }
+            if let Some(s) = delayed {
+                rec.push_str(&format!(" nack_delay={s}"));
+            }
+            if fail {
+                Err("scripted failure")
+            } else {
+                Ok(())
+            }
+        };
+        let res = b.subscribe_push(&r.name("topic"), &r.name("group"), &o, handler);
+        let mut out = Out::default();
+        out.status(&res);
+        out.field("frees", frees.load(Ordering::SeqCst));
+        self.pushes.insert(
+            r.name("subscription"),
+            Push {
+                sub: res.ok(),
+                frees,
+                calls,
+            },
+        );
+        Ok(out.0)
+    }
+
+    fn member_join(&mut self, r: &Req) -> Result<String, String> {
+        let b = self.broker()?.clone();
+        let rebalances = Arc::new(Mutex::new(String::new()));
+        let log = rebalances.clone();
+        let mut o = MemberOptions::new().on_rebalance(move |rb| {
+            log.lock().unwrap().push_str(&format!(
+                " rebalance={}:{}",
+                rb.generation(),
+                enc(rb.member_id().as_bytes())
+            ));
+        });
+        if r.has("id") {
+            o = o.id(&r.name("id"));
+        }
+        if r.has("session_timeout_ms") {
+            o = o.session_timeout_ms(r.int("session_timeout_ms", 0));
+        }
+        match r.bytes("assignor").as_deref() {
+            Some(b"all_to_last") => {
+                o = o.assignor(|_: i32, ids: &[&str], owners: &mut [i32]| {
+                    owners.fill(ids.len() as i32 - 1)
+                })
+            }
+            Some(b"by_id") => {
+                o = o.assignor(|_: i32, ids: &[&str], owners: &mut [i32]| {
+                    let mut order: Vec<usize> = (0..ids.len()).collect();
+                    order.sort_by(|&a, &b| ids[a].as_bytes().cmp(ids[b].as_bytes()));
+                    for (p, o) in owners.iter_mut().enumerate() {
+                        *o = order[p % order.len()] as i32;
+                    }
+                })
+            }
+            Some(b"none") => {
+                o = o.assignor(|_: i32, ids: &[&str], owners: &mut [i32]| {
+                    owners.fill(ids.len() as i32)
+                })
+            }
+            _ => {}
+        }
+        let res = b.join(&r.name("topic"), &r.name("group"), &o);
+        let mut out = Out::default();
+        out.status(&res);
+        if let Ok(m) = &res {
+            out.bytes("id", m.id().as_bytes());
+        }
+        self.members.insert(
+            r.name("member"),
+            MemberRec {
+                member: res.ok().map(Arc::new),
+                rebalances,
+            },
+        );
+        Ok(out.0)
+    }
+
+    /// Closes the broker (waking background calls), joins them, closes what is open, frees.
+    fn end(&mut self) -> Result<String, String> {
+        if let Some(b) = &self.broker {
+            let _ = b.close();
+        }
+        for bg in self.background.values_mut() {
+            if let Some(t) = bg.thread.take() {
+                let _ = t.join();
+            }
+        }
+        let mut good = true;
+        for p in self.pushes.values_mut() {
+            if let Some(s) = p.sub.take() {
+                good &= s.close().is_ok();
+            }
+        }
+        for m in self.members.values_mut() {
+            if let Some(m) = m.member.take() {
+                good &= Arc::try_unwrap(m)
+                    .map(|m| m.close().is_ok())
+                    .unwrap_or(false);
+            }
+        }
+        self.broker = None;
+        Ok(if good {
+            "MQ_OK".into()
+        } else {
+            "testee_error detail=closing%20what%20the%20scenario%20left%20open%20failed".into()
+        })
+    }
+}
+
+fn main() {
+    let mut world = World::default();
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let line = line.strip_suffix('\r').unwrap_or(&line);
+        let reply = match Req::parse(line) {
+            None => "testee_error detail=not%20a%20request%20line".to_owned(),
+            Some(r) if r.has("async") => world.start_background(r),
+            Some(r) => world
+                .run(&r)
+                .unwrap_or_else(|e| format!("testee_error detail={}", enc(e.as_bytes()))),
+        };
+        if writeln!(stdout, "{reply}")
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! Builders for the broker, topic and group configurations.
+use std::ffi::CString;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::wait::duration_ms;
+
+/// A clock for tests: the broker reads it instead of the system's monotonic clock, and it moves
+/// only when [`advance`](ManualClock::advance) is called. It starts at 1 s (1,000,000,000 ns).
+///
+/// The broker calls it with partition locks held, so it is a plain atomic read: no lock, no
+/// callback into Rust code that could block.
+///
+/// ```
+/// use std::time::Duration;
+/// let clock = mq::ManualClock::new();
+/// let broker = mq::Broker::with_options(&mq::BrokerOptions::new().clock(&clock))?;
+/// clock.advance(Duration::from_secs(31));
+/// assert_eq!(clock.now_ns(), 32_000_000_000);
+/// # drop(broker);
+/// # Ok::<(), mq::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ManualClock(pub(crate) Arc<AtomicI64>);
+
+impl ManualClock {
+    /// A clock at 1,000,000,000 ns.
+    pub fn new() -> ManualClock {
+        ManualClock(Arc::new(AtomicI64::new(1_000_000_000)))
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&self, by: Duration) {
+        let ns = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
+        self.0.fetch_add(ns, Ordering::SeqCst);
+    }
+
+    /// The clock's reading in nanoseconds.
+    pub fn now_ns(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        ManualClock::new()
+    }
+}
+
+pub(crate) extern "C" fn manual_clock_read(user: *mut std::ffi::c_void) -> i64 {
+    // SAFETY: `user` is the AtomicI64 of an Arc the broker keeps alive until mq_broker_free.
+    unsafe { &*(user as *const AtomicI64) }.load(Ordering::SeqCst)
+}
+
+/// Options of a [`Broker`](crate::Broker).
+///
+/// ```
+/// let opts = mq::BrokerOptions::new().max_message_bytes(4096);
+/// let broker = mq::Broker::with_options(&opts)?;
+/// # drop(broker);
+/// # Ok::<(), mq::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct BrokerOptions {
+    pub(crate) max_message_bytes: Option<usize>,
+    pub(crate) spin: Option<Duration>,
+    pub(crate) clock: Option<ManualClock>,
+}
+
+impl BrokerOptions {
+    /// The defaults: 1 MiB messages, no spinning, the system clock.
+    pub fn new() -> BrokerOptions {
+        BrokerOptions::default()
+    }
+
+    /// Largest key + payload + headers accepted (default 1 MiB; at most 1 GiB).
+    pub fn max_message_bytes(mut self, n: usize) -> Self {
+        self.max_message_bytes = Some(n);
+        self
+    }
+
+    /// Before a poll with nothing to hand out blocks, it spins this long watching for a
+    /// publish (default: block at once). Worth it only with cores to spare.
+    pub fn spin(mut self, d: Duration) -> Self {
+        self.spin = Some(d);
+        self
+    }
+
+    /// Reads time from `clock` instead of the system's monotonic clock (for tests).
+    pub fn clock(mut self, clock: &ManualClock) -> Self {
+        self.clock = Some(clock.clone());
+        self
+    }
+}
+
+/// What a topic does when a partition is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Retention {
+    /// The slowest group holds messages; publishers wait (back-pressure). The default.
+    #[default]
+    UntilAcked,
+    /// Publishers never wait: the oldest messages are dropped, and a group that falls behind
+    /// is told how many it lost ([`Message::lost`](crate::Message::lost)).
+    Bounded,
+}
+
+impl Retention {
+    pub(crate) fn raw(self) -> i32 {
+        match self {
+            Retention::UntilAcked => mq_sys::mq_retention::MQ_RETAIN_UNTIL_ACKED as i32,
+            Retention::Bounded => mq_sys::mq_retention::MQ_RETAIN_BOUNDED as i32,
+        }
+    }
+
+    pub(crate) fn from_raw(v: i32) -> Retention {
+        if v == mq_sys::mq_retention::MQ_RETAIN_BOUNDED as i32 {
+            Retention::Bounded
+        } else {
+            Retention::UntilAcked
+        }
+    }
+}
+
+/// A topic's configuration: `TopicConfig::new().partitions(4).capacity(64)`.
+///
+/// Unset fields keep the library's defaults (1 partition, capacity 1024, no byte budget, 30 s
+/// ack timeout, [`Retention::UntilAcked`], no maximum age). Values are checked by the library
+/// when the topic is created ([`Error::Invalid`](crate::Error::Invalid)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopicConfig {
+    pub(crate) partitions: Option<i32>,
+    pub(crate) capacity: Option<i64>,
+    pub(crate) max_bytes: Option<i64>,
+    pub(crate) ack_timeout_ms: Option<i64>,
+    pub(crate) retention: Option<Retention>,
+    pub(crate) max_age_ms: Option<i64>,
+}
+
+impl TopicConfig {
+    /// The library's defaults.
+    pub fn new() -> TopicConfig {
+        TopicConfig::default()
+    }
+    /// Number of partitions (1 to 65536).
+    pub fn partitions(mut self, n: i32) -> Self {
+        self.partitions = Some(n);
+        self
+    }
+    /// Messages retained per partition (at least 1).
+    pub fn capacity(mut self, n: i64) -> Self {
+        self.capacity = Some(n);
+        self
+    }
+    /// Key + payload + header bytes retained per partition (0 = no budget).
+    pub fn max_bytes(mut self, n: i64) -> Self {
+        self.max_bytes = Some(n);
+        self
+    }
+    /// How long a poll's lease lasts before unacked messages are delivered again.
+    pub fn ack_timeout(mut self, d: Duration) -> Self {
+        self.ack_timeout_ms = Some(duration_ms(d));
+        self
+    }
+    /// [`ack_timeout`](Self::ack_timeout) in milliseconds, passed through unchecked.
+    pub fn ack_timeout_ms(mut self, ms: i64) -> Self {
+        self.ack_timeout_ms = Some(ms);
+        self
+    }
+    /// What happens when a partition is full.
+    pub fn retention(mut self, r: Retention) -> Self {
+        self.retention = Some(r);
+        self
+    }
+    /// Trim messages older than this, whatever the groups' cursors.
+    pub fn max_age(mut self, d: Duration) -> Self {
+        self.max_age_ms = Some(duration_ms(d));
+        self
+    }
+    /// [`max_age`](Self::max_age) in milliseconds, passed through unchecked (0 = no limit).
+    pub fn max_age_ms(mut self, ms: i64) -> Self {
+        self.max_age_ms = Some(ms);
+        self
+    }
+
+    pub(crate) fn raw(&self) -> mq_sys::mq_topic_config {
+        let mut c = mq_sys::mq_topic_config::default();
+        // SAFETY: `c` is a valid config of the size passed.
+        unsafe { mq_sys::mq_topic_config_init(&mut c, std::mem::size_of_val(&c)) };
+        if let Some(v) = self.partitions {
+            c.partitions = v;
+        }
+        if let Some(v) = self.capacity {
+            c.capacity = v;
+        }
+        if let Some(v) = self.max_bytes {
+            c.max_bytes = v;
+        }
+        if let Some(v) = self.ack_timeout_ms {
+            c.ack_timeout_ms = v;
+        }
+        if let Some(v) = self.retention {
+            c.retention = v.raw();
+        }
+        if let Some(v) = self.max_age_ms {
+            c.max_age_ms = v;
+        }
+        c
+    }
+}
+
+/// Where a new group starts reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Start {
+    /// At the end of the log: it sees what is published after it subscribes. The default.
+    #[default]
+    Latest,
+    /// At the oldest retained message.
+    Earliest,
+}
+
+/// A group's options: start position, poison-message handling.
+///
+/// ```
+/// let opts = mq::GroupOptions::new()
+///     .start(mq::Start::Earliest)
+///     .max_deliveries(3, "orders.dlq");
+/// # let _ = opts;
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupOptions {
+    pub(crate) start: Start,
+    pub(crate) max_deliveries: u32,
+    pub(crate) dead_letter_topic: Option<String>,
+}
+
+impl GroupOptions {
+    /// Start at the latest offset, no delivery limit.
+    pub fn new() -> GroupOptions {
+        GroupOptions::default()
+    }
+    /// Where the group starts.
+    pub fn start(mut self, s: Start) -> Self {
+        self.start = s;
+        self
+    }
+    /// After `n` deliveries without an ack, a message is moved to `dead_letter_topic` (which
+    /// must exist) and counted as acked for this group.
+    pub fn max_deliveries(mut self, n: u32, dead_letter_topic: &str) -> Self {
+        self.max_deliveries = n;
+        self.dead_letter_topic = Some(dead_letter_topic.to_owned());
+        self
+    }
+    /// The two halves of [`max_deliveries`](Self::max_deliveries) set apart, passed through
+    /// unchecked (the library refuses a limit without a topic and the reverse).
+    pub fn max_deliveries_raw(mut self, n: u32, dead_letter_topic: Option<&str>) -> Self {
+        self.max_deliveries = n;
+        self.dead_letter_topic = dead_letter_topic.map(str::to_owned);
+        self
+    }
+
+    /// The C struct, and the C string its `dead_letter_topic` points to (keep it alive).
+    pub(crate) fn raw(&self) -> crate::Result<(mq_sys::mq_group_options, Option<CString>)> {
+        let mut o = mq_sys::mq_group_options::default();
+        // SAFETY: `o` is a valid options struct of the size passed.
+        unsafe { mq_sys::mq_group_options_init(&mut o, std::mem::size_of_val(&o)) };
+        o.start = match self.start {
+            Start::Latest => mq_sys::mq_start::MQ_START_LATEST as i32,
+            Start::Earliest => mq_sys::mq_start::MQ_START_EARLIEST as i32,
+        };
+        o.max_deliveries = self.max_deliveries;
+        let dlq = self
+            .dead_letter_topic
+            .as_deref()
+            .map(crate::name::owned)
+            .transpose()?;
+        if let Some(d) = &dlq {
+            o.dead_letter_topic = d.as_ptr();
+        }
+        Ok((o, dlq))
+    }
+}

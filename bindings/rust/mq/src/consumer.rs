@@ -1,0 +1,397 @@
+//! Pull consumption of one group partition, with message views tied to the ack.
+use std::ffi::CString;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mq_sys as sys;
+
+use crate::broker::{Broker, Raw};
+use crate::cancel::{self, CancelToken};
+use crate::error::{check, Error, Result};
+use crate::message::Message;
+use crate::name;
+use crate::registry::Claim;
+use crate::wait::{duration_ms, Wait};
+
+/// Where a [`PartitionConsumer::seek`] moves the group's cursor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SeekTo {
+    /// This offset (in the retained range `start..=end`).
+    Offset(i64),
+    /// The oldest retained message: replay everything retained.
+    Earliest,
+    /// The end of the log: skip everything retained.
+    End,
+}
+
+/// Consumes one partition for one group: poll, ack, nack, extend the lease, seek.
+///
+/// A poll returns a [`Batch`] that borrows the consumer mutably, and its messages borrow the
+/// batch: they are views into the log, valid until the group acks past them, and the compiler
+/// holds you to it — acking consumes the batch, so no view can be used after the ack that
+/// frees it (see the [crate docs](crate#message-lifetimes)).
+///
+/// One consumer per group and partition exists at a time in a process, and not on a group
+/// driven by push subscriptions or members ([`Error::Owned`] otherwise): another party's ack
+/// would free this consumer's views behind the compiler's back.
+///
+/// The consumer keeps the broker's memory alive; if the broker is closed (its last
+/// [`Broker`] dropped), calls return [`Error::Closed`].
+pub struct PartitionConsumer {
+    pub(crate) raw: Arc<Raw>,
+    pub(crate) topic: CString,
+    pub(crate) group: CString,
+    pub(crate) partition: i32,
+    pub(crate) claim: Arc<Claim>,
+    pub(crate) buf: Vec<sys::mq_message>,
+    registered: bool,
+}
+
+// SAFETY: the raw messages in `buf` are only read through a Batch, which borrows the consumer.
+unsafe impl Send for PartitionConsumer {}
+unsafe impl Sync for PartitionConsumer {}
+
+impl std::fmt::Debug for PartitionConsumer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartitionConsumer")
+            .field("topic", &self.topic)
+            .field("group", &self.group)
+            .field("partition", &self.partition)
+            .finish()
+    }
+}
+
+impl Broker {
+    /// A consumer of `partition` of `topic` for `group` (the group must be subscribed by the
+    /// time it polls). Fails with [`Error::Owned`] if this process already has one for that
+    /// group and partition, or push subscriptions or members drive the group.
+    pub fn consumer(&self, topic: &str, group: &str, partition: i32) -> Result<PartitionConsumer> {
+        let t = name::owned(topic)?;
+        let g = name::owned(group)?;
+        let claim = self.raw().registry.claim(topic, group, partition)?;
+        Ok(PartitionConsumer {
+            raw: self.raw().clone(),
+            topic: t,
+            group: g,
+            partition,
+            claim,
+            buf: Vec::new(),
+            registered: true,
+        })
+    }
+}
+
+impl Broker {
+    /// A consumer that is not registered as the one for its group and partition: it does not
+    /// keep others from being made, nor push subscriptions, members or `unsubscribe` from
+    /// running. For tools that inspect a group another part of the program drives.
+    ///
+    /// # Safety
+    ///
+    /// While a [`Batch`] of it is alive, nothing may end its views: no other party may ack or
+    /// seek that group's partition past them, nor unsubscribe the group. Dropping each batch
+    /// before anything else touches the group meets that.
+    pub unsafe fn consumer_unchecked(
+        &self,
+        topic: &str,
+        group: &str,
+        partition: i32,
+    ) -> Result<PartitionConsumer> {
+        Ok(PartitionConsumer {
+            raw: self.raw().clone(),
+            topic: name::owned(topic)?,
+            group: name::owned(group)?,
+            partition,
+            claim: Arc::new(Claim::default()),
+            buf: Vec::new(),
+            registered: false,
+        })
+    }
+}
+
+impl PartitionConsumer {
+    /// The partition consumed.
+    pub fn partition(&self) -> i32 {
+        self.partition
+    }
+
+    /// The topic's name.
+    pub fn topic(&self) -> &str {
+        self.topic.to_str().unwrap_or("")
+    }
+
+    /// The group's name.
+    pub fn group(&self) -> &str {
+        self.group.to_str().unwrap_or("")
+    }
+
+    /// Hands out up to `max` messages from the group's `next` offset, starting a lease on
+    /// everything in flight. With nothing to hand out it waits up to `wait`, then fails with
+    /// [`Error::Timeout`]. Also [`Error::Closed`], [`Error::NoGroup`], [`Error::Invalid`]
+    /// (`max` 0), ...
+    ///
+    /// Steady state allocates nothing: the consumer reuses its buffer of message views.
+    pub fn poll(&mut self, max: usize, wait: impl Into<Wait>) -> Result<Batch<'_>> {
+        self.poll_inner(max, wait.into(), None)
+    }
+
+    /// [`poll`](Self::poll) that `token` can interrupt ([`Error::Cancelled`]).
+    pub fn poll_cancellable(
+        &mut self,
+        max: usize,
+        wait: impl Into<Wait>,
+        token: &CancelToken,
+    ) -> Result<Batch<'_>> {
+        self.poll_inner(max, wait.into(), Some(token))
+    }
+
+    #[inline]
+    fn poll_inner(
+        &mut self,
+        max: usize,
+        wait: Wait,
+        token: Option<&CancelToken>,
+    ) -> Result<Batch<'_>> {
+        if self.buf.len() < max {
+            self.buf.resize(max, sys::mq_message::default());
+        }
+        let mut n = 0usize;
+        // SAFETY: live broker; `buf` has room for `max` messages of the size passed.
+        check(unsafe {
+            sys::mq_group_poll(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+                self.buf.as_mut_ptr(),
+                std::mem::size_of::<sys::mq_message>(),
+                max,
+                wait.millis(),
+                cancel::ptr(token),
+                &mut n,
+            )
+        })?;
+        // See registry::Claim: mark the views alive, then give them up if an unsubscribe of
+        // the group is deciding (it may free them).
+        self.claim.holding.store(true, Ordering::SeqCst);
+        if self.claim.blocked.load(Ordering::SeqCst) {
+            self.claim.holding.store(false, Ordering::SeqCst);
+            return Err(Error::NoGroup(format!(
+                "group {} of {} was being unsubscribed while this poll returned; its messages \
+                 stay in flight",
+                self.group(),
+                self.topic()
+            )));
+        }
+        Ok(Batch { c: self, len: n })
+    }
+
+    /// Acknowledges every offset up to and including `offset` (cumulative). Needs no batch
+    /// alive (`&mut self`): an ack may free what a batch borrows. [`Error::NotInFlight`]
+    /// names the in-flight range when `offset` is not in it.
+    pub fn ack(&mut self, offset: i64) -> Result<()> {
+        // SAFETY: live broker, valid names.
+        check(unsafe {
+            sys::mq_group_ack(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+                offset,
+            )
+        })
+    }
+
+    /// Rewinds the group to its committed offset: what is in flight is handed out again, after
+    /// `delay` (zero: at once).
+    pub fn nack(&mut self, delay: Duration) -> Result<()> {
+        // SAFETY: as above.
+        check(unsafe {
+            sys::mq_group_nack(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+                duration_ms(delay),
+            )
+        })
+    }
+
+    /// [`nack`](Self::nack) with the delay in milliseconds, passed through unchecked (a
+    /// negative one is [`Error::Invalid`]).
+    pub fn nack_ms(&mut self, delay_ms: i64) -> Result<()> {
+        // SAFETY: as above.
+        check(unsafe {
+            sys::mq_group_nack(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+                delay_ms,
+            )
+        })
+    }
+
+    /// Restarts the lease of what is in flight ([`Error::NotInFlight`] if nothing is).
+    pub fn extend_lease(&self) -> Result<()> {
+        // SAFETY: as above.
+        check(unsafe {
+            sys::mq_group_extend_lease(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+            )
+        })
+    }
+
+    /// Moves the group's cursor (committed = next): replay or skip. What was in flight is
+    /// forgotten. [`Error::OutOfRange`] outside the retained log.
+    pub fn seek(&mut self, to: SeekTo) -> Result<()> {
+        let offset = match to {
+            SeekTo::Offset(o) => o,
+            SeekTo::Earliest => sys::MQ_OFFSET_EARLIEST,
+            SeekTo::End => sys::MQ_OFFSET_END,
+        };
+        // SAFETY: as above.
+        check(unsafe {
+            sys::mq_group_seek(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+                offset,
+            )
+        })
+    }
+}
+
+impl Drop for PartitionConsumer {
+    fn drop(&mut self) {
+        if self.registered {
+            self.raw
+                .registry
+                .release(self.topic(), self.group(), self.partition);
+        }
+    }
+}
+
+/// The messages of one poll: views into the log, borrowed from the batch.
+///
+/// [`ack`](Batch::ack) acknowledges them (through the last one) and consumes the batch, ending
+/// every borrow of its messages; [`nack`](Batch::nack) hands them out again. Dropping the
+/// batch leaves them in flight: the lease runs out and they are delivered again.
+///
+/// ```
+/// # fn main() -> mq::Result<()> {
+/// # let broker = mq::Broker::new()?;
+/// # broker.create_topic("t", &mq::TopicConfig::new())?;
+/// # broker.subscribe("t", "g", &mq::GroupOptions::new())?;
+/// # broker.publish("t", mq::Record::new(b"hello"), mq::Wait::NoWait)?;
+/// let mut c = broker.consumer("t", "g", 0)?;
+/// let batch = c.poll(16, mq::Wait::NoWait)?;
+/// let copies: Vec<mq::OwnedMessage> = batch.iter().map(|m| m.detach()).collect();
+/// batch.ack()?;
+/// assert_eq!(copies[0].payload, b"hello"); // the copies outlive the ack
+/// # Ok(()) }
+/// ```
+pub struct Batch<'c> {
+    c: &'c mut PartitionConsumer,
+    len: usize,
+}
+
+impl Batch<'_> {
+    /// The messages, in partition order. They borrow the batch.
+    pub fn messages(&self) -> &[Message<'_>] {
+        // SAFETY: the first `len` entries were written by the poll; their views stay valid
+        // until the group acks past them, which needs the batch consumed or dropped (ack
+        // takes it by value, the consumer's ack needs `&mut`), or a seek (likewise), or an
+        // unsubscribe (refused while `holding`), or the broker's memory going (the consumer
+        // keeps it).
+        unsafe { Message::slice(&self.c.buf[..self.len]) }
+    }
+
+    /// Iterates over the messages.
+    pub fn iter(&self) -> std::slice::Iter<'_, Message<'_>> {
+        self.messages().iter()
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the poll handed out nothing (only possible after dead-lettering).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The offset of the last message, if any.
+    pub fn last_offset(&self) -> Option<i64> {
+        self.c.buf[..self.len].last().map(|m| m.offset)
+    }
+
+    /// Acknowledges the whole batch (a cumulative ack of its last offset).
+    pub fn ack(self) -> Result<()> {
+        match self.last_offset() {
+            Some(o) => self.ack_through(o),
+            None => Ok(()),
+        }
+    }
+
+    /// Acknowledges every offset up to and including `offset`, ending the batch. Messages
+    /// after it stay in flight (ack them later with [`PartitionConsumer::ack`]).
+    pub fn ack_through(self, offset: i64) -> Result<()> {
+        let c = self.release();
+        c.ack(offset)
+    }
+
+    /// Hands the in-flight messages out again, after `delay`.
+    pub fn nack(self, delay: Duration) -> Result<()> {
+        let c = self.release();
+        c.nack(delay)
+    }
+
+    /// Restarts the lease of the in-flight messages; the batch stays usable.
+    pub fn extend_lease(&self) -> Result<()> {
+        self.c.extend_lease()
+    }
+}
+
+impl<'c> Batch<'c> {
+    /// A batch of the first `n` views of the consumer's buffer (already marked as holding).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn new(c: &'c mut PartitionConsumer, n: usize) -> Batch<'c> {
+        Batch { c, len: n }
+    }
+
+    /// Ends the batch without running its Drop, handing back the consumer it borrowed.
+    fn release(self) -> &'c mut PartitionConsumer {
+        let this = std::mem::ManuallyDrop::new(self);
+        this.c.claim.holding.store(false, Ordering::SeqCst);
+        // SAFETY: `this` is never used or dropped again, so moving its exclusive borrow out is
+        // a move, not a copy.
+        unsafe { std::ptr::read(&this.c) }
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        self.c.claim.holding.store(false, Ordering::SeqCst);
+    }
+}
+
+impl<'b> IntoIterator for &'b Batch<'_> {
+    type Item = &'b Message<'b>;
+    type IntoIter = std::slice::Iter<'b, Message<'b>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.messages().iter()
+    }
+}
+
+impl std::fmt::Debug for Batch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}

@@ -1,0 +1,641 @@
+//! Live groups: members that join, get partitions assigned, and poll what they own.
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mq_sys as sys;
+
+use crate::broker::{Broker, Raw};
+use crate::cancel::{self, CancelToken};
+use crate::error::{check, Error, Result};
+use crate::message::Message;
+use crate::name;
+use crate::report::{panic_text, report, CallbackError, Hook};
+use crate::wait::{duration_ms, Wait};
+
+/// An assignment strategy: for each partition `p` in `0..partitions`, write to `owners[p]` the
+/// index (into `members`, listed in join order) of the member that owns it. An index out of
+/// range leaves the partition unowned until the next rebalance.
+///
+/// It runs with the group's membership lock held, on whichever thread caused the rebalance:
+/// keep it fast and pure, and do not call into mq from it. A panic is caught, reported, and
+/// the rebalance falls back to round-robin. The group uses the strategy of its first member;
+/// the broker keeps that strategy alive as long as it lives.
+///
+/// Any `Fn(i32, &[&str], &mut [i32]) + Send + Sync` is an assignor:
+///
+/// ```
+/// // every partition to the member that joined last
+/// let last = |_partitions: i32, members: &[&str], owners: &mut [i32]| {
+///     owners.fill(members.len() as i32 - 1)
+/// };
+/// let opts = mq::MemberOptions::new().assignor(last);
+/// # let _ = opts;
+/// ```
+pub trait Assignor: Send + Sync + 'static {
+    /// Fills `owners` (one entry per partition).
+    fn assign(&self, partitions: i32, members: &[&str], owners: &mut [i32]);
+}
+
+impl<F> Assignor for F
+where
+    F: Fn(i32, &[&str], &mut [i32]) + Send + Sync + 'static,
+{
+    fn assign(&self, partitions: i32, members: &[&str], owners: &mut [i32]) {
+        self(partitions, members, owners)
+    }
+}
+
+/// What a rebalance callback is told: the new generation, and the member's handle to fetch
+/// its assignment with.
+pub struct Rebalance<'a> {
+    member: *mut sys::mq_member,
+    generation: i64,
+    _life: std::marker::PhantomData<&'a ()>,
+}
+
+impl Rebalance<'_> {
+    /// The group's new generation.
+    pub fn generation(&self) -> i64 {
+        self.generation
+    }
+    /// The member's id.
+    pub fn member_id(&self) -> &str {
+        member_id(self.member)
+    }
+    /// Fetches the member's assignment now (marking the generation as seen).
+    pub fn assignment(&self) -> Result<Assignment> {
+        assignment(self.member)
+    }
+}
+
+type RebalanceFn = dyn Fn(&Rebalance<'_>) + Send + Sync;
+
+/// Options of [`Broker::join`].
+#[derive(Clone, Default)]
+pub struct MemberOptions {
+    id: Option<String>,
+    session_timeout_ms: Option<i64>,
+    assignor: Option<Arc<dyn Assignor>>,
+    on_rebalance: Option<Arc<RebalanceFn>>,
+    on_error: Option<Hook>,
+}
+
+impl std::fmt::Debug for MemberOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberOptions")
+            .field("id", &self.id)
+            .field("session_timeout_ms", &self.session_timeout_ms)
+            .field("assignor", &self.assignor.is_some())
+            .field("on_rebalance", &self.on_rebalance.is_some())
+            .finish()
+    }
+}
+
+impl MemberOptions {
+    /// Defaults: a generated id (`<group>-<n>`), 10 s session timeout, round-robin.
+    pub fn new() -> MemberOptions {
+        MemberOptions::default()
+    }
+    /// The member's id (a legal name, unique in the group).
+    pub fn id(mut self, id: &str) -> Self {
+        self.id = Some(id.to_owned());
+        self
+    }
+    /// A member that makes no call for this long is removed as if it had left.
+    pub fn session_timeout(mut self, d: Duration) -> Self {
+        self.session_timeout_ms = Some(duration_ms(d));
+        self
+    }
+    /// [`session_timeout`](Self::session_timeout) in milliseconds, passed through unchecked.
+    pub fn session_timeout_ms(mut self, ms: i64) -> Self {
+        self.session_timeout_ms = Some(ms);
+        self
+    }
+    /// The assignment strategy (the group uses its first member's); default round-robin.
+    pub fn assignor(mut self, a: impl Assignor) -> Self {
+        self.assignor = Some(Arc::new(a));
+        self
+    }
+    /// The strategy as a shared trait object.
+    pub fn assignor_arc(mut self, a: Arc<dyn Assignor>) -> Self {
+        self.assignor = Some(a);
+        self
+    }
+    /// Called after every rebalance of the group (its own join included, before
+    /// [`Broker::join`] returns), on the thread that caused it, with no library lock held.
+    /// It may fetch the assignment; a panic is caught and reported.
+    pub fn on_rebalance(mut self, f: impl Fn(&Rebalance<'_>) + Send + Sync + 'static) -> Self {
+        self.on_rebalance = Some(Arc::new(f));
+        self
+    }
+    /// Where panics of the assignor and the rebalance callback are reported; default stderr.
+    pub fn on_error(mut self, f: impl Fn(&CallbackError) + Send + Sync + 'static) -> Self {
+        self.on_error = Some(Arc::new(f));
+        self
+    }
+}
+
+/// A member's partitions in one generation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    /// The group's generation.
+    pub generation: i64,
+    /// The partitions the member owns, in increasing order.
+    pub partitions: Vec<i32>,
+}
+
+fn member_id<'a>(m: *mut sys::mq_member) -> &'a str {
+    // SAFETY: valid while the member is open; "" for NULL.
+    unsafe { CStr::from_ptr(sys::mq_member_id(m)) }
+        .to_str()
+        .unwrap_or("")
+}
+
+fn assignment(m: *mut sys::mq_member) -> Result<Assignment> {
+    let mut generation = 0i64;
+    let mut count = 0usize;
+    let mut parts = vec![0i32; 16];
+    loop {
+        // SAFETY: live member; `parts` has room for its length.
+        check(unsafe {
+            sys::mq_member_get_assignment(
+                m,
+                &mut generation,
+                parts.as_mut_ptr(),
+                parts.len(),
+                &mut count,
+            )
+        })?;
+        if count <= parts.len() {
+            parts.truncate(count);
+            return Ok(Assignment {
+                generation,
+                partitions: parts,
+            });
+        }
+        parts.resize(count, 0);
+    }
+}
+
+struct AssignorState {
+    assignor: Arc<dyn Assignor>,
+    on_error: Option<Hook>,
+}
+
+extern "C" fn call_assignor(
+    user: *mut c_void,
+    partitions: i32,
+    ids: *const *const c_char,
+    count: i32,
+    owner_out: *mut i32,
+) {
+    // SAFETY: `user` is an AssignorState the broker keeps alive; the arrays have `count` ids
+    // and `partitions` owners.
+    let state = unsafe { &*(user as *const AssignorState) };
+    let owners = unsafe { std::slice::from_raw_parts_mut(owner_out, partitions.max(0) as usize) };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let ids: Vec<&str> = (0..count.max(0) as usize)
+            // SAFETY: NUL-terminated ids, valid during the call.
+            .map(|i| {
+                unsafe { CStr::from_ptr(*ids.add(i)) }
+                    .to_str()
+                    .unwrap_or("")
+            })
+            .collect();
+        state.assignor.assign(partitions, &ids, owners);
+    }));
+    if let Err(p) = r {
+        for (i, o) in owners.iter_mut().enumerate() {
+            *o = (i as i32) % count.max(1);
+        }
+        report(
+            state.on_error.as_ref(),
+            CallbackError::AssignorPanic {
+                panic: panic_text(&*p),
+            },
+        );
+    }
+}
+
+struct RebalanceState {
+    f: Arc<RebalanceFn>,
+    on_error: Option<Hook>,
+}
+
+extern "C" fn call_rebalance(user: *mut c_void, member: *mut sys::mq_member, generation: i64) {
+    // SAFETY: `user` is the RebalanceState of this member, freed only after mq_member_close
+    // (which waits for a running callback).
+    let state = unsafe { &*(user as *const RebalanceState) };
+    let rb = Rebalance {
+        member,
+        generation,
+        _life: std::marker::PhantomData,
+    };
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| (state.f)(&rb))) {
+        report(
+            state.on_error.as_ref(),
+            CallbackError::RebalancePanic {
+                member: member_id(member).to_owned(),
+                generation,
+                panic: panic_text(&*p),
+            },
+        );
+    }
+}
+
+/// A member of a group: it owns the partitions the group assigns it and polls them.
+///
+/// Member polls **copy** messages into buffers the member reuses (no allocation in steady
+/// state): unlike a [`PartitionConsumer`](crate::PartitionConsumer), a member cannot stop a
+/// rebalance from moving its partition to another member, whose ack could free the log's
+/// memory under a view. Every method takes `&self`: a member may be shared between threads
+/// (one blocked in [`poll`](Member::poll) while another fetches the assignment).
+///
+/// Dropping the member (or [`close`](Member::close)) leaves the group; what it had in flight
+/// goes to the new owners.
+///
+/// ```
+/// # fn main() -> mq::Result<()> {
+/// let broker = mq::Broker::new()?;
+/// broker.create_topic("jobs", &mq::TopicConfig::new().partitions(2))?;
+/// let m = broker.join("jobs", "workers", &mq::MemberOptions::new().id("w-1"))?;
+/// assert_eq!(m.assignment()?.partitions, vec![0, 1]);
+/// broker.publish("jobs", mq::Record::new(b"j-1").key(b"k"), mq::Wait::Forever)?;
+/// let batch = m.poll(10, std::time::Duration::from_secs(5))?;
+/// assert_eq!(batch.messages()[0].payload(), b"j-1");
+/// batch.ack()?;
+/// # Ok(()) }
+/// ```
+pub struct Member {
+    raw: Arc<Raw>,
+    ptr: *mut sys::mq_member,
+    topic: String,
+    group: String,
+    rebalance: Option<Box<RebalanceState>>,
+    /// Buffers of batches no longer alive, for the next polls to reuse.
+    pool: Mutex<Vec<Buffers>>,
+}
+
+/// One batch's copies: the message structs and what their pointers point to.
+#[derive(Default)]
+struct Buffers {
+    msgs: Vec<sys::mq_message>,
+    data: Vec<u8>,
+    headers: Vec<sys::mq_header>,
+    dead_letters: Vec<sys::mq_dead_letter>,
+}
+
+// SAFETY: the copies in a Buffers are only read through the MemberBatch that owns it.
+unsafe impl Send for Buffers {}
+
+// SAFETY: member calls are thread-safe; the copies in the buffers are only read through a
+// MemberBatch, which borrows the member.
+unsafe impl Send for Member {}
+unsafe impl Sync for Member {}
+
+impl std::fmt::Debug for Member {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Member")
+            .field("id", &self.id())
+            .field("topic", &self.topic)
+            .field("group", &self.group)
+            .finish()
+    }
+}
+
+impl Broker {
+    /// Joins `group` on `topic` (subscribing the group at the end of the log if needed); the
+    /// group rebalances. [`Error::Exists`] if the id is taken, [`Error::Owned`] if push
+    /// subscriptions with partition lists (or a consumer of this process) hold the group.
+    pub fn join(&self, topic: &str, group: &str, opts: &MemberOptions) -> Result<Member> {
+        let (t, g) = (name::owned(topic)?, name::owned(group)?);
+        let id = opts.id.as_deref().map(name::owned).transpose()?;
+        self.raw().registry.manage(topic, group)?;
+        let mut o = sys::mq_member_options::default();
+        // SAFETY: valid options of the size passed.
+        unsafe { sys::mq_member_options_init(&mut o, std::mem::size_of_val(&o)) };
+        if let Some(id) = &id {
+            o.member_id = id.as_ptr();
+        }
+        if let Some(ms) = opts.session_timeout_ms {
+            o.session_timeout_ms = ms;
+        }
+        if let Some(a) = &opts.assignor {
+            // The group may go on using its first member's strategy after that member has
+            // left: the broker keeps every strategy it was given until its memory goes.
+            let state = Arc::new(AssignorState {
+                assignor: a.clone(),
+                on_error: opts.on_error.clone(),
+            });
+            o.assignor = Some(call_assignor);
+            o.assignor_user = Arc::as_ptr(&state) as *mut c_void;
+            self.raw().keep_alive(state);
+        }
+        let rebalance = opts.on_rebalance.as_ref().map(|f| {
+            Box::new(RebalanceState {
+                f: f.clone(),
+                on_error: opts.on_error.clone(),
+            })
+        });
+        if let Some(r) = &rebalance {
+            o.on_rebalance = Some(call_rebalance);
+            o.on_rebalance_user = &**r as *const RebalanceState as *mut c_void;
+        }
+        let mut m = std::ptr::null_mut();
+        // SAFETY: live broker, valid names and options; the callback states outlive the member.
+        let r = check(unsafe {
+            sys::mq_member_join(self.raw().as_ptr(), t.as_ptr(), g.as_ptr(), &o, &mut m)
+        });
+        if let Err(e) = r {
+            self.raw().registry.unmanage(topic, group);
+            return Err(e);
+        }
+        Ok(Member {
+            raw: self.raw().clone(),
+            ptr: m,
+            topic: topic.to_owned(),
+            group: group.to_owned(),
+            rebalance,
+            pool: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+impl Member {
+    /// The member's id.
+    pub fn id(&self) -> &str {
+        member_id(self.ptr)
+    }
+
+    /// The member's current assignment; fetching marks the generation as seen, so calls stop
+    /// returning [`Error::Rebalanced`]. [`Error::Fenced`] if the member was removed.
+    pub fn assignment(&self) -> Result<Assignment> {
+        assignment(self.ptr)
+    }
+
+    /// Polls the member's partitions (each call starts at the next one) and returns messages
+    /// of one partition, waiting up to `wait`. [`Error::Rebalanced`] when the generation
+    /// changed: fetch the [`assignment`](Self::assignment) and poll again.
+    pub fn poll(&self, max: usize, wait: impl Into<Wait>) -> Result<MemberBatch<'_>> {
+        self.poll_inner(max, wait.into(), None)
+    }
+
+    /// [`poll`](Self::poll) that `token` can interrupt ([`Error::Cancelled`]).
+    pub fn poll_cancellable(
+        &self,
+        max: usize,
+        wait: impl Into<Wait>,
+        token: &CancelToken,
+    ) -> Result<MemberBatch<'_>> {
+        self.poll_inner(max, wait.into(), Some(token))
+    }
+
+    fn poll_inner(
+        &self,
+        max: usize,
+        wait: Wait,
+        token: Option<&CancelToken>,
+    ) -> Result<MemberBatch<'_>> {
+        let mut b = self
+            .pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        if b.msgs.len() < max {
+            b.msgs.resize(max, sys::mq_message::default());
+        }
+        let mut n = 0usize;
+        // SAFETY: live member; `msgs` has room for `max`.
+        let r = check(unsafe {
+            sys::mq_member_poll(
+                self.ptr,
+                b.msgs.as_mut_ptr(),
+                std::mem::size_of::<sys::mq_message>(),
+                max,
+                wait.millis(),
+                cancel::ptr(token),
+                &mut n,
+            )
+        });
+        if let Err(e) = r {
+            self.give_back(b);
+            return Err(e);
+        }
+        b.copy_out(n);
+        Ok(MemberBatch {
+            m: self,
+            b: Some(b),
+            len: n,
+        })
+    }
+
+    fn give_back(&self, b: Buffers) {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).push(b);
+    }
+}
+
+impl Buffers {
+    /// Copies what the first `n` views point to into these buffers and points the views
+    /// there, before any other call can end them.
+    fn copy_out(&mut self, n: usize) {
+        let msgs = &mut self.msgs[..n];
+        let (mut bytes, mut hdrs, mut dls) = (0usize, 0usize, 0usize);
+        for m in msgs.iter() {
+            bytes += m.key_len + m.payload_len;
+            // SAFETY: header_count headers, valid now.
+            for h in unsafe { raw_headers(m) } {
+                bytes += h.name_len + h.value_len;
+            }
+            hdrs += m.header_count;
+            dls += usize::from(!m.dead_letter.is_null());
+        }
+        self.data.clear();
+        self.data.reserve(bytes);
+        self.headers.clear();
+        self.headers.reserve(hdrs);
+        self.dead_letters.clear();
+        self.dead_letters.reserve(dls);
+        // No push below reallocates (reserved above), so the pointers taken stay valid.
+        let data = &mut self.data;
+        let mut put = |p: *const c_void, len: usize| -> *const c_void {
+            if p.is_null() {
+                return p;
+            }
+            let at = data.len();
+            // SAFETY: `len` readable bytes at `p`, valid now.
+            data.extend_from_slice(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) });
+            // SAFETY: within the reserved allocation.
+            unsafe { data.as_ptr().add(at) }.cast()
+        };
+        for m in msgs.iter_mut() {
+            m.key = put(m.key, m.key_len);
+            m.payload = put(m.payload, m.payload_len);
+            if m.header_count > 0 {
+                let first = self.headers.len();
+                // SAFETY: as above.
+                for h in unsafe { raw_headers(m) } {
+                    self.headers.push(sys::mq_header {
+                        name: put(h.name, h.name_len),
+                        name_len: h.name_len,
+                        value: put(h.value, h.value_len),
+                        value_len: h.value_len,
+                    });
+                }
+                // SAFETY: within the reserved allocation.
+                m.headers = unsafe { self.headers.as_ptr().add(first) };
+            }
+            if !m.dead_letter.is_null() {
+                // SAFETY: valid now; its strings live as long as the broker (kept by the
+                // member's `raw`).
+                self.dead_letters.push(unsafe { *m.dead_letter });
+                m.dead_letter = self.dead_letters.last().expect("just pushed");
+            }
+        }
+    }
+}
+
+impl Member {
+    /// Acknowledges (cumulatively) through `offset` on a partition the member owns.
+    pub fn ack(&self, partition: i32, offset: i64) -> Result<()> {
+        // SAFETY: live member.
+        check(unsafe { sys::mq_member_ack(self.ptr, partition, offset) })
+    }
+
+    /// Rewinds a partition the member owns: what is in flight comes again after `delay`.
+    pub fn nack(&self, partition: i32, delay: Duration) -> Result<()> {
+        self.nack_ms(partition, duration_ms(delay))
+    }
+
+    /// [`nack`](Self::nack) with the delay in milliseconds, passed through unchecked.
+    pub fn nack_ms(&self, partition: i32, delay_ms: i64) -> Result<()> {
+        // SAFETY: live member.
+        check(unsafe { sys::mq_member_nack(self.ptr, partition, delay_ms) })
+    }
+
+    /// Restarts the lease of what is in flight on a partition the member owns.
+    pub fn extend_lease(&self, partition: i32) -> Result<()> {
+        // SAFETY: live member.
+        check(unsafe { sys::mq_member_extend_lease(self.ptr, partition) })
+    }
+
+    /// Leaves the group. [`Error::Deadlock`] from inside the member's own rebalance callback
+    /// (it then leaves once that callback returns, on a helper thread).
+    pub fn close(mut self) -> Result<()> {
+        self.close_inner()
+    }
+
+    fn close_inner(&mut self) -> Result<()> {
+        let ptr = std::mem::replace(&mut self.ptr, std::ptr::null_mut());
+        if ptr.is_null() {
+            return Ok(());
+        }
+        // SAFETY: live handle, closed once.
+        let r = check(unsafe { sys::mq_member_close(ptr) });
+        if let Err(Error::Deadlock(m)) = r {
+            let p = SendMember(ptr, self.rebalance.take());
+            let raw = self.raw.clone();
+            let (topic, group) = (self.topic.clone(), self.group.clone());
+            std::thread::spawn(move || {
+                let p = p;
+                // SAFETY: live handle, closed once, from a thread that runs no callback of it.
+                let _ = unsafe { sys::mq_member_close(p.0) };
+                drop(p.1);
+                raw.registry.unmanage(&topic, &group);
+            });
+            return Err(Error::Deadlock(m));
+        }
+        // The member is gone: no rebalance callback of it can run any more.
+        self.rebalance = None;
+        self.raw.registry.unmanage(&self.topic, &self.group);
+        r
+    }
+}
+
+struct SendMember(*mut sys::mq_member, Option<Box<RebalanceState>>);
+// SAFETY: the handle is only closed through it, which is thread-safe.
+unsafe impl Send for SendMember {}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        let _ = self.close_inner();
+    }
+}
+
+/// # Safety
+/// `m`'s headers must be valid.
+unsafe fn raw_headers(m: &sys::mq_message) -> &[sys::mq_header] {
+    if m.header_count == 0 || m.headers.is_null() {
+        &[]
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts(m.headers, m.header_count) }
+    }
+}
+
+/// The messages of one member poll (all of one partition), copied out of the log. Dropping it
+/// gives its buffers back to the member for the next poll.
+pub struct MemberBatch<'m> {
+    m: &'m Member,
+    b: Option<Buffers>,
+    len: usize,
+}
+
+impl MemberBatch<'_> {
+    fn raw(&self) -> &[sys::mq_message] {
+        &self.b.as_ref().expect("a live batch has its buffers").msgs[..self.len]
+    }
+    /// The messages, in partition order.
+    pub fn messages(&self) -> &[Message<'_>] {
+        // SAFETY: the views point into this batch's own buffers, unchanged while it lives.
+        unsafe { Message::slice(self.raw()) }
+    }
+    /// Iterates over the messages.
+    pub fn iter(&self) -> std::slice::Iter<'_, Message<'_>> {
+        self.messages().iter()
+    }
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether the poll handed out nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The partition the messages came from.
+    pub fn partition(&self) -> Option<i32> {
+        self.raw().first().map(|m| m.partition)
+    }
+    /// Acknowledges the batch (through its last message).
+    pub fn ack(self) -> Result<()> {
+        match self.raw().last().map(|m| (m.partition, m.offset)) {
+            Some((p, o)) => self.m.ack(p, o),
+            None => Ok(()),
+        }
+    }
+    /// Hands the batch's partition's in-flight messages out again after `delay`.
+    pub fn nack(self, delay: Duration) -> Result<()> {
+        match self.partition() {
+            Some(p) => self.m.nack(p, delay),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for MemberBatch<'_> {
+    fn drop(&mut self) {
+        if let Some(b) = self.b.take() {
+            self.m.give_back(b);
+        }
+    }
+}
+
+impl<'b> IntoIterator for &'b MemberBatch<'_> {
+    type Item = &'b Message<'b>;
+    type IntoIter = std::slice::Iter<'b, Message<'b>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.messages().iter()
+    }
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The Rust binding's whole check, from a fresh clone (CI=true, no stdin): installs what it needs
+# (a C++ compiler, libclang for bindgen, CMake for the installed-library check), then runs
+#   cargo fmt --check, clippy -D warnings, rustdoc -D warnings,
+#   the bindgen check (src/bindings.rs equals a fresh generation from include/mq.h),
+#   cargo test (unit, integration, doc and compile_fail tests, conformance, tokio),
+#   the reference trace against the C demo (examples/rust),
+#   linking an installed libmq (MQ_DIR, pkg-config with MQ_STATIC),
+#   cargo package of the workspace, built and tested from the packaged files alone,
+#   a smoke run of the benchmark.
+# Idempotent; the first failure stops it.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$here"
+source "$root/scripts/lib/setup.sh"
+
+start=$SECONDS
+step() { section "rust: $* ($((SECONDS - start)) s)"; }
+
+# ---- tools -------------------------------------------------------------------------------------
+if ! command -v cargo >/dev/null 2>&1; then
+    [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+fi
+command -v cargo >/dev/null 2>&1 || {
+    echo "bindings/rust/test.sh: cargo not found: install a Rust toolchain (rustup)" >&2
+    exit 1
+}
+if command -v rustup >/dev/null 2>&1; then
+    for c in rustfmt clippy; do
+        rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
+    done
+fi
+ensure_tools g++ cmake ninja pkg-config
+apt_install() {
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+}
+# bindgen loads libclang at run time.
+if ! compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null && ! compgen -G '/usr/lib/*/libclang*.so*' >/dev/null; then
+    apt_install libclang-dev
+fi
+export CARGO_TERM_COLOR=never
+features=(--features tokio)
+
+# ---- lints and docs ------------------------------------------------------------------------------
+step "cargo fmt --check"
+cargo fmt --all -- --check
+(cd "$root/examples/rust" && cargo fmt -- --check)
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets "${features[@]}" -- -D warnings
+
+step "cargo doc -D warnings"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps "${features[@]}"
+
+step "bindgen: mq-sys/src/bindings.rs matches include/mq.h"
+mq-sys/regen-bindings.sh --check
+
+# ---- tests ---------------------------------------------------------------------------------------
+step "cargo test (workspace, with tokio)"
+cargo test --workspace "${features[@]}"
+
+step "cargo test without default features (no tokio)"
+cargo test -p mq --lib --tests
+
+step "examples/rust: the reference trace equals the C demo's, byte for byte"
+(cd "$root/examples/rust" && CARGO_TARGET_DIR="$here/target" cargo clippy --all-targets -- -D warnings &&
+    CARGO_TARGET_DIR="$here/target" cargo test)
+
+# ---- linking an installed libmq ------------------------------------------------------------------
+step "an installed libmq: MQ_DIR (shared) and pkg-config (static)"
+core="$here/target/core"
+cmake -S "$root" -B "$core/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMQ_BUILD_TESTS=OFF \
+    -DMQ_BUILD_EXAMPLES=OFF -DMQ_BUILD_BENCH=OFF >/dev/null
+cmake --build "$core/build" -j2 >/dev/null
+cmake --install "$core/build" --prefix "$core/prefix" >/dev/null
+libdir="$(dirname "$(find "$core/prefix" -name libmq.so | head -1)")"
+MQ_DIR="$core/prefix" LD_LIBRARY_PATH="$libdir" CARGO_TARGET_DIR="$here/target/linked" \
+    cargo test -p mq-sys
+PKG_CONFIG_PATH="$libdir/pkgconfig" MQ_STATIC=1 MQ_NO_VENDOR=1 CARGO_TARGET_DIR="$here/target/linked" \
+    cargo test -p mq-sys --features system
+
+# ---- packaging -----------------------------------------------------------------------------------
+step "cargo package: the packaged crates build and pass their tests on their own"
+trap 'rm -rf "$here/mq-sys/vendor"' EXIT
+mq-sys/vendor.sh
+cargo package --workspace --allow-dirty --no-verify --exclude mq-conformance --exclude mq-bench
+# A fixed place outside the source tree's crates (so reruns reuse the build), emptied first.
+pkg="$here/target/package-check"
+rm -rf "$pkg/mq-sys-1.0.0" "$pkg/mq-1.0.0"
+mkdir -p "$pkg"
+for c in mq-sys mq; do
+    tar -xzf "target/package/$c-1.0.0.crate" -C "$pkg"
+done
+cat > "$pkg/Cargo.toml" <<TOML
+[workspace]
+members = ["mq-sys-1.0.0", "mq-1.0.0"]
+resolver = "2"
+[patch.crates-io]
+mq-sys = { path = "mq-sys-1.0.0" }
+TOML
+(cd "$pkg" && CARGO_TARGET_DIR="$here/target/packaged" cargo test --workspace "${features[@]}")
+rm -rf "$here/mq-sys/vendor"
+
+# ---- benchmark -----------------------------------------------------------------------------------
+step "benchmark smoke run (every workload verifies what it received)"
+cargo run -p mq-bench -- --smoke  # the dev profile: a check of what it verifies, not a measurement
+
+step "done in $((SECONDS - start)) s"
