@@ -46,11 +46,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 section "toolchain"
-java -version 2>&1 | head -n 1
-mvn -version 2>/dev/null | head -n 1
-cmake --version | head -n 1
-g++ --version | head -n 1
-swig -version | grep Version
+# (head closes the pipe early: with pipefail that is not a failure here)
+java -version 2>&1 | head -n 1 || true
+mvn -version 2>/dev/null | head -n 1 || true
+cmake --version | head -n 1 || true
+g++ --version | head -n 1 || true
+swig -version | grep Version || true
 
 mvn_args=(-B -ntp -Dstyle.color=never)
 if [ "${MQ_MAVEN_OFFLINE:-0}" = 1 ]; then
