@@ -29,8 +29,9 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn no_rust_allocation_per_message_in_steady_state() {
     let b = Broker::new().unwrap();
-    b.create_topic("t", &TopicConfig::new().capacity(1024)).unwrap();
-    b.subscribe("t", "g", &GroupOptions::new()).unwrap();
+    b.create_topic("t", &TopicConfig::new().capacity(1024))
+        .unwrap();
+    b.subscribe_group("t", "g", &GroupOptions::new()).unwrap();
     let mut c = b.consumer("t", "g", 0).unwrap();
     let payloads = [[7u8; 64]; 64];
     let mut round = |count: bool| {
@@ -41,7 +42,8 @@ fn no_rust_allocation_per_message_in_steady_state() {
         assert_eq!(batch.len(), 64);
         let sum: u64 = batch.iter().map(|m| u64::from(m.payload()[0])).sum();
         batch.ack().unwrap();
-        b.publish("t", Record::new(&payloads[0]).key(b"k"), Wait::Forever).unwrap();
+        b.publish("t", Record::new(&payloads[0]).key(b"k"), Wait::Forever)
+            .unwrap();
         let one = c.poll(1, Wait::NoWait).unwrap();
         one.ack().unwrap();
         COUNTING.store(false, Ordering::SeqCst);
@@ -54,5 +56,9 @@ fn no_rust_allocation_per_message_in_steady_state() {
     for _ in 0..100 {
         round(true);
     }
-    assert_eq!(ALLOCS.load(Ordering::SeqCst), 0, "allocations over 100 rounds of 65 messages");
+    assert_eq!(
+        ALLOCS.load(Ordering::SeqCst),
+        0,
+        "allocations over 100 rounds of 65 messages"
+    );
 }
