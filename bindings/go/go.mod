@@ -1,0 +1,3 @@
+module github.com/mqlib/mq/bindings/go
+
+go 1.24

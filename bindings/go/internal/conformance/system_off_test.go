@@ -1,0 +1,5 @@
+//go:build !mq_system
+
+package conformance
+
+const systemBuild = false

@@ -1,0 +1,65 @@
+// Package mq is the Go binding of mq, a Kafka-shaped publish-subscribe log that lives inside
+// one process: topics with partitions, consumer groups that each receive every message,
+// per-key order, acks and leases for at-least-once delivery, and back-pressure when the
+// slowest group falls behind. Nothing is persisted and nothing crosses a socket.
+//
+// The package wraps the library's C API (mq.h) through cgo. By default it compiles the
+// repository's C++ core into the program (a C++20 compiler is all it needs); with the build
+// tag mq_system it links an installed libmq found by pkg-config instead.
+//
+// # Quick start
+//
+//	b, err := mq.NewBroker()
+//	if err != nil { ... }
+//	defer b.Close()
+//	b.CreateTopic("orders", mq.Partitions(2))
+//	b.Subscribe("orders", "billing") // sees what is published from now on
+//
+//	partition, _, err := b.Publish(ctx, "orders", []byte("user-a"), []byte("o-1"))
+//	msgs, err := b.Poll(ctx, "orders", "billing", partition, 10)
+//	// ... work on msgs ...
+//	err = b.Ack("orders", "billing", partition, msgs[len(msgs)-1].Offset) // cumulative
+//
+//	sub, err := b.SubscribeFunc("orders", "email", func(m *mq.Message) error {
+//		return send(m.Value) // nil acks; an error (or a panic) nacks: delivered again
+//	})
+//	defer sub.Close()
+//
+// # Waiting and cancellation
+//
+// Every call that can block takes a context.Context. Its deadline is the call's wait (no
+// deadline: wait as long as it takes); a context that is already done means "do not wait".
+// Cancelling the context ends a blocked call at once (through the library's cancel tokens)
+// with an error matching both ErrCancelled and context.Canceled. A wait that runs out is
+// ErrTimeout for a poll and ErrFull for a publish, matching context.DeadlineExceeded too.
+// context.Background costs nothing; a cancellable context costs a cancel token and a
+// context.AfterFunc per call.
+//
+// # Errors
+//
+// Every error is an *Error carrying the library's status and its detail message (read in the
+// same cgo call as the failure), and matches the sentinel of its status with errors.Is:
+// ErrFull, ErrTimeout, ErrClosed, ErrCancelled, ErrNotInFlight, ErrFenced, ErrRebalanced, ...
+//
+// # Messages
+//
+// A poll copies the messages it hands out into Go memory, one buffer per poll, inside the
+// cgo call that polled them: Message.Key and Message.Value stay valid after the ack and for
+// as long as they are referenced. The cost is one copy of the bytes and two allocations per
+// poll (the buffer and the slice of Messages); there is no zero-copy accessor.
+//
+// # Callbacks
+//
+// Push handlers (SubscribeFunc), assignors and rebalance callbacks run on the library's
+// threads (or on the goroutine whose call caused a rebalance). They reach Go through a
+// runtime/cgo.Handle kept in C memory and deleted when the library releases its user data.
+// A handler's error or panic never reaches the library: the message is nacked and the failure
+// reported (OnError, else the log).
+//
+// # Lifetimes
+//
+// Close releases a broker, its subscriptions and its members; it may be called from any
+// goroutine, any number of times, in any order with the subscriptions' and members' own Close,
+// and from a handler. A Broker dropped without Close is freed by the garbage collector, unless
+// an open Subscription or Member keeps it alive.
+package mq

@@ -1,0 +1,465 @@
+package mq
+
+// #include "shim.h"
+import "C"
+
+import (
+	"context"
+	"log"
+	"runtime"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Assignor divides a group's partitions among its members: for each partition p it sets
+// owners[p] to an index into memberIDs (listed in join order). A partition left at -1, or set
+// out of range, stays unowned until the next rebalance. It runs with the group's membership
+// lock held, on whichever goroutine or library thread caused the rebalance: it must be fast and
+// pure, and must not call into mq. A panic is recovered (every partition is then unowned) and
+// logged. The group keeps the assignor of its first member.
+type Assignor func(memberIDs []string, owners []int)
+
+// MemberOption configures a member (Join).
+type MemberOption func(*memberOptions) error
+
+type memberOptions struct {
+	id          string
+	hasID       bool
+	session     int64
+	hasSession  bool
+	assignor    Assignor
+	onRebalance func(*Member, int64)
+}
+
+// MemberID sets the member's id (default: generated "<group>-<n>").
+func MemberID(id string) MemberOption {
+	return func(o *memberOptions) error {
+		o.id, o.hasID = id, true
+		return nil
+	}
+}
+
+// SessionTimeout sets how long the member may go without a call before the group removes it
+// (default 10 s). A member blocked in Poll is calling.
+func SessionTimeout(d time.Duration) MemberOption {
+	return func(o *memberOptions) error {
+		o.session, o.hasSession = durationMs(d), true
+		return nil
+	}
+}
+
+// WithAssignor sets the group's assignment strategy (used if this member is the group's
+// first; default round-robin).
+func WithAssignor(a Assignor) MemberOption {
+	return func(o *memberOptions) error {
+		o.assignor = a
+		return nil
+	}
+}
+
+// OnRebalance sets a callback run for this member after every rebalance of its group (its own
+// join included, before Join returns, with the *Member Join is about to return), on the
+// goroutine or library thread that caused it, with no library lock held. It may call
+// m.Assignment; it must not close m (that returns ErrDeadlock). A panic is recovered and logged.
+func OnRebalance(f func(m *Member, generation int64)) MemberOption {
+	return func(o *memberOptions) error {
+		o.onRebalance = f
+		return nil
+	}
+}
+
+// Member is a live member of a consumer group: the group divides the topic's partitions among
+// its members and numbers each division with a generation. After a change its next call
+// returns ErrRebalanced (nothing was done): call Assignment and carry on. A call on a
+// partition the member no longer owns returns ErrFenced. Safe for concurrent use.
+type Member struct {
+	b          *Broker
+	id         atomic.Pointer[string] // set by Join, or first by the callback of its own join
+	core       *memberCore
+	guard      *guard
+	rebalance  func(*Member, int64)
+	rbHandle   cgo.Handle
+	rbBox      unsafe.Pointer // set by Join, then only compared
+	rbReleased atomic.Bool
+
+	tokMu   sync.Mutex
+	closing bool
+	joining bool                       // Join is in the library: it closes the member if closing
+	active  map[C.mqgo_cancel]struct{} // tokens of the polls in flight, triggered by Close
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Join adds a member to a group of topic (subscribing the group at the end of the log if
+// needed), which rebalances the group. ErrExists if the id is taken in the group; ErrOwned if
+// push subscriptions with partition lists own partitions of the group.
+func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error) {
+	const op = "join"
+	var o memberOptions
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	m := &Member{b: b, core: &memberCore{shared: b.core.shared}, guard: newGuard(nil), rebalance: o.onRebalance,
+		active: map[C.mqgo_cancel]struct{}{}}
+	if !b.register(nil, m) {
+		return nil, closedError(op)
+	}
+	p := b.acquire()
+	if p == 0 {
+		b.unregister(nil, m)
+		return nil, closedError(op)
+	}
+	defer b.release()
+	if o.onRebalance != nil {
+		m.rbHandle = newHandle(m)
+		if m.rbBox = C.mqgo_box_new(C.uintptr_t(m.rbHandle)); m.rbBox == nil {
+			deleteHandle(m.rbHandle)
+			b.unregister(nil, m)
+			return nil, &Error{Op: op, Status: StatusNoMemory, Message: "out of memory for the callback's user data"}
+		}
+	}
+	var aBox unsafe.Pointer
+	if o.assignor != nil {
+		if aBox = b.core.addAssignor(o.assignor); aBox == nil {
+			m.releaseCallback()
+			b.unregister(nil, m)
+			return nil, &Error{Op: op, Status: StatusNoMemory, Message: "out of memory for the assignor's user data"}
+		}
+	}
+	var out C.mqgo_member
+	t, tl := cstr(topic)
+	g, gl := cstr(group)
+	id, il := cstr(o.id)
+	m.tokMu.Lock()
+	m.joining = true
+	m.tokMu.Unlock()
+	r := C.mqgo_member_join(p, t, tl, g, gl, id, il, cbool(o.hasID), C.int64_t(o.session), cbool(o.hasSession),
+		aBox, m.rbBox, &out)
+	m.tokMu.Lock()
+	m.joining = false
+	closing := m.closing
+	m.tokMu.Unlock()
+	if err := check(op, r); err != nil {
+		m.releaseCallback()
+		b.unregister(nil, m)
+		return nil, err
+	}
+	m.core.ptr.Store(uintptr(out))
+	m.setID(out)
+	// A member dropped without Close leaves when collected. It has no rebalance callback (a
+	// callback's handle keeps its member reachable), so nothing can be running for it.
+	runtime.AddCleanup(m, func(c *memberCore) { c.leave() }, m.core)
+	if closing {
+		// The broker was closed (from a callback of this join) while the member joined:
+		// it has been told to close, and Join is where that can happen.
+		m.leave()
+		return nil, memberClosed(op)
+	}
+	return m, nil
+}
+
+// addAssignor keeps an assignor for as long as the broker's memory lives: the group goes on
+// using its first member's strategy after that member leaves.
+func (c *brokerCore) addAssignor(a Assignor) unsafe.Pointer {
+	h := newHandle(a)
+	box := C.mqgo_box_new(C.uintptr_t(h))
+	if box == nil {
+		deleteHandle(h)
+		return nil
+	}
+	l := c.shared.assignors
+	l.mu.Lock()
+	l.boxes = append(l.boxes, assignorBox{handle: h, box: box})
+	l.mu.Unlock()
+	return box
+}
+
+// releaseCallback drops the rebalance callback's handle once no call of it can start.
+func (m *Member) releaseCallback() {
+	if m.rbBox != nil && m.rbReleased.CompareAndSwap(false, true) {
+		deleteHandle(m.rbHandle)
+		C.mqgo_box_free(m.rbBox)
+	}
+}
+
+// memberCore is the part of a member its cleanup uses (never the Member itself).
+type memberCore struct {
+	ptr    atomic.Uintptr // the mq_member *, set once (its join's own callback may set it first)
+	left   atomic.Bool
+	shared *shared // the clock and assignors the library may use while the member leaves
+}
+
+// leave closes the C member, once.
+func (c *memberCore) leave() error {
+	if c.left.Swap(true) {
+		return nil
+	}
+	err := check("member close", C.mqgo_member_close(C.mqgo_member(c.ptr.Load())))
+	runtime.KeepAlive(c.shared)
+	return err
+}
+
+func (m *Member) cptr() C.mqgo_member { return C.mqgo_member(m.core.ptr.Load()) }
+
+// setID records the member's id from its handle, once.
+func (m *Member) setID(cm C.mqgo_member) {
+	if m.id.Load() == nil {
+		id := C.GoString(C.mqgo_member_id(cm))
+		m.id.CompareAndSwap(nil, &id)
+	}
+}
+
+// ID is the member's id.
+func (m *Member) ID() string {
+	if id := m.id.Load(); id != nil {
+		return *id
+	}
+	return ""
+}
+
+// Broker is the broker the member belongs to.
+func (m *Member) Broker() *Broker { return m.b }
+
+// acquire returns the C member for one call, or nil once Close has begun.
+func (m *Member) acquire() C.mqgo_member {
+	if !m.guard.acquire() {
+		return 0
+	}
+	return m.cptr()
+}
+
+func memberClosed(op string) *Error {
+	return &Error{Op: op, Status: StatusClosed, Message: "the member was closed"}
+}
+
+// Assignment returns the member's generation and partitions (in increasing order), and marks
+// the generation as seen, so its calls stop returning ErrRebalanced. What it had in flight on
+// the partitions it keeps is handed out again by its next Poll. ErrFenced if the group removed
+// the member (session timeout): close it and join again.
+func (m *Member) Assignment() (generation int64, partitions []int, err error) {
+	const op = "assignment"
+	p := m.acquire()
+	if p == 0 {
+		return 0, nil, memberClosed(op)
+	}
+	defer m.guard.release()
+	var gen C.int64_t
+	var out *C.int32_t
+	r := C.mqgo_member_assignment(p, &gen, &out)
+	if err := check(op, r); err != nil {
+		return 0, nil, err
+	}
+	return int64(gen), takeInts(out, r.count), nil
+}
+
+// Poll polls the member's partitions (starting at a different one each call) and returns
+// messages of one of them (Message.Partition says which), waiting as Broker.Poll does.
+// ErrRebalanced: the generation changed; nothing was handed out. Close wakes a blocked Poll
+// with ErrClosed.
+func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
+	var batch Batch
+	if err := m.poll(ctx, max, &batch, false); err != nil {
+		return nil, err
+	}
+	return batch.Messages, nil
+}
+
+// PollBatch is Poll into reusable storage (see Broker.PollBatch).
+func (m *Member) PollBatch(ctx context.Context, max int, into *Batch) error {
+	return m.poll(ctx, max, into, true)
+}
+
+func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool) error {
+	const op = "member poll"
+	into.Messages = into.Messages[:0]
+	n, err := pollMax(op, max)
+	if err != nil {
+		return err
+	}
+	p := m.acquire()
+	if p == 0 {
+		return memberClosed(op)
+	}
+	defer m.guard.release()
+	s := viewScratch(n)
+	defer putCBuf(s)
+	if s.p == nil {
+		return noMemory(op)
+	}
+	held, err := getToken()
+	if err != nil {
+		return err
+	}
+	tok := held.t
+	m.tokMu.Lock()
+	if m.closing {
+		m.tokMu.Unlock()
+		putToken(held)
+		return memberClosed(op)
+	}
+	m.active[tok] = struct{}{}
+	m.tokMu.Unlock()
+	w := waiter{}
+	w.startWith(ctx, tok)
+	r := C.mqgo_member_poll(p, C.mqgo_mem(uintptr(s.p)), C.size_t(n), waitMs(ctx), tok)
+	w.disarm()
+	if r.status == C.MQ_OK {
+		if reuse {
+			into.fill(views(s, int(r.count)))
+		} else {
+			into.Messages = copyMessages(views(s, int(r.count)))
+		}
+	}
+	m.tokMu.Lock()
+	delete(m.active, tok)
+	closing := m.closing
+	m.tokMu.Unlock()
+	putToken(held)
+	if r.status != C.MQ_OK {
+		if r.status == C.MQ_CANCELLED && closing && ctx.Err() == nil {
+			failure(op, r) // frees the message
+			return memberClosed(op)
+		}
+		return waitFailure(op, r, ctx)
+	}
+	return nil
+}
+
+// Ack acknowledges, cumulatively, offsets up to offset on a partition the member owns.
+func (m *Member) Ack(partition int, offset int64) error {
+	const op = "member ack"
+	part, err := partition32(op, partition)
+	if err != nil {
+		return err
+	}
+	p := m.acquire()
+	if p == 0 {
+		return memberClosed(op)
+	}
+	defer m.guard.release()
+	return check(op, C.mqgo_member_ack(p, part, C.int64_t(offset)))
+}
+
+// Nack gives back the member's in-flight messages on a partition it owns.
+func (m *Member) Nack(partition int) error { return m.NackAfter(partition, 0) }
+
+// NackAfter is Nack with a delay on the broker clock (see Broker.NackAfter).
+func (m *Member) NackAfter(partition int, delay time.Duration) error {
+	const op = "member nack"
+	part, err := partition32(op, partition)
+	if err != nil {
+		return err
+	}
+	p := m.acquire()
+	if p == 0 {
+		return memberClosed(op)
+	}
+	defer m.guard.release()
+	return check(op, C.mqgo_member_nack(p, part, C.int64_t(durationMs(delay))))
+}
+
+// ExtendLease restarts the lease of the member's in-flight messages on a partition it owns.
+func (m *Member) ExtendLease(partition int) error {
+	const op = "member extend lease"
+	part, err := partition32(op, partition)
+	if err != nil {
+		return err
+	}
+	p := m.acquire()
+	if p == 0 {
+		return memberClosed(op)
+	}
+	defer m.guard.release()
+	return check(op, C.mqgo_member_extend_lease(p, part))
+}
+
+// Close leaves the group (the others rebalance; what this member had in flight goes to the new
+// owners). It wakes a blocked Poll, waits for the member's calls in flight and for a running
+// OnRebalance of it. Idempotent. From the member's own OnRebalance callback it returns
+// ErrDeadlock and does nothing.
+func (m *Member) Close() error {
+	if m.inOwnCallback() {
+		return check("member close", C.mqgo_member_close(m.cptr()))
+	}
+	return m.close()
+}
+
+func (m *Member) inOwnCallback() bool {
+	return m.rbBox != nil && !m.rbReleased.Load() && C.mqgo_current_rebalance_box() == m.rbBox
+}
+
+func (m *Member) close() error {
+	m.closeOnce.Do(func() {
+		m.tokMu.Lock()
+		m.closing = true
+		joining := m.joining
+		for t := range m.active {
+			C.mqgo_cancel_trigger(t)
+		}
+		m.tokMu.Unlock()
+		m.guard.close()
+		if joining {
+			return // Join leaves when the library returns
+		}
+		<-m.guard.drained
+		m.closeErr = m.leave()
+	})
+	return m.closeErr
+}
+
+// leave closes the C member once no call of it is in flight.
+func (m *Member) leave() error {
+	err := m.core.leave()
+	m.releaseCallback() // mq_member_close waited for a running callback
+	m.b.unregister(nil, m)
+	return err
+}
+
+//export mqgoRebalance
+func mqgoRebalance(h C.uintptr_t, cm C.mqgo_member, generation C.int64_t) {
+	m := cgo.Handle(h).Value().(*Member)
+	// During its own join the callback comes before Join has stored the handle.
+	m.core.ptr.CompareAndSwap(0, uintptr(cm))
+	m.setID(cm)
+	defer func() {
+		if v := recover(); v != nil {
+			log.Printf("mq: OnRebalance of member %s panicked: %v", C.GoString(C.mqgo_member_id(cm)), v)
+		}
+	}()
+	m.rebalance(m, int64(generation))
+}
+
+//export mqgoAssign
+func mqgoAssign(h C.uintptr_t, partitions C.int32_t, ids **C.char, count C.int32_t, owners *C.int32_t) {
+	a := cgo.Handle(h).Value().(Assignor)
+	out := unsafe.Slice(owners, int(partitions))
+	names := make([]string, int(count))
+	for i, p := range unsafe.Slice(ids, int(count)) {
+		names[i] = C.GoString(p)
+	}
+	own := make([]int, int(partitions))
+	for i := range own {
+		own[i] = -1
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			log.Printf("mq: assignor panicked (every partition is unowned until the next rebalance): %v", v)
+			for i := range out {
+				out[i] = -1
+			}
+		}
+	}()
+	a(names, own)
+	for i, o := range own {
+		if o < 0 || o >= int(count) {
+			o = -1
+		}
+		out[i] = C.int32_t(o)
+	}
+}

@@ -1,0 +1,175 @@
+package mq
+
+// #include "shim.h"
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Poll hands out up to max messages of one partition to a group, from its next offset on, and
+// starts a lease (the topic's ack timeout) on everything in flight: ack them before it runs
+// out, or they are delivered again. The messages are copies (see Message).
+//
+// With nothing to hand out, Poll waits until ctx's deadline (without one, until something
+// arrives) and then returns ErrTimeout. A context that is already done means "do not wait".
+// Cancelling ctx ends the wait at once with ErrCancelled (which also matches
+// context.Canceled). A max above 4096 is served 4096 at a time.
+func (b *Broker) Poll(ctx context.Context, topic, group string, partition, max int) ([]Message, error) {
+	var batch Batch
+	if err := b.poll(ctx, topic, group, partition, max, &batch, false); err != nil {
+		return nil, err
+	}
+	return batch.Messages, nil
+}
+
+// PollBatch is Poll into reusable storage: the messages land in into.Messages, in the
+// storage of the previous poll into it, so that a steady stream of polls allocates nothing.
+// They are valid until the next poll into the same Batch. into.Messages is empty on error.
+func (b *Broker) PollBatch(ctx context.Context, topic, group string, partition, max int, into *Batch) error {
+	return b.poll(ctx, topic, group, partition, max, into, true)
+}
+
+func (b *Broker) poll(ctx context.Context, topic, group string, partition, max int, into *Batch, reuse bool) error {
+	const op = "poll"
+	into.Messages = into.Messages[:0]
+	part, err := partition32(op, partition)
+	if err != nil {
+		return err
+	}
+	n, err := pollMax(op, max)
+	if err != nil {
+		return err
+	}
+	s := viewScratch(n)
+	if s.p == nil {
+		return noMemory(op)
+	}
+	p := b.acquire()
+	if p == 0 {
+		putCBuf(s)
+		return closedError(op)
+	}
+	var w waiter
+	if err := w.start(ctx); err != nil {
+		b.release()
+		putCBuf(s)
+		return err
+	}
+	t, tl := cstr(topic)
+	g, gl := cstr(group)
+	r := C.mqgo_poll(p, t, tl, g, gl, part, C.mqgo_mem(uintptr(s.p)), C.size_t(n), waitMs(ctx), w.tok)
+	w.end()
+	if r.status == C.MQ_OK {
+		// Copied while the call still holds the broker: the views are valid until the ack.
+		if reuse {
+			into.fill(views(s, int(r.count)))
+		} else {
+			into.Messages = copyMessages(views(s, int(r.count)))
+		}
+	}
+	b.release()
+	putCBuf(s)
+	if r.status != C.MQ_OK {
+		return waitFailure(op, r, ctx)
+	}
+	return nil
+}
+
+// pollMax checks a poll's max; 0 is passed on for the library to refuse.
+func pollMax(op string, max int) (int, error) {
+	if max < 0 {
+		return 0, invalid(op, fmt.Sprintf("max %d is negative; poll at least 1 message", max))
+	}
+	if max > maxPoll {
+		return maxPoll, nil
+	}
+	if max == 0 {
+		return 0, nil
+	}
+	return max, nil
+}
+
+// Ack acknowledges, cumulatively, every offset up to and including offset for the group on a
+// partition. What every group has acked leaves memory at once, waking blocked publishers.
+// ErrNotInFlight (with the in-flight range in the message) for an offset already acked or
+// never handed out; nothing changes then.
+func (b *Broker) Ack(topic, group string, partition int, offset int64) error {
+	const op = "ack"
+	part, err := partition32(op, partition)
+	if err != nil {
+		return err
+	}
+	p := b.acquire()
+	if p == 0 {
+		return closedError(op)
+	}
+	t, tl := cstr(topic)
+	g, gl := cstr(group)
+	r := C.mqgo_ack(p, t, tl, g, gl, part, C.int64_t(offset))
+	b.release()
+	return check(op, r)
+}
+
+// Nack gives back the group's in-flight messages on a partition: the next poll hands them out
+// again.
+func (b *Broker) Nack(topic, group string, partition int) error {
+	return b.NackAfter(topic, group, partition, 0)
+}
+
+// NackAfter is Nack with a delay: the group's polls of that partition hand out nothing until
+// delay has passed on the broker clock (order is kept: the group waits rather than skipping).
+func (b *Broker) NackAfter(topic, group string, partition int, delay time.Duration) error {
+	const op = "nack"
+	part, err := partition32(op, partition)
+	if err != nil {
+		return err
+	}
+	p := b.acquire()
+	if p == 0 {
+		return closedError(op)
+	}
+	defer b.release()
+	t, tl := cstr(topic)
+	g, gl := cstr(group)
+	return check(op, C.mqgo_nack(p, t, tl, g, gl, part, C.int64_t(durationMs(delay))))
+}
+
+// ExtendLease restarts the lease of the group's in-flight messages on a partition, for work
+// that outlives the ack timeout. ErrNotInFlight when nothing is in flight.
+func (b *Broker) ExtendLease(topic, group string, partition int) error {
+	const op = "extend lease"
+	part, err := partition32(op, partition)
+	if err != nil {
+		return err
+	}
+	p := b.acquire()
+	if p == 0 {
+		return closedError(op)
+	}
+	defer b.release()
+	t, tl := cstr(topic)
+	g, gl := cstr(group)
+	return check(op, C.mqgo_extend_lease(p, t, tl, g, gl, part))
+}
+
+// Seek moves the group's cursor on a partition to offset (in the retained range, or
+// OffsetEarliest / OffsetEnd): replay or skip. What was in flight is forgotten and delivery
+// counts start over. ErrOutOfRange (naming the range) outside the retained log.
+func (b *Broker) Seek(topic, group string, partition int, offset int64) error {
+	const op = "seek"
+	part, err := partition32(op, partition)
+	if err != nil {
+		return err
+	}
+	p := b.acquire()
+	if p == 0 {
+		return closedError(op)
+	}
+	defer b.release()
+	t, tl := cstr(topic)
+	g, gl := cstr(group)
+	return check(op, C.mqgo_seek(p, t, tl, g, gl, part, C.int64_t(offset)))
+}

@@ -1,0 +1,283 @@
+package mq
+
+// #include "shim.h"
+import "C"
+
+import (
+	"context"
+	"unsafe"
+)
+
+// Header is a message header: a name and a value, both byte strings. A message carries an
+// ordered list of them; duplicates are allowed.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// Record is one message of a batch (PublishBatch). A nil Key means no key (round-robin over
+// partitions); a non-nil empty Key is a key, hashed like any other.
+type Record struct {
+	Key     []byte
+	Value   []byte
+	Headers []Header
+}
+
+// PublishResult says where a record of a batch went: Offset is -1 for a record that was not
+// appended (the batch stopped part-way).
+type PublishResult struct {
+	Partition int
+	Offset    int64
+}
+
+// PublishOption configures one Publish.
+type PublishOption func(*publishOptions)
+
+type publishOptions struct {
+	headers []Header
+}
+
+// WithHeaders attaches headers to the message, in order.
+func WithHeaders(h ...Header) PublishOption {
+	return func(o *publishOptions) { o.headers = append(o.headers, h...) }
+}
+
+// Publish appends a message to a topic and returns where it went. The key picks the
+// partition (Kafka's partitioner: murmur2(key) % partitions); a nil key goes round-robin.
+// Key, value and headers are copied before Publish returns.
+//
+// While the partition is full, Publish waits until ctx's deadline (without one, for as long
+// as it takes); then it fails with ErrFull and nothing is appended. A context that is already
+// done means "do not wait". Cancelling ctx ends the wait at once with ErrCancelled (which
+// also matches context.Canceled).
+func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, opts ...PublishOption) (partition int, offset int64, err error) {
+	const op = "publish"
+	var hdrs C.mqgo_mem
+	var nh C.size_t
+	if len(opts) > 0 {
+		var o publishOptions
+		for _, opt := range opts {
+			opt(&o)
+		}
+		if len(o.headers) > 0 {
+			var m marshal
+			if !m.headersOnly(o.headers) {
+				return -1, -1, noMemory(op)
+			}
+			defer m.release()
+			hdrs, nh = C.mqgo_mem(uintptr(unsafe.Pointer(&m.hdrs[0]))), C.size_t(len(m.hdrs))
+		}
+	}
+	p := b.acquire()
+	if p == 0 {
+		return -1, -1, closedError(op)
+	}
+	var w waiter
+	if err := w.start(ctx); err != nil {
+		b.release()
+		return -1, -1, err
+	}
+	t, tl := cstr(topic)
+	r := C.mqgo_publish(p, t, tl, bytesPtr(key), C.size_t(len(key)), bytesPtr(value), C.size_t(len(value)),
+		hdrs, nh, waitMs(ctx), w.tok)
+	w.end()
+	b.release()
+	if r.status != C.MQ_OK {
+		return -1, -1, waitFailure(op, r, ctx)
+	}
+	return int(r.partition), int64(r.offset), nil
+}
+
+// PublishBatch appends records in one call, taking each partition's lock once for all of its
+// records; records of one partition are appended in input order. It validates every record
+// before appending any. The wait (ctx) covers the whole batch. If the batch stops part-way
+// (ErrFull, ErrClosed, ErrCancelled), the results say which records went where: for each
+// partition the published records are a prefix, and the others have Offset -1. A batch refused
+// as a whole (ErrInvalid, ErrNoTopic, ErrTooLarge, ...) appended nothing and returns no
+// results.
+func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Record) ([]PublishResult, error) {
+	const op = "publish batch"
+	var pk packed
+	if !pk.layout(records) {
+		return nil, noMemory(op)
+	}
+	defer pk.release()
+	p := b.acquire()
+	if p == 0 {
+		return nil, closedError(op)
+	}
+	defer b.release()
+	var w waiter
+	if err := w.start(ctx); err != nil {
+		return nil, err
+	}
+	t, tl := cstr(topic)
+	r := C.mqgo_publish_packed(p, t, tl, pk.lens, pk.data, C.size_t(len(records)), pk.recs, pk.hdrs,
+		waitMs(ctx), w.tok, pk.res)
+	w.end()
+	res := pk.results(len(records))
+	var out []PublishResult
+	// The library writes every result or none (a batch refused as a whole); none were
+	// written if every partition is still the -1 the shim put there.
+	written := false
+	for i := range res {
+		written = written || res[i].partition != -1
+	}
+	if written {
+		out = make([]PublishResult, len(records))
+		for i := range out {
+			out[i] = PublishResult{Partition: int(res[i].partition), Offset: int64(res[i].offset)}
+		}
+	}
+	if r.status != C.MQ_OK {
+		return out, waitFailure(op, r, ctx)
+	}
+	return out, nil
+}
+
+// bytesPtr passes a Go byte slice to C: nil stays NULL (no key), and a non-nil empty slice
+// gets a non-NULL pointer (an empty key is a key). As a char pointer, cgo knows there is no
+// Go pointer behind it to check.
+func bytesPtr(b []byte) *C.char {
+	return (*C.char)(unsafe.Pointer(unsafe.SliceData(b)))
+}
+
+// marshal lays out the headers of one Publish in C memory: the structs the library reads and,
+// after them, the bytes they point to (copied from Go, so nothing needs pinning and cgo's
+// pointer check has nothing to scan). The library copies everything before the call returns.
+type marshal struct {
+	buf  cbuf
+	hdrs []C.mq_header
+	data []byte // C memory
+	used int
+}
+
+func headerBytes(hs []Header) int {
+	n := 0
+	for _, h := range hs {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
+// reserve lays out the buffer: headers, then the bytes (with one spare, so that every pointer,
+// even that of an empty value at the very end, lies inside it). False when out of memory.
+func (m *marshal) reserve(bytes, hdrs int) bool {
+	m.buf = getCBuf(uintptr(hdrs)*C.sizeof_mq_header + uintptr(bytes) + 1)
+	if m.buf.p == nil {
+		return false
+	}
+	p := m.buf.p
+	m.hdrs = unsafe.Slice((*C.mq_header)(p), hdrs)
+	p = unsafe.Add(p, uintptr(hdrs)*C.sizeof_mq_header)
+	m.data = unsafe.Slice((*byte)(p), bytes+1)
+	m.used = 0
+	return true
+}
+
+func (m *marshal) release() {
+	putCBuf(m.buf)
+	*m = marshal{}
+}
+
+// put copies b into data and returns its address there.
+func (m *marshal) put(b []byte) unsafe.Pointer {
+	p := unsafe.Pointer(&m.data[m.used])
+	m.used += copy(m.data[m.used:], b)
+	return p
+}
+
+func (m *marshal) putString(s string) unsafe.Pointer {
+	p := unsafe.Pointer(&m.data[m.used])
+	m.used += copy(m.data[m.used:], s)
+	return p
+}
+
+func (m *marshal) fillHeaders(dst []C.mq_header, hs []Header) {
+	for i, h := range hs {
+		dst[i].name = m.putString(h.Key)
+		dst[i].name_len = C.size_t(len(h.Key))
+		dst[i].value = m.put(h.Value)
+		dst[i].value_len = C.size_t(len(h.Value))
+	}
+}
+
+func (m *marshal) headersOnly(hs []Header) bool {
+	if !m.reserve(headerBytes(hs), len(hs)) {
+		return false
+	}
+	m.fillHeaders(m.hdrs, hs)
+	return true
+}
+
+// packed lays a batch out in one C buffer for mqgo_publish_packed: lengths and bytes, copied
+// from Go with plain copies; the shim builds the records that point into them.
+type packed struct {
+	buf                         cbuf
+	recs, hdrs, res, lens, data C.mqgo_mem
+}
+
+func (pk *packed) layout(records []Record) bool {
+	bytes, nh := 0, 0
+	for i := range records {
+		r := &records[i]
+		bytes += len(r.Key) + len(r.Value)
+		for _, h := range r.Headers {
+			bytes += len(h.Key) + len(h.Value)
+		}
+		nh += len(r.Headers)
+	}
+	n := uintptr(len(records))
+	nLens := 3*len(records) + 2*nh
+	sizes := [...]uintptr{n * C.sizeof_mq_record, uintptr(nh) * C.sizeof_mq_header,
+		n * C.sizeof_mq_publish_result, uintptr(nLens) * 8, uintptr(bytes)}
+	total := uintptr(0)
+	for _, sz := range sizes {
+		total += sz
+	}
+	pk.buf = getCBuf(total + 1)
+	if pk.buf.p == nil {
+		return false
+	}
+	base := uintptr(pk.buf.p)
+	at := func(k int) uintptr {
+		off := base
+		for _, sz := range sizes[:k] {
+			off += sz
+		}
+		return off
+	}
+	pk.recs, pk.hdrs, pk.res = C.mqgo_mem(at(0)), C.mqgo_mem(at(1)), C.mqgo_mem(at(2))
+	pk.lens, pk.data = C.mqgo_mem(at(3)), C.mqgo_mem(at(4))
+	lens := unsafe.Slice((*int64)(unsafe.Add(pk.buf.p, at(3)-base)), nLens)
+	data := unsafe.Slice((*byte)(unsafe.Add(pk.buf.p, at(4)-base)), bytes+1)
+	l, d := 0, 0
+	for i := range records {
+		r := &records[i]
+		if r.Key == nil {
+			lens[l] = -1
+		} else {
+			lens[l] = int64(len(r.Key))
+			d += copy(data[d:], r.Key)
+		}
+		lens[l+1], lens[l+2] = int64(len(r.Value)), int64(len(r.Headers))
+		l += 3
+		d += copy(data[d:], r.Value)
+		for _, h := range r.Headers {
+			lens[l], lens[l+1] = int64(len(h.Key)), int64(len(h.Value))
+			l += 2
+			d += copy(data[d:], h.Key)
+			d += copy(data[d:], h.Value)
+		}
+	}
+	return true
+}
+
+func (pk *packed) results(n int) []C.mq_publish_result {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*C.mq_publish_result)(unsafe.Add(pk.buf.p, uintptr(pk.res)-uintptr(pk.buf.p))), n)
+}
+
+func (pk *packed) release() { putCBuf(pk.buf) }

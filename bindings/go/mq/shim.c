@@ -1,0 +1,618 @@
+#include "shim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_cgo_export.h"
+
+/* ---- results ------------------------------------------------------------------------------ */
+
+static mqgo_result result(int status) {
+    mqgo_result r;
+    memset(&r, 0, sizeof r);
+    r.status = status;
+    if (status != MQ_OK) {
+        /* NULL when strdup fails: the Go side then names the status alone. */
+        r.err = strdup(mq_last_error());
+    }
+    return r;
+}
+
+static mqgo_result no_memory(void) {
+    mqgo_result r;
+    memset(&r, 0, sizeof r);
+    r.status = MQ_ERR_NO_MEMORY;
+    r.err = NULL;
+    return r;
+}
+
+/* A Go string made NUL-terminated: on the stack when it fits (every legal name does). A NUL
+ * byte inside cannot travel in a C string (the library would see a shorter name): refused
+ * here, where the copy looks at every byte anyway. */
+typedef struct name_buf {
+    char small[256];
+    char *p;
+} name_buf;
+
+static mqgo_result refused(int status, char *msg) {
+    mqgo_result r;
+    memset(&r, 0, sizeof r);
+    r.status = status;
+    r.err = msg;
+    return r;
+}
+
+static const char *name_of(name_buf *nb, const char *what, const char *s, size_t n,
+                           mqgo_result *fail) {
+    const char *nul = n ? (const char *)memchr(s, 0, n) : NULL;
+    if (nul) {
+        char *msg = (char *)malloc(128 + strlen(what));
+        if (msg)
+            snprintf(msg, 128 + strlen(what),
+                     "%s name has a NUL byte at position %zu; names are 1 to 249 characters of "
+                     "[a-zA-Z0-9._-]",
+                     what, (size_t)(nul - s));
+        *fail = refused(MQ_ERR_INVALID, msg);
+        nb->p = NULL;
+        return NULL;
+    }
+    nb->p = n < sizeof nb->small ? nb->small : (char *)malloc(n + 1);
+    if (!nb->p) {
+        *fail = no_memory();
+        return NULL;
+    }
+    if (n) memcpy(nb->p, s, n);
+    nb->p[n] = '\0';
+    return nb->p;
+}
+
+static void name_done(name_buf *nb) {
+    if (nb->p && nb->p != nb->small) free(nb->p);
+}
+
+#define NAME(var, what, s, n)                                   \
+    name_buf var##_nb;                                          \
+    mqgo_result var##_fail;                                     \
+    const char *var = name_of(&var##_nb, what, s, n, &var##_fail); \
+    if (!var) return var##_fail
+
+#define NAME2(var, what, s, n, other)                           \
+    name_buf var##_nb;                                          \
+    mqgo_result var##_fail;                                     \
+    const char *var = name_of(&var##_nb, what, s, n, &var##_fail); \
+    if (!var) {                                                 \
+        name_done(&other##_nb);                                 \
+        return var##_fail;                                      \
+    }
+
+/* ---- handles ------------------------------------------------------------------------------ */
+
+mqgo_broker mqgo_broker_handle(mq_broker *b) { return (mqgo_broker)b; }
+void mqgo_broker_close(mqgo_broker b) { mq_broker_close((mq_broker *)b); }
+void mqgo_broker_free(mqgo_broker b) { mq_broker_free((mq_broker *)b); }
+const char *mqgo_member_id(mqgo_member m) { return mq_member_id((mq_member *)m); }
+
+mqgo_cancel mqgo_cancel_new(void) {
+    mq_cancel *c = NULL;
+    return mq_cancel_new(&c) == MQ_OK ? (mqgo_cancel)c : 0;
+}
+void mqgo_cancel_trigger(mqgo_cancel c) { mq_cancel_trigger((mq_cancel *)c); }
+void mqgo_cancel_reset(mqgo_cancel c) { mq_cancel_reset((mq_cancel *)c); }
+void mqgo_cancel_free(mqgo_cancel c) { mq_cancel_free((mq_cancel *)c); }
+
+/* ---- boxes and the manual clock ----------------------------------------------------------- */
+
+void *mqgo_box_new(uintptr_t handle) {
+    uintptr_t *box = (uintptr_t *)malloc(sizeof *box);
+    if (box) *box = handle;
+    return box;
+}
+
+void mqgo_box_free(void *box) { free(box); }
+
+int64_t *mqgo_clock_new(int64_t start_ns) {
+    int64_t *c = (int64_t *)malloc(sizeof *c);
+    if (c) __atomic_store_n(c, start_ns, __ATOMIC_SEQ_CST);
+    return c;
+}
+
+void mqgo_clock_free(int64_t *clock) { free(clock); }
+void mqgo_clock_set(int64_t *clock, int64_t ns) { __atomic_store_n(clock, ns, __ATOMIC_SEQ_CST); }
+int64_t mqgo_clock_add(int64_t *clock, int64_t ns) {
+    return __atomic_add_fetch(clock, ns, __ATOMIC_SEQ_CST);
+}
+int64_t mqgo_clock_get(int64_t *clock) { return __atomic_load_n(clock, __ATOMIC_SEQ_CST); }
+
+/* Runs with partition locks held: reads the atomic and nothing else (no Go, no mq). */
+static int64_t manual_clock(void *user) {
+    return __atomic_load_n((const int64_t *)user, __ATOMIC_SEQ_CST);
+}
+
+mq_clock_fn mqgo_clock_fn(void) { return manual_clock; }
+
+/* ---- broker, topics, groups --------------------------------------------------------------- */
+
+mqgo_result mqgo_broker_new(const mq_broker_options *opts, mqgo_broker *out) {
+    mq_broker *b = NULL;
+    mqgo_result r = result(mq_broker_new(opts, &b));
+    *out = (mqgo_broker)b;
+    return r;
+}
+
+mqgo_result mqgo_topic_create(mqgo_broker b_, const char *name, size_t name_len,
+                              const mq_topic_config *cfg) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(n, "topic", name, name_len);
+    int s = mq_topic_create(b, n, cfg);
+    mqgo_result r = result(s);
+    name_done(&n_nb);
+    return r;
+}
+
+mqgo_result mqgo_group_subscribe(mqgo_broker b_, const char *topic, size_t topic_len,
+                                 const char *group, size_t group_len, int32_t start,
+                                 int has_start, uint32_t max_deliveries, int has_max_deliveries,
+                                 const char *dead_letter, size_t dead_letter_len,
+                                 int has_dead_letter) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
+    NAME2(g, "group", group, group_len, t);
+    name_buf d_nb = {{0}, NULL};
+    mqgo_result d_fail;
+    const char *d = NULL;
+    if (has_dead_letter && !(d = name_of(&d_nb, "dead-letter topic", dead_letter, dead_letter_len, &d_fail))) {
+        name_done(&t_nb);
+        name_done(&g_nb);
+        return d_fail;
+    }
+    mq_group_options o;
+    mq_group_options_init(&o, sizeof o);
+    if (has_start) o.start = start;
+    if (has_max_deliveries) o.max_deliveries = max_deliveries;
+    if (has_dead_letter) o.dead_letter_topic = d;
+    mqgo_result r = result(mq_group_subscribe(b, t, g, &o));
+    name_done(&t_nb);
+    name_done(&g_nb);
+    name_done(&d_nb);
+    return r;
+}
+
+mqgo_result mqgo_group_unsubscribe(mqgo_broker b_, const char *topic, size_t topic_len,
+                                   const char *group, size_t group_len) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
+    NAME2(g, "group", group, group_len, t);
+    mqgo_result r = result(mq_group_unsubscribe(b, t, g));
+    name_done(&t_nb);
+    name_done(&g_nb);
+    return r;
+}
+
+/* The snprintf-style calls: ask for the size, then fill; the list may grow in between. */
+typedef mq_status (*text_fn)(void *ctx, char *buf, size_t cap, size_t *needed);
+
+static mqgo_result text_call(text_fn fn, void *ctx, char **out) {
+    *out = NULL;
+    size_t cap = 256;
+    for (;;) {
+        char *buf = (char *)malloc(cap);
+        if (!buf) return no_memory();
+        size_t needed = 0;
+        int s = fn(ctx, buf, cap, &needed);
+        if (s != MQ_OK) {
+            mqgo_result r = result(s);
+            free(buf);
+            return r;
+        }
+        if (needed <= cap) {
+            *out = buf;
+            return result(MQ_OK);
+        }
+        free(buf);
+        cap = needed;
+    }
+}
+
+typedef struct text_args {
+    mq_broker *b;
+    const char *topic;
+    int32_t partition;
+} text_args;
+
+static mq_status topic_list_fn(void *ctx, char *buf, size_t cap, size_t *needed) {
+    return mq_topic_list(((text_args *)ctx)->b, buf, cap, needed);
+}
+static mq_status group_list_fn(void *ctx, char *buf, size_t cap, size_t *needed) {
+    text_args *a = (text_args *)ctx;
+    return mq_group_list(a->b, a->topic, buf, cap, needed);
+}
+static mq_status describe_fn(void *ctx, char *buf, size_t cap, size_t *needed) {
+    text_args *a = (text_args *)ctx;
+    return mq_partition_describe(a->b, a->topic, a->partition, buf, cap, needed);
+}
+
+mqgo_result mqgo_topic_list(mqgo_broker b_, char **out) {
+    mq_broker *b = (mq_broker *)b_;
+    text_args a = {b, NULL, 0};
+    return text_call(topic_list_fn, &a, out);
+}
+
+mqgo_result mqgo_group_list(mqgo_broker b_, const char *topic, size_t topic_len, char **out) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
+    text_args a = {b, t, 0};
+    mqgo_result r = text_call(group_list_fn, &a, out);
+    name_done(&t_nb);
+    return r;
+}
+
+mqgo_result mqgo_partition_describe(mqgo_broker b_, const char *topic, size_t topic_len,
+                                    int32_t partition, char **out) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
+    text_args a = {b, t, partition};
+    mqgo_result r = text_call(describe_fn, &a, out);
+    name_done(&t_nb);
+    return r;
+}
+
+/* ---- publishing --------------------------------------------------------------------------- */
+
+mqgo_result mqgo_publish(mqgo_broker b_, const char *topic, size_t topic_len, const char *key,
+                         size_t key_len, const char *payload, size_t payload_len,
+                         mqgo_mem headers_, size_t header_count, int64_t wait_ms,
+                         mqgo_cancel cancel_) {
+    mq_broker *b = (mq_broker *)b_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    const mq_header *headers = (const mq_header *)headers_;
+    NAME(t, "topic", topic, topic_len);
+    int32_t partition = -1;
+    int64_t offset = -1;
+    int s = mq_topic_publish(b, t, key, key_len, payload, payload_len, headers, header_count,
+                             wait_ms, cancel, &partition, &offset);
+    mqgo_result r = result(s);
+    r.partition = partition;
+    r.offset = offset;
+    name_done(&t_nb);
+    return r;
+}
+
+mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_len,
+                               mqgo_mem records_, size_t count, int64_t wait_ms,
+                               mqgo_cancel cancel_, mqgo_mem results_) {
+    mq_broker *b = (mq_broker *)b_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    const mq_record *records = (const mq_record *)records_;
+    mq_publish_result *results = (mq_publish_result *)results_;
+    NAME(t, "topic", topic, topic_len);
+    size_t published = 0;
+    int s = mq_topic_publish_batch(b, t, records, sizeof(mq_record), count, wait_ms, cancel,
+                                   results, sizeof(mq_publish_result), &published);
+    mqgo_result r = result(s);
+    r.count = published;
+    name_done(&t_nb);
+    return r;
+}
+
+mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_len,
+                                mqgo_mem lens_, mqgo_mem data_, size_t count, mqgo_mem records_,
+                                mqgo_mem headers_, int64_t wait_ms, mqgo_cancel cancel_,
+                                mqgo_mem results_) {
+    const int64_t *lens = (const int64_t *)lens_;
+    const char *data = (const char *)data_;
+    mq_record *recs = (mq_record *)records_;
+    mq_header *hdrs = (mq_header *)headers_;
+    mq_publish_result *results = (mq_publish_result *)results_;
+    for (size_t i = 0; i < count; i++) {
+        const int64_t key_len = *lens++, payload_len = *lens++, header_count = *lens++;
+        mq_record *r = &recs[i];
+        r->key = NULL;
+        r->key_len = 0;
+        if (key_len >= 0) {
+            r->key = data;
+            r->key_len = (size_t)key_len;
+            data += key_len;
+        }
+        r->payload = data;
+        r->payload_len = (size_t)payload_len;
+        data += payload_len;
+        r->headers = header_count ? hdrs : NULL;
+        r->header_count = (size_t)header_count;
+        for (int64_t h = 0; h < header_count; h++, hdrs++) {
+            hdrs->name_len = (size_t)*lens++;
+            hdrs->value_len = (size_t)*lens++;
+            hdrs->name = data;
+            data += hdrs->name_len;
+            hdrs->value = data;
+            data += hdrs->value_len;
+        }
+        results[i].partition = -1;
+        results[i].offset = -1;
+    }
+    return mqgo_publish_batch(b_, topic, topic_len, (mqgo_mem)recs, count, wait_ms, cancel_,
+                              (mqgo_mem)results);
+}
+
+/* ---- pull consumption --------------------------------------------------------------------- */
+
+/* The scratch views are recycled C memory. A library that leaves a field unwritten (1.0.0
+ * does not fill in headers yet) must not leave the previous call's pointers in it. */
+static void clear_views(mq_message *msgs, size_t max) {
+    for (size_t i = 0; i < max; i++) {
+        msgs[i].headers = NULL;
+        msgs[i].header_count = 0;
+    }
+}
+
+mqgo_result mqgo_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                      size_t group_len, int32_t partition, mqgo_mem msgs_, size_t max,
+                      int64_t wait_ms, mqgo_cancel cancel_) {
+    mq_broker *b = (mq_broker *)b_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    mq_message *msgs = (mq_message *)msgs_;
+    NAME(t, "topic", topic, topic_len);
+    NAME2(g, "group", group, group_len, t);
+    size_t n = 0;
+    clear_views(msgs, max);
+    int s = mq_group_poll(b, t, g, partition, msgs, sizeof(mq_message), max, wait_ms, cancel, &n);
+    mqgo_result r = result(s);
+    r.count = n;
+    name_done(&t_nb);
+    name_done(&g_nb);
+    return r;
+}
+
+#define GROUP_CALL(expr)                \
+    NAME(t, "topic", topic, topic_len);          \
+    NAME2(g, "group", group, group_len, t);      \
+    mqgo_result r = result(expr);       \
+    name_done(&t_nb);                   \
+    name_done(&g_nb);                   \
+    return r
+
+mqgo_result mqgo_ack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                     size_t group_len, int32_t partition, int64_t offset) {
+    mq_broker *b = (mq_broker *)b_;
+    GROUP_CALL(mq_group_ack(b, t, g, partition, offset));
+}
+
+mqgo_result mqgo_nack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                      size_t group_len, int32_t partition, int64_t delay_ms) {
+    mq_broker *b = (mq_broker *)b_;
+    GROUP_CALL(mq_group_nack(b, t, g, partition, delay_ms));
+}
+
+mqgo_result mqgo_extend_lease(mqgo_broker b_, const char *topic, size_t topic_len,
+                              const char *group, size_t group_len, int32_t partition) {
+    mq_broker *b = (mq_broker *)b_;
+    GROUP_CALL(mq_group_extend_lease(b, t, g, partition));
+}
+
+mqgo_result mqgo_seek(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                      size_t group_len, int32_t partition, int64_t offset) {
+    mq_broker *b = (mq_broker *)b_;
+    GROUP_CALL(mq_group_seek(b, t, g, partition, offset));
+}
+
+/* ---- introspection ------------------------------------------------------------------------ */
+
+mqgo_result mqgo_topic_info(mqgo_broker b_, const char *topic, size_t topic_len,
+                            mq_topic_info *out) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
+    mqgo_result r = result(mq_topic_get_info(b, t, out, sizeof *out));
+    name_done(&t_nb);
+    return r;
+}
+
+mqgo_result mqgo_partition_info(mqgo_broker b_, const char *topic, size_t topic_len,
+                                int32_t partition, mq_partition_info *out) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
+    mqgo_result r = result(mq_partition_get_info(b, t, partition, out, sizeof *out));
+    name_done(&t_nb);
+    return r;
+}
+
+mqgo_result mqgo_group_info(mqgo_broker b_, const char *topic, size_t topic_len,
+                            const char *group, size_t group_len, int32_t partition,
+                            mq_group_info *out) {
+    mq_broker *b = (mq_broker *)b_;
+    GROUP_CALL(mq_group_get_info(b, t, g, partition, out, sizeof *out));
+}
+
+/* ---- push --------------------------------------------------------------------------------- */
+
+/* The box whose handler or rebalance callback this thread is running, so that a Close from
+ * inside it is refused (MQ_ERR_DEADLOCK) instead of waiting for itself. */
+static __thread void *current_handler_box;
+static __thread void *current_rebalance_box;
+
+void *mqgo_current_handler_box(void) { return current_handler_box; }
+void *mqgo_current_rebalance_box(void) { return current_rebalance_box; }
+
+/* Library threads enter Go here. The box holds the handle of the Go subscription. */
+static int handler_tramp(void *user, const mq_message *msg) {
+    void *outer = current_handler_box;
+    current_handler_box = user;
+    int rc = mqgoHandle(*(uintptr_t *)user, (mq_message *)msg);
+    current_handler_box = outer;
+    return rc;
+}
+
+static void user_free_tramp(void *user) {
+    mqgoRelease(*(uintptr_t *)user);
+    free(user);
+}
+
+mqgo_result mqgo_subscription_open(mqgo_broker b_, const char *topic, size_t topic_len,
+                                   const char *group, size_t group_len, int32_t prefetch,
+                                   int has_prefetch, const int32_t *partitions,
+                                   size_t partition_count, int has_partitions, void *box,
+                                   mq_subscription **out) {
+    mq_broker *b = (mq_broker *)b_;
+    name_buf t_nb, g_nb;
+    mqgo_result fail;
+    const char *t = name_of(&t_nb, "topic", topic, topic_len, &fail);
+    const char *g = t ? name_of(&g_nb, "group", group, group_len, &fail) : NULL;
+    if (!t || !g) {
+        if (t) name_done(&t_nb);
+        user_free_tramp(box); /* the promise of mq_subscription_open, kept on our failure too */
+        return fail;
+    }
+    mq_subscription_options o;
+    mq_subscription_options_init(&o, sizeof o);
+    if (has_prefetch) o.prefetch = prefetch;
+    if (has_partitions) {
+        o.partitions = partitions;
+        o.partition_count = partition_count;
+    }
+    mqgo_result r =
+        result(mq_subscription_open(b, t, g, &o, handler_tramp, box, user_free_tramp, out));
+    name_done(&t_nb);
+    name_done(&g_nb);
+    return r;
+}
+
+mqgo_result mqgo_subscription_close(mq_subscription *sub) {
+    return result(mq_subscription_close(sub));
+}
+
+mqgo_result mqgo_handler_extend_lease(void) { return result(mq_handler_extend_lease()); }
+
+mqgo_result mqgo_handler_set_nack_delay(int64_t delay_ms) {
+    return result(mq_handler_set_nack_delay(delay_ms));
+}
+
+/* ---- members ------------------------------------------------------------------------------ */
+
+static void assignor_tramp(void *user, int32_t partitions, const char *const *member_ids,
+                           int32_t member_count, int32_t *owner_out) {
+    mqgoAssign(*(uintptr_t *)user, partitions, (char **)member_ids, member_count, owner_out);
+}
+
+static void rebalance_tramp(void *user, mq_member *member, int64_t generation) {
+    void *outer = current_rebalance_box;
+    current_rebalance_box = user;
+    mqgoRebalance(*(uintptr_t *)user, (mqgo_member)member, generation);
+    current_rebalance_box = outer;
+}
+
+mqgo_result mqgo_member_join(mqgo_broker b_, const char *topic, size_t topic_len,
+                             const char *group, size_t group_len, const char *id, size_t id_len,
+                             int has_id, int64_t session_timeout_ms, int has_session_timeout,
+                             void *assignor_box, void *rebalance_box, mqgo_member *out) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(t, "topic", topic, topic_len);
+    NAME2(g, "group", group, group_len, t);
+    name_buf i_nb = {{0}, NULL};
+    mqgo_result i_fail;
+    const char *i = NULL;
+    if (has_id && !(i = name_of(&i_nb, "member", id, id_len, &i_fail))) {
+        name_done(&t_nb);
+        name_done(&g_nb);
+        return i_fail;
+    }
+    mq_member_options o;
+    mq_member_options_init(&o, sizeof o);
+    o.member_id = i;
+    if (has_session_timeout) o.session_timeout_ms = session_timeout_ms;
+    if (assignor_box) {
+        o.assignor = assignor_tramp;
+        o.assignor_user = assignor_box;
+    }
+    if (rebalance_box) {
+        o.on_rebalance = rebalance_tramp;
+        o.on_rebalance_user = rebalance_box;
+    }
+    mq_member *m = NULL;
+    mqgo_result r = result(mq_member_join(b, t, g, &o, &m));
+    *out = (mqgo_member)m;
+    name_done(&t_nb);
+    name_done(&g_nb);
+    name_done(&i_nb);
+    return r;
+}
+
+mqgo_result mqgo_member_close(mqgo_member m) { return result(mq_member_close((mq_member *)m)); }
+
+mqgo_result mqgo_member_assignment(mqgo_member m_, int64_t *generation, int32_t **partitions) {
+    mq_member *m = (mq_member *)m_;
+    *partitions = NULL;
+    size_t cap = 16;
+    for (;;) {
+        int32_t *buf = (int32_t *)malloc(cap * sizeof *buf);
+        if (!buf) return no_memory();
+        size_t count = 0;
+        int s = mq_member_get_assignment(m, generation, buf, cap, &count);
+        if (s != MQ_OK) {
+            mqgo_result r = result(s);
+            free(buf);
+            return r;
+        }
+        if (count <= cap) {
+            *partitions = buf;
+            mqgo_result r = result(MQ_OK);
+            r.count = count;
+            return r;
+        }
+        free(buf);
+        cap = count;
+    }
+}
+
+mqgo_result mqgo_member_poll(mqgo_member m_, mqgo_mem msgs_, size_t max, int64_t wait_ms,
+                             mqgo_cancel cancel_) {
+    mq_member *m = (mq_member *)m_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    mq_message *msgs = (mq_message *)msgs_;
+    size_t n = 0;
+    clear_views(msgs, max);
+    mqgo_result r = result(mq_member_poll(m, msgs, sizeof(mq_message), max, wait_ms, cancel, &n));
+    r.count = n;
+    return r;
+}
+
+mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset) {
+    mq_member *m = (mq_member *)m_;
+    return result(mq_member_ack(m, partition, offset));
+}
+
+mqgo_result mqgo_member_nack(mqgo_member m_, int32_t partition, int64_t delay_ms) {
+    mq_member *m = (mq_member *)m_;
+    return result(mq_member_nack(m, partition, delay_ms));
+}
+
+mqgo_result mqgo_member_extend_lease(mqgo_member m_, int32_t partition) {
+    mq_member *m = (mq_member *)m_;
+    return result(mq_member_extend_lease(m, partition));
+}
+
+/* ---- partitioning helpers ----------------------------------------------------------------- */
+
+mqgo_result mqgo_key_partition(const char *key, size_t key_len, int32_t partitions) {
+    int32_t p = -1;
+    mqgo_result r = result(mq_key_partition(key, key_len, partitions, &p));
+    r.partition = p;
+    return r;
+}
+
+mqgo_result mqgo_round_robin(int32_t partitions, int32_t members, int32_t member, int32_t **out) {
+    *out = NULL;
+    size_t count = 0;
+    int s = mq_assignment_round_robin(partitions, members, member, NULL, 0, &count);
+    if (s != MQ_OK) return result(s);
+    int32_t *buf = (int32_t *)malloc((count ? count : 1) * sizeof *buf);
+    if (!buf) return no_memory();
+    s = mq_assignment_round_robin(partitions, members, member, buf, count, &count);
+    if (s != MQ_OK) {
+        mqgo_result r = result(s);
+        free(buf);
+        return r;
+    }
+    *out = buf;
+    mqgo_result r = result(MQ_OK);
+    r.count = count;
+    return r;
+}

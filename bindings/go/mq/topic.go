@@ -1,0 +1,207 @@
+package mq
+
+// #include "shim.h"
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"time"
+	"unsafe"
+)
+
+// Retention is what a topic does when a partition is full.
+type Retention int32
+
+const (
+	// RetainUntilAcked (the default): the slowest group holds messages; publishers wait.
+	RetainUntilAcked Retention = C.MQ_RETAIN_UNTIL_ACKED
+	// RetainBounded: publishers never wait; the oldest messages are dropped, and a group that
+	// falls behind is told how many it lost (Message.Lost, GroupInfo.Lost).
+	RetainBounded Retention = C.MQ_RETAIN_BOUNDED
+)
+
+// Start is where a new group begins reading.
+type Start int32
+
+const (
+	StartLatest   Start = C.MQ_START_LATEST   // what is published after it subscribes (default)
+	StartEarliest Start = C.MQ_START_EARLIEST // the oldest retained message
+)
+
+// Seek targets besides an offset.
+const (
+	OffsetEnd      int64 = C.MQ_OFFSET_END      // skip everything retained
+	OffsetEarliest int64 = C.MQ_OFFSET_EARLIEST // replay everything retained
+)
+
+// TopicOption configures a topic (CreateTopic). Options not given keep the library's
+// defaults: 1 partition, capacity 1024, no byte budget, 30 s ack timeout, RetainUntilAcked,
+// no maximum age.
+type TopicOption func(*topicConfig)
+
+type topicConfig struct{ c C.mq_topic_config }
+
+// Partitions sets the number of partitions (1 to 65536).
+func Partitions(n int) TopicOption {
+	return func(c *topicConfig) { c.c.partitions = C.int32_t(clamp32(int64(n))) }
+}
+
+// Capacity sets the messages retained per partition: publishers wait (or, with
+// RetainBounded, the oldest are dropped) when a partition holds that many.
+func Capacity(n int64) TopicOption {
+	return func(c *topicConfig) { c.c.capacity = C.int64_t(n) }
+}
+
+// MaxBytes sets a byte budget per partition (key + payload + headers); 0 = none.
+func MaxBytes(n int64) TopicOption {
+	return func(c *topicConfig) { c.c.max_bytes = C.int64_t(n) }
+}
+
+// AckTimeout sets the lease: messages not acked within it are delivered again.
+func AckTimeout(d time.Duration) TopicOption {
+	return func(c *topicConfig) { c.c.ack_timeout_ms = C.int64_t(durationMs(d)) }
+}
+
+// WithRetention sets the retention policy.
+func WithRetention(r Retention) TopicOption {
+	return func(c *topicConfig) { c.c.retention = C.int32_t(r) }
+}
+
+// MaxAge trims messages older than d whatever the groups' cursors (0 = no limit).
+func MaxAge(d time.Duration) TopicOption {
+	return func(c *topicConfig) { c.c.max_age_ms = C.int64_t(durationMs(d)) }
+}
+
+// durationMs is d in milliseconds, rounded up (a lease or delay never ends early); negative
+// durations stay negative so the library refuses them.
+func durationMs(d time.Duration) int64 {
+	if d < 0 {
+		return -int64(-(d+1)/time.Millisecond) - 1 // rounded away from zero, without overflow
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// clamp32 keeps a value the library range-checks inside int32, so an out-of-range int is
+// refused by the library rather than wrapped around into a legal one.
+func clamp32(n int64) int32 {
+	if n > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	if n < math.MinInt32 {
+		return math.MinInt32
+	}
+	return int32(n)
+}
+
+// cstr passes a Go string to the shim as pointer and length; the shim terminates it (and
+// refuses a NUL byte inside, which a C string cannot carry).
+func cstr(s string) (*C.char, C.size_t) {
+	return (*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.size_t(len(s))
+}
+
+// partition32 converts a partition number, refusing one no C int32 can hold.
+func partition32(op string, p int) (C.int32_t, error) {
+	if p < math.MinInt32 || p > math.MaxInt32 {
+		return 0, &Error{Op: op, Status: StatusPartition, Message: fmt.Sprintf("partition %d is out of range", p)}
+	}
+	return C.int32_t(p), nil
+}
+
+// CreateTopic creates a topic. ErrExists if the name is taken, ErrInvalid for an illegal name
+// (1 to 249 characters of [a-zA-Z0-9._-]) or configuration.
+func (b *Broker) CreateTopic(name string, opts ...TopicOption) error {
+	const op = "create topic"
+	var cfg topicConfig
+	C.mq_topic_config_init(&cfg.c, C.sizeof_mq_topic_config)
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p := b.acquire()
+	if p == 0 {
+		return closedError(op)
+	}
+	defer b.release()
+	n, nl := cstr(name)
+	return check(op, C.mqgo_topic_create(p, n, nl, &cfg.c))
+}
+
+// GroupOption configures a group subscription (Subscribe).
+type GroupOption func(*groupOptions) error
+
+type groupOptions struct {
+	start         Start
+	hasStart      bool
+	maxDeliveries uint32
+	hasMax        bool
+	deadLetter    string
+	hasDeadLetter bool
+}
+
+// StartAt sets where a new group begins (default StartLatest).
+func StartAt(s Start) GroupOption {
+	return func(g *groupOptions) error { g.start, g.hasStart = s, true; return nil }
+}
+
+// MaxDeliveries caps how often a message is handed to the group: the poll that would hand it
+// out once more moves it to the dead-letter topic instead (DeadLetterTopic, required with it).
+func MaxDeliveries(n int) GroupOption {
+	return func(g *groupOptions) error {
+		if n < 0 || int64(n) > math.MaxUint32 {
+			return invalid("subscribe", fmt.Sprintf("max deliveries %d is out of range (0 to %d)", n, uint32(math.MaxUint32)))
+		}
+		g.maxDeliveries, g.hasMax = uint32(n), true
+		return nil
+	}
+}
+
+// DeadLetterTopic names the existing topic that receives the group's poison messages.
+func DeadLetterTopic(topic string) GroupOption {
+	return func(g *groupOptions) error {
+		g.deadLetter, g.hasDeadLetter = topic, true
+		return nil
+	}
+}
+
+// Subscribe subscribes a consumer group to a topic (at the end of the log, unless
+// StartAt(StartEarliest)). Every group receives every message. ErrExists if it already is.
+func (b *Broker) Subscribe(topic, group string, opts ...GroupOption) error {
+	const op = "subscribe"
+	var g groupOptions
+	for _, o := range opts {
+		if err := o(&g); err != nil {
+			return err
+		}
+	}
+	p := b.acquire()
+	if p == 0 {
+		return closedError(op)
+	}
+	defer b.release()
+	t, tl := cstr(topic)
+	gr, gl := cstr(group)
+	d, dl := cstr(g.deadLetter)
+	return check(op, C.mqgo_group_subscribe(p, t, tl, gr, gl, C.int32_t(g.start), cbool(g.hasStart),
+		C.uint32_t(g.maxDeliveries), cbool(g.hasMax), d, dl, cbool(g.hasDeadLetter)))
+}
+
+// Unsubscribe removes a group: its cursors go, and what only it held back is trimmed at once
+// (blocked publishers wake). Its push subscriptions stop calling their handlers.
+func (b *Broker) Unsubscribe(topic, group string) error {
+	const op = "unsubscribe"
+	p := b.acquire()
+	if p == 0 {
+		return closedError(op)
+	}
+	defer b.release()
+	t, tl := cstr(topic)
+	gr, gl := cstr(group)
+	return check(op, C.mqgo_group_unsubscribe(p, t, tl, gr, gl))
+}
+
+func cbool(v bool) C.int {
+	if v {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,111 @@
+/* mqpy.h: the Python binding's own native helpers, compiled into the cffi extension beside
+ * the generated wrappers. The cdef reads this file too (through the preprocessor), so keep it
+ * to plain declarations cffi can parse: no macros but the include guard, no inline code.
+ *
+ * Why they exist:
+ * - mq_last_error() belongs to the OS thread and is overwritten by the next failing call, so
+ *   every wrapper copies it into the caller's buffer in the same native call (mq.h asks for
+ *   exactly this shape).
+ * - Polls copy keys, values and headers out of the log in the same native call that received
+ *   the views, into one buffer per thread, so Python builds its bytes from one block and never
+ *   holds a view.
+ * - Batches cross into C once: values, keys and headers arrive packed.
+ * - Ctrl-C: a thread reads the signal module's wakeup fd and triggers the cancel token of the
+ *   main thread's blocking call (mq_cancel_trigger is not async-signal-safe, so it cannot run in
+ *   a signal handler).
+ * - Push handlers, assignors and rebalance callbacks enter Python only through trampolines that
+ *   check whether the interpreter is shutting down first.
+ * - The manual clock is an atomic read: mq calls it with partition locks held.
+ */
+#ifndef MQPY_H
+#define MQPY_H
+
+/* Per-thread scratch: the error text of the last failure and the output of polls/publishes. */
+typedef struct mqpy_ctx {
+    char err[1024];
+    int32_t partition;       /* single publish: where it went */
+    int64_t offset;
+    size_t count;            /* poll: messages copied; batch publish: records published */
+    int64_t *meta;           /* poll: MQPY_META int64 fields per message */
+    size_t meta_cap;
+    char *data;              /* poll: keys, values, header names and values, dead-letter names */
+    size_t data_len;
+    size_t data_cap;
+    mq_message *msgs;        /* poll: the views, before copying */
+    size_t msgs_cap;
+    int64_t *results;        /* batch publish: partition, offset per record */
+    size_t results_cap;
+    mq_record *records;      /* batch publish scratch */
+    size_t records_cap;
+    mq_header *headers;
+    size_t headers_cap;
+    mq_publish_result *pubres; /* batch publish: what mq writes, before flattening */
+    size_t pubres_cap;
+} mqpy_ctx;
+
+mqpy_ctx *mqpy_ctx_new(void);
+void mqpy_ctx_free(mqpy_ctx *ctx);
+
+/* Fields per message in ctx->meta, in this order: partition, delivery_count, offset, key_off
+ * (-1: no key), key_len, value_off, value_len, timestamp_ns, lost, header_count, headers_at
+ * (index in meta of the first header's 4 fields: name_off, name_len, value_off, value_len),
+ * dl_topic_off (-1: not a dead letter), dl_topic_len, dl_group_off, dl_group_len,
+ * dl_partition, dl_offset, dl_delivery_count. Offsets index ctx->data. */
+int mqpy_meta_fields(void);
+
+/* Copies n message views into ctx (meta, data, count). MQ_ERR_NO_MEMORY with ctx->err set. */
+int mqpy_pack(const mq_message *msgs, size_t n, mqpy_ctx *ctx);
+
+/* mq_topic_publish; key NULL = no key; headers packed: hcount pairs of (name, value) whose
+ * lengths are hlens[2i], hlens[2i+1], bytes concatenated in hdata. Result in ctx. */
+int mqpy_publish(mq_broker *b, const char *topic, const char *key, size_t key_len,
+                 const char *value, size_t value_len, const char *hdata, const size_t *hlens,
+                 size_t hcount, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
+
+/* mq_topic_publish_batch of count records packed: values concatenated in vdata with lengths
+ * vlens; keys likewise (klens[i] < 0: no key; klens NULL: no keys at all); hcounts[i] headers
+ * per record (NULL: none) packed as for mqpy_publish, in record order. ctx->results gets
+ * (partition, offset) per record, ctx->count the number published. */
+int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
+                      const char *kdata, const int64_t *klens, const size_t *hcounts,
+                      const char *hdata, const size_t *hlens, size_t count, int64_t wait_ms,
+                      mq_cancel *cancel, mqpy_ctx *ctx);
+
+/* mq_group_poll / mq_member_poll, copying what they hand out into ctx. */
+int mqpy_poll(mq_broker *b, const char *topic, const char *group, int32_t partition, size_t max,
+              int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
+int mqpy_member_poll(mq_member *m, size_t max, int64_t wait_ms, mq_cancel *cancel,
+                     mqpy_ctx *ctx);
+
+/* Threads currently inside a blocking helper above (with wait_ms != 0): what tests watch to
+ * know that a call is really waiting in C, with the GIL released. */
+int64_t mqpy_blocked_calls(void);
+
+/* ---- Ctrl-C ---- */
+/* Starts (once) the thread that reads rfd; every byte read triggers the armed token and is
+ * forwarded to the fd set with mqpy_sigwatch_forward (-1: none). 0 on success. */
+int mqpy_sigwatch_start(int rfd);
+void mqpy_sigwatch_forward(int fd);
+/* The token the watcher triggers (NULL: none). Armed and disarmed under a lock so a trigger
+ * never reaches a token that has been disarmed. */
+void mqpy_arm(mq_cancel *cancel);
+
+/* ---- callbacks ---- */
+/* Once set, trampolines no longer enter Python: handlers nack, assignors fall back to round
+ * robin, rebalance callbacks and user_free do nothing. Set at interpreter exit. */
+void mqpy_set_shutdown(void);
+int mqpy_handler(void *user, const mq_message *msg);
+void mqpy_user_free(void *user);
+void mqpy_rebalance(void *user, mq_member *member, int64_t generation);
+void mqpy_assignor(void *user, int32_t partitions, const char *const *member_ids,
+                   int32_t member_count, int32_t *owner_out);
+
+/* ---- manual clock ---- */
+typedef struct mqpy_clock mqpy_clock;
+mqpy_clock *mqpy_clock_new(int64_t start_ns);
+void mqpy_clock_free(mqpy_clock *c);
+void mqpy_clock_set(mqpy_clock *c, int64_t now_ns);
+int64_t mqpy_clock_advance(mqpy_clock *c, int64_t delta_ns);
+int64_t mqpy_clock_read(void *user);
+
+#endif /* MQPY_H */

@@ -1,0 +1,125 @@
+"""mq: an in-process, Kafka-shaped publish-subscribe log (Python binding of the C library).
+
+Quick start::
+
+    import mq
+
+    with mq.Broker() as broker:
+        broker.create_topic("orders", partitions=2)
+        broker.subscribe("orders", "billing")
+        partition, offset = broker.publish("orders", b"o-1", key=b"user-a")
+        for m in broker.poll("orders", "billing", partition, timeout=1.0):
+            print(m.offset, m.value)
+        broker.ack("orders", "billing", partition, offset)
+
+Timeouts are seconds (``None`` waits forever, ``0`` does not block); every blocking call
+releases the GIL and ends on Ctrl-C. Errors are :class:`mq.MQError` subclasses, one per status.
+"""
+
+from __future__ import annotations
+
+from mq import _native
+from mq._asyncio import Stream
+from mq._broker import Broker, CancelToken, ManualClock
+from mq._lifecycle import close_all
+from mq._member import Assignor, Member, RebalanceCallback
+from mq._push import (
+    ErrorHook,
+    Handler,
+    Subscription,
+    extend_lease,
+    set_error_hook,
+    set_nack_delay,
+)
+from mq._types import (
+    OFFSET_EARLIEST,
+    OFFSET_END,
+    Assignment,
+    DeadLetter,
+    GroupInfo,
+    Header,
+    Message,
+    PartitionInfo,
+    Record,
+    Retention,
+    Start,
+    TopicInfo,
+)
+from mq._util import key_partition, murmur2, round_robin
+from mq.errors import (
+    AlreadyExists,
+    BadPartition,
+    Cancelled,
+    Closed,
+    Deadlock,
+    Fenced,
+    Full,
+    InternalError,
+    InvalidArgument,
+    MQError,
+    NoMemory,
+    NoSuchGroup,
+    NoSuchTopic,
+    NotInFlight,
+    OffsetOutOfRange,
+    PartitionOwned,
+    Rebalanced,
+    TimedOut,
+    TooLarge,
+)
+
+__version__ = "1.0.0"
+LIBRARY_VERSION: str = _native.ffi.string(_native.lib.mq_version_string()).decode()
+"""The version of the mq library in use, e.g. ``"1.0.0"``."""
+
+__all__ = [
+    "LIBRARY_VERSION",
+    "OFFSET_EARLIEST",
+    "OFFSET_END",
+    "AlreadyExists",
+    "Assignment",
+    "Assignor",
+    "BadPartition",
+    "Broker",
+    "CancelToken",
+    "Cancelled",
+    "Closed",
+    "DeadLetter",
+    "Deadlock",
+    "ErrorHook",
+    "Fenced",
+    "Full",
+    "GroupInfo",
+    "Handler",
+    "Header",
+    "InternalError",
+    "InvalidArgument",
+    "MQError",
+    "ManualClock",
+    "Member",
+    "Message",
+    "NoMemory",
+    "NoSuchGroup",
+    "NoSuchTopic",
+    "NotInFlight",
+    "OffsetOutOfRange",
+    "PartitionInfo",
+    "PartitionOwned",
+    "RebalanceCallback",
+    "Rebalanced",
+    "Record",
+    "Retention",
+    "Start",
+    "Stream",
+    "Subscription",
+    "TimedOut",
+    "TooLarge",
+    "TopicInfo",
+    "close_all",
+    "extend_lease",
+    "key_partition",
+    "murmur2",
+    "round_robin",
+    "set_error_hook",
+    "set_nack_delay",
+]

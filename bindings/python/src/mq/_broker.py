@@ -1,0 +1,713 @@
+"""The broker: topics, groups, publishing, polling, introspection."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+
+from mq import _convert as cv
+from mq._native import check, ctx, fail, ffi, lib
+from mq._types import (
+    Bytes,
+    GroupInfo,
+    Message,
+    PartitionInfo,
+    Record,
+    Retention,
+    Start,
+    TopicInfo,
+)
+from mq._wait import call_blocking, wait_ms
+from mq.errors import Closed, InvalidArgument, MQError
+
+if TYPE_CHECKING:
+    from mq._asyncio import Stream
+    from mq._member import Assignor, Member, RebalanceCallback
+    from mq._push import Handler, Subscription
+
+__all__ = ["Broker", "CancelToken", "ManualClock"]
+
+_TIMEOUT = lib.MQ_TIMEOUT
+_NULL = ffi.NULL
+_NS = 1_000_000_000
+
+PublishItem = Union[Bytes, Record, tuple[Optional[Bytes], Bytes], tuple[Any, ...]]
+
+
+class ManualClock:
+    """A broker clock that moves only when told to (for tests). Read natively, so mq can call it
+    with its partition locks held without touching the interpreter."""
+
+    def __init__(self, start_ns: int = _NS) -> None:
+        c = lib.mqpy_clock_new(cv.int64(start_ns, "start_ns"))
+        if c == _NULL:
+            raise MemoryError("mq: no memory for a clock")
+        self._c = ffi.gc(c, lib.mqpy_clock_free)
+
+    def now_ns(self) -> int:
+        """The clock's time in nanoseconds."""
+        return int(lib.mqpy_clock_read(self._c))
+
+    def set_ns(self, now_ns: int) -> None:
+        """Sets the time (mq expects it never to go back)."""
+        lib.mqpy_clock_set(self._c, cv.int64(now_ns, "now_ns"))
+
+    def advance(self, seconds: float) -> int:
+        """Moves the clock forward by ``seconds``; returns the new time in nanoseconds."""
+        if seconds < 0:
+            raise ValueError("a clock never goes back")
+        return int(lib.mqpy_clock_advance(self._c, round(seconds * _NS)))
+
+    def advance_ns(self, ns: int) -> int:
+        """Moves the clock forward by ``ns`` nanoseconds; returns the new time."""
+        if cv.int64(ns, "ns") < 0:
+            raise ValueError("a clock never goes back")
+        return int(lib.mqpy_clock_advance(self._c, ns))
+
+
+class CancelToken:
+    """Cancels one blocking call from any thread: pass it as ``cancel=``, then call
+    :meth:`cancel`; the call raises :class:`mq.Cancelled` as soon as it would wait. A token
+    stays cancelled until :meth:`reset`, and serves one call at a time."""
+
+    def __init__(self) -> None:
+        out = ffi.new("mq_cancel **")
+        if lib.mq_cancel_new(out) != 0:
+            raise MemoryError("mq: no memory for a cancel token")
+        # mq_cancel_free is safe even while a call waits with the token.
+        self._ptr = ffi.gc(out[0], lib.mq_cancel_free)
+
+    def cancel(self) -> None:
+        """Triggers the token (safe from any thread, handlers included)."""
+        lib.mq_cancel_trigger(self._ptr)
+
+    def reset(self) -> None:
+        """Clears a triggered token so it can be used again."""
+        lib.mq_cancel_reset(self._ptr)
+
+    @property
+    def cancelled(self) -> bool:
+        return bool(lib.mq_cancel_is_triggered(self._ptr))
+
+
+def _token(cancel: CancelToken | None) -> Any:
+    if cancel is None:
+        return None
+    if not isinstance(cancel, CancelToken):
+        raise TypeError(f"cancel must be a CancelToken, not {type(cancel).__name__}")
+    return cancel._ptr
+
+
+def _seconds_ms(v: float | None, what: str, *, none_is: int = 0) -> int:
+    if v is None:
+        return none_is
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{what} must be a number of seconds, not {type(v).__name__}")
+    if v != v or v < 0:
+        raise InvalidArgument(f"{what} must be >= 0 seconds, not {v}")
+    ms = round(v * 1000)
+    if v > 0 and ms == 0:
+        ms = 1
+    if ms > 1 << 40:
+        raise InvalidArgument(f"{what} {v} s is above mq's limit of 2**40 ms")
+    return ms
+
+
+class Broker:
+    """An in-process broker. A context manager: leaving the ``with`` block closes it.
+
+    Every method is thread-safe. Blocking methods release the GIL while they wait; their
+    ``timeout`` is seconds as a float, ``None`` waits forever, ``0`` does not block.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_message_bytes: int | None = None,
+        spin: float = 0.0,
+        clock: ManualClock | None = None,
+    ) -> None:
+        """``max_message_bytes``: largest key + value + headers accepted (default 1 MiB).
+        ``spin``: seconds a poll with nothing to hand out spins before it blocks (default 0).
+        ``clock``: a :class:`ManualClock` instead of the system's monotonic clock."""
+        self._h: Any = _NULL
+        self._closed = False
+        self._lock = threading.Lock()
+        self._children: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._keep: list[Any] = []  # assignor handles: the group may call them until the end
+        opts = ffi.new("mq_broker_options *")
+        lib.mq_broker_options_init(opts, ffi.sizeof("mq_broker_options"))
+        if max_message_bytes is not None:
+            opts.max_message_bytes = cv.count(max_message_bytes, "max_message_bytes")
+        if isinstance(spin, bool) or not isinstance(spin, (int, float)) or not spin >= 0:
+            raise InvalidArgument(f"spin must be >= 0 seconds, not {spin!r}")
+        opts.spin_ns = round(spin * _NS)
+        if clock is not None:
+            if not isinstance(clock, ManualClock):
+                raise TypeError(f"clock must be a ManualClock, not {type(clock).__name__}")
+            opts.clock = lib.mqpy_clock_read
+            opts.clock_user = clock._c
+        self._clock = clock
+        out = ffi.new("mq_broker **")
+        c = ctx()
+        check(lib.mqw_broker_new(opts, out, c), c)
+        self._h = out[0]
+        from mq import _lifecycle
+
+        _lifecycle.register_broker(self)
+
+    # ---- lifetime ----------------------------------------------------------------------------
+
+    def __enter__(self) -> Broker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the broker: its push subscriptions and members are closed, every waiting call
+        raises :class:`mq.Closed`, and so do later calls (except introspection). Idempotent, and
+        safe from a handler (its own subscription is then closed when the handler returns and
+        the subscription is closed or the program exits)."""
+        with self._lock:
+            self._closed = True
+            children = list(self._children)
+        for child in children:
+            child._close_from_broker()
+        if self._h != _NULL:
+            lib.mq_broker_close(self._h)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __del__(self) -> None:
+        # Nothing can be using the handle any more: every Subscription, Member and pending call
+        # holds a reference to this object. Freeing it never waits for a handler.
+        h = getattr(self, "_h", _NULL)
+        if h != _NULL:
+            self._h = _NULL
+            try:
+                lib.mq_broker_free(h)
+            except Exception:  # interpreter teardown: nothing left to report to
+                pass
+
+    def _adopt(self, child: Any) -> None:
+        with self._lock:
+            if self._closed:
+                raise Closed("the broker is closed")
+            self._children.add(child)
+
+    def _release(self, child: Any) -> None:
+        with self._lock:
+            self._children.discard(child)
+
+    # ---- topics and groups -------------------------------------------------------------------
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        capacity: int = 1024,
+        *,
+        max_bytes: int = 0,
+        ack_timeout: float = 30.0,
+        retention: Retention = Retention.UNTIL_ACKED,
+        max_age: float | None = None,
+    ) -> None:
+        """Creates a topic. ``capacity``: messages retained per partition; ``max_bytes``: a byte
+        budget per partition (0: none); ``ack_timeout``: lease length in seconds; ``max_age``:
+        seconds after which messages are trimmed whatever the groups (None: no limit)."""
+        cfg = ffi.new("mq_topic_config *")
+        lib.mq_topic_config_init(cfg, ffi.sizeof("mq_topic_config"))
+        cfg.partitions = cv.int32(partitions, "partitions")
+        cfg.capacity = cv.int64(capacity, "capacity")
+        cfg.max_bytes = cv.int64(max_bytes, "max_bytes")
+        cfg.ack_timeout_ms = _seconds_ms(ack_timeout, "ack_timeout")
+        cfg.retention = cv.int32(int(retention), "retention")
+        cfg.max_age_ms = _seconds_ms(max_age, "max_age")
+        c = ctx()
+        check(lib.mqw_topic_create(self._h, cv.name(name, "topic"), cfg, c), c)
+
+    def subscribe(
+        self,
+        topic: str,
+        group: str,
+        *,
+        start: Start = Start.LATEST,
+        max_deliveries: int = 0,
+        dead_letter_topic: str | None = None,
+    ) -> None:
+        """Subscribes a consumer group to a topic (its cursors start at the end of the log, or at
+        the oldest retained message with ``Start.EARLIEST``). With ``max_deliveries`` and
+        ``dead_letter_topic``, a message handed out that many times without an ack moves to the
+        dead-letter topic."""
+        opts = ffi.new("mq_group_options *")
+        lib.mq_group_options_init(opts, ffi.sizeof("mq_group_options"))
+        opts.start = cv.int32(int(start), "start")
+        md = cv.int64(max_deliveries, "max_deliveries")
+        if not 0 <= md < 1 << 32:
+            raise InvalidArgument(f"max_deliveries {md} is out of range")
+        opts.max_deliveries = md
+        keep = None
+        if dead_letter_topic is not None:
+            keep = ffi.new("char[]", cv.name(dead_letter_topic, "dead_letter_topic"))
+            opts.dead_letter_topic = keep
+        c = ctx()
+        check(
+            lib.mqw_group_subscribe(
+                self._h, cv.name(topic, "topic"), cv.name(group, "group"), opts, c
+            ),
+            c,
+        )
+
+    def unsubscribe(self, topic: str, group: str) -> None:
+        """Removes a group: its cursors go and what only it held back is trimmed."""
+        c = ctx()
+        check(
+            lib.mqw_group_unsubscribe(self._h, cv.name(topic, "topic"), cv.name(group, "group"), c),
+            c,
+        )
+
+    def topics(self) -> list[str]:
+        """Topic names in creation order."""
+        return self._list(lambda buf, cap, need, c: lib.mqw_topic_list(self._h, buf, cap, need, c))
+
+    def groups(self, topic: str) -> list[str]:
+        """Group names of a topic in subscription order."""
+        t = cv.name(topic, "topic")
+        return self._list(
+            lambda buf, cap, need, c: lib.mqw_group_list(self._h, t, buf, cap, need, c)
+        )
+
+    def _list(self, call: Callable[[Any, int, Any, Any], int]) -> list[str]:
+        text = self._text(call)
+        return text.split("\n")[:-1] if text else []
+
+    @staticmethod
+    def _text(call: Callable[[Any, int, Any, Any], int]) -> str:
+        c = ctx()
+        need = ffi.new("size_t *")
+        cap = 256
+        while True:
+            buf = ffi.new("char[]", cap)
+            check(call(buf, cap, need, c), c)
+            if need[0] <= cap:
+                return str(ffi.string(buf).decode("utf-8", "replace"))
+            cap = need[0]
+
+    # ---- publishing --------------------------------------------------------------------------
+
+    def publish(
+        self,
+        topic: str,
+        value: Bytes,
+        key: Bytes | None = None,
+        headers: Iterable[tuple[Bytes, Bytes]] | None = None,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> tuple[int, int]:
+        """Appends one message and returns ``(partition, offset)``.
+
+        ``key`` picks the partition (Kafka's partitioner); ``None`` means no key (round-robin),
+        ``b""`` is an empty key. ``headers``: (name, value) pairs. Waits up to ``timeout`` while
+        the partition is full, then raises :class:`mq.Full` with nothing appended."""
+        t = cv.name(topic, "topic")
+        v = cv.data(value, "value")
+        if key is None:
+            k, kl = _NULL, 0
+        else:
+            k = cv.data(key, "key")
+            kl = len(k)
+        if headers is None:
+            hd, hl, hc = b"", _NULL, 0
+        else:
+            hd, hl, hc = cv.headers(headers)
+        w = wait_ms(timeout)
+        c = ctx()
+        tok = _token(cancel)
+        if w == 0 or (tok is None and threading.get_ident() != _MAIN):
+            s = lib.mqpy_publish(self._h, t, k, kl, v, len(v), hd, hl, hc, w, _NULL, c)
+        else:
+            s = call_blocking(
+                lib.mqpy_publish,
+                (self._h, t, k, kl, v, len(v), hd, hl, hc),
+                w,
+                tok,
+                (c,),
+                user_token=tok is not None,
+                pretry=key is not None,  # a keyless try would move the round-robin on
+            )
+        if s:
+            fail(s, c)
+        return (c.partition, c.offset)
+
+    def publish_many(
+        self,
+        topic: str,
+        records: Iterable[PublishItem],
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[tuple[int, int]]:
+        """Appends a batch in one call into mq and returns ``(partition, offset)`` per record.
+
+        A record is a value (bytes or str), a ``(key, value)`` or ``(key, value, headers)``
+        tuple, or a :class:`mq.Record`. Records of one partition are appended in order. If the
+        batch stops part-way (:class:`mq.Full`, :class:`mq.Closed`, ...), the exception's
+        ``results`` has offset -1 for every record not appended and ``published`` counts the
+        others; an invalid record fails the whole batch with nothing appended."""
+        t = cv.name(topic, "topic")
+        recs = records if type(records) is list else list(records)
+        n = len(recs)
+        kd: bytes = b""
+        kl: Any = _NULL
+        hcs: Any = _NULL
+        hd: bytes = b""
+        hl: Any = _NULL
+        if set(map(type, recs)) <= {bytes}:
+            vd = b"".join(recs)  # type: ignore[arg-type]
+            vl = ffi.new("size_t[]", list(map(len, recs)))
+        else:
+            vd, vl, kd, kl, hcs, hd, hl = _pack_records(recs)
+        w = wait_ms(timeout)
+        c = ctx()
+        tok = _token(cancel)
+        s = call_blocking(
+            lib.mqpy_publish_many,
+            (self._h, t, vd, vl, kd, kl, hcs, hd, hl, n),
+            w,
+            tok,
+            (c,),
+            user_token=tok is not None,
+            retry=False,
+        )
+        if s == 0:
+            r = ffi.unpack(c.results, 2 * n)
+            return list(zip(r[0::2], r[1::2]))
+        try:
+            fail(s, c)
+        except MQError as e:
+            if s in (lib.MQ_FULL, lib.MQ_CLOSED, lib.MQ_CANCELLED) or c.count:
+                r = ffi.unpack(c.results, 2 * n)
+                e.results = list(zip(r[0::2], r[1::2]))  # type: ignore[attr-defined]
+            else:
+                e.results = [(-1, -1)] * n  # type: ignore[attr-defined]
+            e.published = int(c.count)  # type: ignore[attr-defined]
+            raise
+
+    # ---- pull consumption --------------------------------------------------------------------
+
+    def poll(
+        self,
+        topic: str,
+        group: str,
+        partition: int,
+        max: int = 10,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[Message]:
+        """Hands out up to ``max`` messages of one partition to a group and starts their lease.
+
+        Returns ``[]`` if nothing came within ``timeout``. The messages are copies: they stay
+        valid after the ack."""
+        t = cv.name(topic, "topic")
+        g = cv.name(group, "group")
+        p = cv.int32(partition, "partition")
+        n = cv.count(max, "max")
+        w = wait_ms(timeout)
+        c = ctx()
+        tok = _token(cancel)
+        if w == 0 or (tok is None and threading.get_ident() != _MAIN):
+            s = lib.mqpy_poll(self._h, t, g, p, n, w, _NULL, c)
+        else:
+            s = call_blocking(
+                lib.mqpy_poll,
+                (self._h, t, g, p, n),
+                w,
+                tok,
+                (c,),
+                user_token=tok is not None,
+                pretry=True,
+            )
+        if s == 0:
+            return cv.messages(c, topic)
+        if s == _TIMEOUT:
+            return []
+        fail(s, c)
+
+    def ack(self, topic: str, group: str, partition: int, offset: int) -> None:
+        """Acknowledges, cumulatively, every offset up to and including ``offset``."""
+        c = ctx()
+        s = lib.mqw_group_ack(
+            self._h,
+            cv.name(topic, "topic"),
+            cv.name(group, "group"),
+            cv.int32(partition, "partition"),
+            cv.int64(offset, "offset"),
+            c,
+        )
+        if s:
+            fail(s, c)
+
+    def nack(self, topic: str, group: str, partition: int, delay: float = 0.0) -> None:
+        """Hands the in-flight messages out again, no sooner than ``delay`` seconds from now."""
+        c = ctx()
+        s = lib.mqw_group_nack(
+            self._h,
+            cv.name(topic, "topic"),
+            cv.name(group, "group"),
+            cv.int32(partition, "partition"),
+            _seconds_ms(delay, "delay"),
+            c,
+        )
+        if s:
+            fail(s, c)
+
+    def extend_lease(self, topic: str, group: str, partition: int) -> None:
+        """Restarts the lease of the group's in-flight messages on a partition."""
+        c = ctx()
+        s = lib.mqw_group_extend_lease(
+            self._h,
+            cv.name(topic, "topic"),
+            cv.name(group, "group"),
+            cv.int32(partition, "partition"),
+            c,
+        )
+        if s:
+            fail(s, c)
+
+    def seek(self, topic: str, group: str, partition: int, offset: int) -> None:
+        """Moves the group's cursor to ``offset``, ``mq.OFFSET_EARLIEST`` or ``mq.OFFSET_END``."""
+        c = ctx()
+        s = lib.mqw_group_seek(
+            self._h,
+            cv.name(topic, "topic"),
+            cv.name(group, "group"),
+            cv.int32(partition, "partition"),
+            cv.int64(offset, "offset"),
+            c,
+        )
+        if s:
+            fail(s, c)
+
+    # ---- introspection -----------------------------------------------------------------------
+
+    def topic_info(self, topic: str) -> TopicInfo:
+        out = ffi.new("mq_topic_info *")
+        c = ctx()
+        check(
+            lib.mqw_topic_get_info(
+                self._h, cv.name(topic, "topic"), out, ffi.sizeof("mq_topic_info"), c
+            ),
+            c,
+        )
+        return TopicInfo(
+            partitions=out.partitions,
+            capacity=out.capacity,
+            max_bytes=out.max_bytes,
+            ack_timeout=out.ack_timeout_ms / 1000.0,
+            retention=Retention(out.retention),
+            max_age=out.max_age_ms / 1000.0 if out.max_age_ms else None,
+        )
+
+    def partition_info(self, topic: str, partition: int) -> PartitionInfo:
+        out = ffi.new("mq_partition_info *")
+        c = ctx()
+        check(
+            lib.mqw_partition_get_info(
+                self._h,
+                cv.name(topic, "topic"),
+                cv.int32(partition, "partition"),
+                out,
+                ffi.sizeof("mq_partition_info"),
+                c,
+            ),
+            c,
+        )
+        return PartitionInfo(
+            start=out.start,
+            end=out.end,
+            backlog=out.backlog,
+            capacity=out.capacity,
+            retained_bytes=out.retained_bytes,
+            max_bytes=out.max_bytes,
+            producer_waits=out.producer_waits,
+            max_backlog=out.max_backlog,
+            dropped=out.dropped,
+            oldest_timestamp_ns=out.oldest_timestamp_ns,
+            oldest_age_ns=out.oldest_age_ns,
+        )
+
+    def group_info(self, topic: str, group: str, partition: int) -> GroupInfo:
+        out = ffi.new("mq_group_info *")
+        c = ctx()
+        check(
+            lib.mqw_group_get_info(
+                self._h,
+                cv.name(topic, "topic"),
+                cv.name(group, "group"),
+                cv.int32(partition, "partition"),
+                out,
+                ffi.sizeof("mq_group_info"),
+                c,
+            ),
+            c,
+        )
+        return GroupInfo(
+            committed=out.committed,
+            next=out.next,
+            lag=out.lag,
+            in_flight=out.in_flight,
+            lost=out.lost,
+            dead_lettered=out.dead_lettered,
+            next_age_ns=out.next_age_ns,
+            paused_until_ns=out.paused_until_ns,
+        )
+
+    def describe(self, topic: str, partition: int) -> str:
+        """A partition as the reference trace prints it, e.g.
+        ``"log 1..3, backlog 3/3; billing 1/4; email 3/3"``."""
+        t = cv.name(topic, "topic")
+        p = cv.int32(partition, "partition")
+        return self._text(
+            lambda buf, cap, need, c: lib.mqw_partition_describe(self._h, t, p, buf, cap, need, c)
+        )
+
+    # ---- push and members --------------------------------------------------------------------
+
+    def open_subscription(
+        self,
+        topic: str,
+        group: str,
+        handler: Handler,
+        *,
+        prefetch: int = 10,
+        partitions: Sequence[int] | None = None,
+    ) -> Subscription:
+        """Starts a push subscription: library threads (one per owned partition) poll, call
+        ``handler(message)`` and ack. See :class:`mq.Subscription`."""
+        from mq._push import Subscription
+
+        return Subscription._open(self, topic, group, handler, prefetch, partitions)
+
+    # ---- asyncio -----------------------------------------------------------------------------
+
+    async def poll_async(
+        self,
+        topic: str,
+        group: str,
+        partition: int,
+        max: int = 10,
+        timeout: float | None = None,
+    ) -> list[Message]:
+        """:meth:`poll` without blocking the event loop; cancelling the task cancels the wait."""
+        got = self.poll(topic, group, partition, max, 0)
+        if got or timeout == 0:
+            return got
+        from mq._asyncio import run_waiting
+
+        return await run_waiting(lambda tok: self.poll(topic, group, partition, max, timeout, tok))
+
+    async def publish_async(
+        self,
+        topic: str,
+        value: Bytes,
+        key: Bytes | None = None,
+        headers: Iterable[tuple[Bytes, Bytes]] | None = None,
+        timeout: float | None = None,
+    ) -> tuple[int, int]:
+        """:meth:`publish` without blocking the event loop; cancelling the task cancels the
+        wait (nothing is then appended)."""
+        from mq._asyncio import run_waiting
+        from mq.errors import Full
+
+        if key is not None or timeout == 0:
+            # A keyed try cannot move the round robin: harmless when it finds no room.
+            try:
+                return self.publish(topic, value, key, headers, 0)
+            except Full:
+                if timeout == 0:
+                    raise
+        return await run_waiting(lambda tok: self.publish(topic, value, key, headers, timeout, tok))
+
+    def stream(
+        self,
+        topic: str,
+        group: str,
+        *,
+        prefetch: int = 10,
+        partitions: Sequence[int] | None = None,
+        buffer: int = 16,
+    ) -> Stream:
+        """A push subscription read as an async iterator; see :class:`mq.Stream`."""
+        from mq._asyncio import Stream
+
+        return Stream(self, topic, group, prefetch=prefetch, partitions=partitions, buffer=buffer)
+
+    def join(
+        self,
+        topic: str,
+        group: str,
+        *,
+        member_id: str | None = None,
+        session_timeout: float = 10.0,
+        assignor: Assignor | None = None,
+        on_rebalance: RebalanceCallback | None = None,
+    ) -> Member:
+        """Joins a group as a live member; see :class:`mq.Member`."""
+        from mq._member import Member
+
+        return Member._join(self, topic, group, member_id, session_timeout, assignor, on_rebalance)
+
+
+def _pack_records(recs: Sequence[Any]) -> tuple[bytes, Any, bytes, Any, Any, bytes, Any]:
+    values: list[bytes] = []
+    keys: list[bytes] = []
+    klens: list[int] = []
+    hcounts: list[int] = []
+    hparts: list[bytes] = []
+    any_key = any_headers = False
+    for r in recs:
+        t = type(r)
+        if t is bytes or t is str or t is bytearray or t is memoryview:
+            v, k, hs = r, None, None
+        elif t is Record:
+            v, k, hs = r.value, r.key, r.headers
+        elif isinstance(r, tuple) and len(r) in (2, 3):
+            k, v = r[0], r[1]
+            hs = r[2] if len(r) == 3 else None
+        else:
+            raise TypeError(
+                "a record is bytes, str, (key, value), (key, value, headers) or mq.Record, "
+                f"not {t.__name__}"
+            )
+        values.append(cv.data(v, "value"))
+        if k is None:
+            klens.append(-1)
+        else:
+            kb = cv.data(k, "key")
+            keys.append(kb)
+            klens.append(len(kb))
+            any_key = True
+        n = 0
+        if hs:
+            for h in hs:
+                try:
+                    hn, hv = h
+                except (TypeError, ValueError):
+                    raise TypeError(f"a header must be a (name, value) pair, not {h!r}") from None
+                hparts.append(cv.data(hn, "header name"))
+                hparts.append(cv.data(hv, "header value"))
+                n += 1
+            any_headers = True
+        hcounts.append(n)
+    vl = ffi.new("size_t[]", [len(v) for v in values])
+    kl = ffi.new("int64_t[]", klens) if any_key else _NULL
+    hc = ffi.new("size_t[]", hcounts) if any_headers else _NULL
+    hl = ffi.new("size_t[]", [len(p) for p in hparts]) if hparts else _NULL
+    return b"".join(values), vl, b"".join(keys), kl, hc, b"".join(hparts), hl
+
+
+_MAIN = threading.main_thread().ident

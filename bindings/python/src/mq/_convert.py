@@ -1,0 +1,157 @@
+"""Argument checks and conversions between Python values and the native helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from itertools import repeat
+from operator import add
+from typing import Any
+
+from mq._native import META, ffi
+from mq._types import Bytes, DeadLetter, Header, Message
+from mq.errors import InvalidArgument
+
+_new = tuple.__new__
+_INT32 = 1 << 31
+_INT64 = 1 << 63
+
+
+def name(v: object, what: str) -> bytes:
+    """A topic, group or member name as the C string mq expects (mq checks the rule itself)."""
+    if type(v) is not str:
+        raise TypeError(f"{what} must be a str, not {type(v).__name__}")
+    if "\0" in v:
+        raise InvalidArgument(f"{what} {v!r} contains a NUL character")
+    return v.encode("utf-8", "surrogateescape")
+
+
+def data(v: object, what: str) -> bytes:
+    """A key, value or header part as bytes: bytes-like objects as they are, str as UTF-8."""
+    t = type(v)
+    if t is bytes:
+        return v  # type: ignore[return-value]  # exact type checked: no isinstance cost
+    if t is str:
+        return v.encode()  # type: ignore[attr-defined, no-any-return]
+    try:
+        return bytes(memoryview(v))  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{what} must be bytes-like or str, not {t.__name__}") from None
+
+
+def int32(v: object, what: str) -> int:
+    if type(v) is not int:
+        if isinstance(v, int) and not isinstance(v, bool):
+            v = int(v)
+        else:
+            raise TypeError(f"{what} must be an int, not {type(v).__name__}")
+    if not -_INT32 <= v < _INT32:
+        raise InvalidArgument(f"{what} {v} is out of range")
+    return v
+
+
+def int64(v: object, what: str) -> int:
+    if type(v) is not int:
+        if isinstance(v, int) and not isinstance(v, bool):
+            v = int(v)
+        else:
+            raise TypeError(f"{what} must be an int, not {type(v).__name__}")
+    if not -_INT64 <= v < _INT64:
+        raise InvalidArgument(f"{what} {v} is out of range")
+    return v
+
+
+def count(v: object, what: str) -> int:
+    """A positive size (max, prefetch): 0 is left for mq to refuse, negatives are ours."""
+    v = int64(v, what)
+    if v < 0:
+        raise InvalidArgument(f"{what} must be at least 1, not {v}")
+    return v
+
+
+def headers(hs: Iterable[tuple[Bytes, Bytes]] | None) -> tuple[bytes, Any, int]:
+    """(packed bytes, size_t lengths in pairs, count) for the helpers."""
+    if not hs:
+        return b"", ffi.NULL, 0
+    parts: list[bytes] = []
+    for h in hs:
+        try:
+            n, v = h
+        except (TypeError, ValueError):
+            raise TypeError(f"a header must be a (name, value) pair, not {h!r}") from None
+        parts.append(data(n, "header name"))
+        parts.append(data(v, "header value"))
+    return b"".join(parts), ffi.new("size_t[]", [len(p) for p in parts]), len(parts) // 2
+
+
+def _dead_letter(m: Sequence[int], i: int, buf: bytes) -> DeadLetter | None:
+    at = m[i + 11]
+    if at < 0:
+        return None
+    g = m[i + 13]
+    return _new(
+        DeadLetter,
+        (
+            buf[at : at + m[i + 12]].decode("utf-8", "replace"),
+            buf[g : g + m[i + 14]].decode("utf-8", "replace"),
+            m[i + 15],
+            m[i + 16],
+            m[i + 17],
+        ),
+    )
+
+
+def _headers_of(hm: Sequence[int], at: int, n: int, buf: bytes) -> tuple[Header, ...]:
+    out = []
+    for j in range(at, at + 4 * n, 4):
+        a, b = hm[j], hm[j + 2]
+        out.append((buf[a : a + hm[j + 1]], buf[b : b + hm[j + 3]]))
+    return tuple(out)
+
+
+def messages(c: Any, topic: str) -> list[Message]:
+    """The messages a helper copied into the thread's scratch ``c``."""
+    n = c.count
+    if n == 0:
+        return []
+    k = META
+    m = ffi.unpack(c.meta, n * k)
+    buf = ffi.buffer(c.data, c.data_len)[:]
+    hcs = m[9::k]
+    nh = sum(hcs)
+    hm = ffi.unpack(c.meta, n * k + 4 * nh) if nh else m
+    if n == 1:
+        ko, vo = m[3], m[5]
+        return [
+            _new(
+                Message,
+                (
+                    topic,
+                    m[0],
+                    m[2],
+                    None if ko < 0 else buf[ko : ko + m[4]],
+                    buf[vo : vo + m[6]],
+                    _headers_of(hm, m[10], m[9], buf) if nh else (),
+                    m[1],
+                    m[7],
+                    m[8],
+                    _dead_letter(m, 0, buf),
+                ),
+            )
+        ]
+    voffs = m[5::k]
+    values = list(map(buf.__getitem__, map(slice, voffs, map(add, voffs, m[6::k]))))
+    koffs = m[3::k]
+    keys: Iterable[bytes | None]
+    if max(koffs) < 0:
+        keys = repeat(None)
+    else:
+        keys = [None if o < 0 else buf[o : o + ln] for o, ln in zip(koffs, m[4::k])]
+    hdrs: Iterable[tuple[Header, ...]]
+    hdrs = [_headers_of(hm, at, hc, buf) for at, hc in zip(m[10::k], hcs)] if nh else repeat(())
+    dls: Iterable[DeadLetter | None]
+    if max(m[11::k]) < 0:
+        dls = repeat(None)
+    else:
+        dls = [_dead_letter(m, i, buf) for i in range(0, n * k, k)]
+    rows = zip(repeat(topic), m[0::k], m[2::k], keys, values, hdrs, m[1::k], m[7::k], m[8::k], dls)
+    return list(map(_new, repeat(Message), rows))

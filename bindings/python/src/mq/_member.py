@@ -1,0 +1,317 @@
+"""Live group members: joined, assigned partitions by the group, fenced when they lose them."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Callable
+
+from mq import _convert as cv
+from mq import _lifecycle
+from mq._native import check, ctx, fail, ffi, lib
+from mq._push import report
+from mq._types import Assignment, Message
+from mq._wait import call_blocking, wait_ms
+from mq.errors import Closed, Deadlock
+
+if TYPE_CHECKING:
+    from mq._broker import Broker, CancelToken
+
+__all__ = ["Assignor", "Member", "RebalanceCallback"]
+
+Assignor = Callable[[int, Sequence[str]], Sequence[int]]
+"""``assignor(partitions, member_ids) -> owners``: for each partition, the index in member_ids
+(join order) of its owner. Called with the group's lock held: it must be fast and pure, and
+must not call mq. If it raises or returns something invalid, round robin is used."""
+
+RebalanceCallback = Callable[["Member", int], None]
+"""``on_rebalance(member, generation)``, after every rebalance of the member's group (its own
+join included), on the thread that caused it. It may call ``member.assignment()``."""
+
+_TIMEOUT = lib.MQ_TIMEOUT
+_CANCELLED = lib.MQ_CANCELLED
+_in_rebalance = threading.local()  # .member: whose on_rebalance this thread is running
+
+
+class Member:
+    """A member of a consumer group (a context manager: leaving the block leaves the group).
+
+    The group divides the topic's partitions among its members; each change is a new
+    generation. A call made after a change raises :class:`mq.Rebalanced` until
+    :meth:`assignment` is fetched; a call on a partition the member no longer owns raises
+    :class:`mq.Fenced`."""
+
+    def __init__(self) -> None:
+        raise TypeError("use Broker.join(...)")
+
+    @classmethod
+    def _join(
+        cls,
+        broker: Broker,
+        topic: str,
+        group: str,
+        member_id: str | None,
+        session_timeout: float,
+        assignor: Assignor | None,
+        on_rebalance: RebalanceCallback | None,
+    ) -> Member:
+        from mq._broker import _seconds_ms
+
+        self = object.__new__(cls)
+        self.topic = topic
+        self.group = group
+        self._broker = broker
+        self._lock = threading.Condition()
+        self._busy = 0
+        self._tokens = set()
+        self._h = ffi.NULL
+        self._closing = False
+        self._on_rebalance = on_rebalance
+        opts = ffi.new("mq_member_options *")
+        lib.mq_member_options_init(opts, ffi.sizeof("mq_member_options"))
+        keep = None
+        if member_id is not None:
+            keep = ffi.new("char[]", cv.name(member_id, "member_id"))
+            opts.member_id = keep
+        opts.session_timeout_ms = _seconds_ms(session_timeout, "session_timeout")
+        if assignor is not None:
+            if not callable(assignor):
+                raise TypeError("assignor must be callable")
+            # The group may use its first member's assignor after that member left: the handle
+            # lives as long as the broker.
+            ah = ffi.new_handle(assignor)
+            broker._keep.append(ah)
+            opts.assignor = lib.mqpy_assignor
+            opts.assignor_user = ah
+        self._rh = None
+        if on_rebalance is not None:
+            if not callable(on_rebalance):
+                raise TypeError("on_rebalance must be callable")
+            self._rh = ffi.new_handle(self)
+            opts.on_rebalance = lib.mqpy_rebalance
+            opts.on_rebalance_user = self._rh
+        broker._adopt(self)
+        out = ffi.new("mq_member **")
+        c = ctx()
+        s = lib.mqw_member_join(
+            broker._h, cv.name(topic, "topic"), cv.name(group, "group"), opts, out, c
+        )
+        if s:
+            broker._release(self)
+            self._closing = True
+            fail(s, c)
+        self._h = out[0]
+        self.id = ffi.string(lib.mq_member_id(self._h)).decode("utf-8", "replace")
+        _lifecycle.hold(self)
+        return self
+
+    topic: str
+    group: str
+    id: str
+    """The member's id (generated as ``"<group>-<n>"`` unless given)."""
+    _broker: Broker
+    _lock: threading.Condition
+    _busy: int
+    _tokens: set[Any]
+    _h: Any
+    _closing: bool
+    _on_rebalance: RebalanceCallback | None
+    _rh: Any
+
+    def __enter__(self) -> Member:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
+
+    # A member's handle is freed by close: calls in progress are counted, and close waits for
+    # them (waking blocked polls through their tokens) before it frees.
+    def _enter(self) -> Any:
+        with self._lock:
+            if self._closing or self._h == ffi.NULL:
+                raise Closed("the member has left its group (closed)")
+            self._busy += 1
+            return self._h
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._busy -= 1
+            if self._busy == 0:
+                self._lock.notify_all()
+
+    def assignment(self) -> Assignment:
+        """The member's generation and partitions; marks the generation as seen."""
+        h = self._h if getattr(_in_rebalance, "member", None) is self else self._enter()
+        try:
+            return self._assignment(h)
+        finally:
+            if getattr(_in_rebalance, "member", None) is not self:
+                self._leave()
+
+    @staticmethod
+    def _assignment(h: Any) -> Assignment:
+        c = ctx()
+        gen = ffi.new("int64_t *")
+        count = ffi.new("size_t *")
+        cap = 16
+        while True:
+            parts = ffi.new("int32_t[]", cap)
+            check(lib.mqw_member_get_assignment(h, gen, parts, cap, count, c), c)
+            if count[0] <= cap:
+                return Assignment(gen[0], tuple(ffi.unpack(parts, count[0])))
+            cap = count[0]
+
+    def poll(
+        self,
+        max: int = 10,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[Message]:
+        """Messages of one of the member's partitions (``message.partition`` says which), or
+        ``[]`` if nothing came within ``timeout``."""
+        from mq._broker import _token
+
+        n = cv.count(max, "max")
+        w = wait_ms(timeout)
+        user = _token(cancel)
+        h = self._enter()
+        c = ctx()
+        tok = user
+        own = None
+        try:
+            if w != 0 and user is None:
+                # A token of its own, so close() can wake this poll.
+                out = ffi.new("mq_cancel **")
+                if lib.mq_cancel_new(out) != 0:
+                    raise MemoryError("mq: no memory for a cancel token")
+                own = tok = ffi.gc(out[0], lib.mq_cancel_free)
+                with self._lock:
+                    self._tokens.add(own)
+            while True:
+                s = call_blocking(
+                    lib.mqpy_member_poll, (h, n), w, tok, (c,), user_token=True, pretry=True
+                )
+                if s != _CANCELLED or own is None:
+                    break
+                if self._closing:
+                    raise Closed("the member was closed while it polled")
+                # A signal whose handler did not raise (it would have): wait again.
+                lib.mq_cancel_reset(own)
+        finally:
+            if own is not None:
+                with self._lock:
+                    self._tokens.discard(own)
+            self._leave()
+        if s == 0:
+            return cv.messages(c, self.topic)
+        if s == _TIMEOUT:
+            return []
+        fail(s, c)
+
+    def ack(self, partition: int, offset: int) -> None:
+        """Acknowledges, cumulatively, up to ``offset`` on a partition the member owns."""
+        self._simple(
+            lib.mqw_member_ack, cv.int32(partition, "partition"), cv.int64(offset, "offset")
+        )
+
+    def nack(self, partition: int, delay: float = 0.0) -> None:
+        """Hands the partition's in-flight messages out again (after ``delay`` seconds)."""
+        from mq._broker import _seconds_ms
+
+        self._simple(
+            lib.mqw_member_nack, cv.int32(partition, "partition"), _seconds_ms(delay, "delay")
+        )
+
+    def extend_lease(self, partition: int) -> None:
+        """Restarts the lease of the partition's in-flight messages."""
+        self._simple(lib.mqw_member_extend_lease, cv.int32(partition, "partition"))
+
+    def _simple(self, fn: Callable[..., int], *args: Any) -> None:
+        h = self._enter()
+        try:
+            c = ctx()
+            s = fn(h, *args, c)
+        finally:
+            self._leave()
+        if s:
+            fail(s, c)
+
+    def close(self) -> None:
+        """Leaves the group (the others rebalance; what this member had in flight goes to the
+        new owners). Raises :class:`mq.Deadlock` from the member's own ``on_rebalance``.
+        Idempotent."""
+        if getattr(_in_rebalance, "member", None) is self:
+            c = ctx()
+            check(lib.mqw_member_close(self._h, c), c)
+            raise Deadlock("a member cannot be closed from its own on_rebalance")
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            for t in self._tokens:
+                lib.mq_cancel_trigger(t)
+            while self._busy:
+                self._lock.wait()
+            h, self._h = self._h, ffi.NULL
+        _lifecycle.release(self)
+        self._broker._release(self)
+        if h != ffi.NULL:
+            c = ctx()
+            check(lib.mqw_member_close(h, c), c)
+
+    def _close_quietly(self) -> None:
+        with contextlib.suppress(Deadlock):
+            self.close()
+
+    _close_from_broker = _close_quietly
+
+    def _rebalanced(self, member: Any, generation: int) -> None:
+        cb = self._on_rebalance
+        if cb is None:
+            return
+        if self._h == ffi.NULL and not self._closing:
+            self._h = member  # the call made during the join, before it returns the handle
+            self.id = ffi.string(lib.mq_member_id(member)).decode("utf-8", "replace")
+        prev = getattr(_in_rebalance, "member", None)
+        _in_rebalance.member = self
+        try:
+            cb(self, generation)
+        except BaseException as e:
+            report(e, f"on_rebalance of member {getattr(self, 'id', '?')!r} raised")
+        finally:
+            _in_rebalance.member = prev
+
+
+def _on_callback_error(exc_type: Any, exc: Any, tb: Any) -> None:
+    report(exc if exc is not None else exc_type(), "an mq member callback failed")
+
+
+@ffi.def_extern(onerror=_on_callback_error)  # type: ignore[untyped-decorator]
+def _mqpy_py_rebalance(user: Any, member: Any, generation: int) -> None:
+    m: Member = ffi.from_handle(user)
+    m._rebalanced(member, generation)
+
+
+@ffi.def_extern(onerror=_on_callback_error)  # type: ignore[untyped-decorator]
+def _mqpy_py_assignor(
+    user: Any, partitions: int, member_ids: Any, member_count: int, owner_out: Any
+) -> None:
+    # owner_out already holds round robin (mqpy_assignor): left as is if anything fails.
+    fn: Assignor = ffi.from_handle(user)
+    ids = [ffi.string(member_ids[i]).decode("utf-8", "replace") for i in range(member_count)]
+    try:
+        owners = list(fn(partitions, ids))
+        if len(owners) != partitions or not all(type(o) is int for o in owners):
+            raise ValueError(
+                f"an assignor must return {partitions} int member indices, got {owners!r}"
+            )
+    except BaseException as e:
+        report(e, "the group's assignor failed; round robin is used for this rebalance")
+        return
+    for p, o in enumerate(owners):
+        owner_out[p] = o if -(1 << 31) <= o < (1 << 31) else member_count

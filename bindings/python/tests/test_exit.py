@@ -1,0 +1,120 @@
+"""Interpreter exit with live objects neither hangs nor crashes (each case in a child)."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+from conftest import python_child
+
+CASES = {
+    "live push subscription, member and broker, handlers busy": """
+        import threading, mq
+        b = mq.Broker()
+        b.create_topic("t", partitions=2, capacity=64)
+        b.create_topic("echo", capacity=1_000_000, retention=mq.Retention.BOUNDED)
+        def handler(m):
+            b.publish("echo", m.value, timeout=0)
+        sub = b.open_subscription("t", "push", handler)
+        member = b.join("t", "live-group")
+        for i in range(50):
+            b.publish("t", b"work", timeout=None)
+        """,
+    "daemon thread blocked in poll and publish with no timeout": """
+        import threading, mq
+        from mq._native import lib
+        b = mq.Broker()
+        b.create_topic("t", capacity=1)
+        b.subscribe("t", "g")
+        b.publish("t", b"fill")
+        def poll_twice():
+            b.poll("t", "g", 0, timeout=None)  # takes "fill" and never acks it
+            b.poll("t", "g", 0, timeout=None)  # nothing more comes
+        threading.Thread(target=poll_twice, daemon=True).start()
+        threading.Thread(target=lambda: b.publish("t", b"x", timeout=None), daemon=True).start()
+        while lib.mqpy_blocked_calls() < 2:
+            pass
+        """,
+    "objects only reachable through cycles": """
+        import mq, gc
+        class Holder: pass
+        h = Holder()
+        h.b = mq.Broker(); h.b.create_topic("t"); h.me = h
+        h.sub = h.b.open_subscription("t", "g", lambda m: None)
+        h.m = h.b.join("t", "live")
+        del h
+        """,
+    "a stream whose loop is gone": """
+        import asyncio, mq
+        b = mq.Broker()
+        b.create_topic("t")
+        async def main():
+            s = b.stream("t", "g")
+            s.__aiter__()
+            b.publish("t", b"waits to be taken")
+            while b.group_info("t", "g", 0).next == 0:
+                await asyncio.sleep(0.001)
+        asyncio.run(main())
+        """,
+    "a handler still running at exit": """
+        import threading, mq
+        b = mq.Broker()
+        b.create_topic("t")
+        started = threading.Event()
+        def handler(m):
+            started.set()
+            x = 0
+            for i in range(2_000_000):
+                x += i
+        sub = b.open_subscription("t", "g", handler)
+        b.publish("t", b"x")
+        started.wait(10)
+        """,
+}
+
+
+def _script(case: str) -> str:
+    return textwrap.dedent(CASES[case]) + '\nprint("end of main", flush=True)\n'
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_exit_is_clean(case: str) -> None:
+    child = python_child(_script(case))
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 0, (child.returncode, err)
+    assert out.strip().endswith("end of main")
+    assert "Traceback" not in err, err
+
+
+@pytest.mark.skipif(
+    not os.environ.get("MQ_OTHER_PYTHON"),
+    reason="MQ_OTHER_PYTHON (another CPython with mq installed) is not set; "
+    "test.sh sets it when it finds a newer CPython",
+)
+@pytest.mark.parametrize("case", list(CASES))
+def test_exit_is_clean_on_another_python(case: str) -> None:
+    child = python_child(_script(case), python=os.environ["MQ_OTHER_PYTHON"])
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 0, (child.returncode, err)
+    assert out.strip().endswith("end of main")
+
+
+def test_the_exit_hook_closes_subscriptions_members_and_brokers() -> None:
+    # atexit runs hooks last-registered first: this one, registered before mq is imported, runs
+    # after mq's and sees what it did.
+    child = python_child("""
+        import atexit
+        state = {}
+        def after_mq():
+            print("closed:", state["sub"].closed, state["member"].closed, state["broker"].closed)
+        atexit.register(after_mq)
+        import mq
+        b = mq.Broker()
+        b.create_topic("t", partitions=2)
+        state.update(broker=b, sub=b.open_subscription("t", "g", lambda m: None, partitions=[0]),
+                     member=b.join("t", "h"))
+    """)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 0, err
+    assert out.strip() == "closed: True True True"
