@@ -343,6 +343,7 @@ fn dead_letters_say_where_they_came_from() {
     let m = &batch.messages()[0];
     assert_eq!(m.payload(), b"poison");
     let d = m.dead_letter().expect("a dead letter");
+    assert!(m.headers().any(|(n, v)| n == b"mq.dead_letter.group" && v == b"picky"));
     assert_eq!(
         (d.topic, d.group, d.partition, d.offset, d.delivery_count),
         ("t", "picky", 0, 0, 1)
@@ -378,10 +379,7 @@ fn one_consumer_per_group_partition_and_no_unsubscribe_under_live_views() {
     b.consumer("t", "g", 0).unwrap();
 }
 
-// The core accepts headers but does not store them yet (BINDINGS work in progress in main):
-// this test pins the binding's side and passes once header storage lands.
 #[test]
-#[ignore = "the core does not store headers yet; run with --ignored once header storage lands"]
 fn headers_come_back_in_order_as_an_iterator() {
     let (b, _) = setup(1, 8);
     let hdrs = [
