@@ -343,7 +343,9 @@ fn dead_letters_say_where_they_came_from() {
     let m = &batch.messages()[0];
     assert_eq!(m.payload(), b"poison");
     let d = m.dead_letter().expect("a dead letter");
-    assert!(m.headers().any(|(n, v)| n == b"mq.dead_letter.group" && v == b"picky"));
+    assert!(m
+        .headers()
+        .any(|(n, v)| n == b"mq.dead_letter.group" && v == b"picky"));
     assert_eq!(
         (d.topic, d.group, d.partition, d.offset, d.delivery_count),
         ("t", "picky", 0, 0, 1)
