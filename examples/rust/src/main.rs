@@ -75,8 +75,8 @@ fn run_trace(t: &mut Trace, clock: &ManualClock) -> mq::Result<()> {
             .capacity(3)
             .ack_timeout(Duration::from_secs(30)),
     )?;
-    b.subscribe(ORDERS, "billing", &GroupOptions::new())?;
-    b.subscribe(ORDERS, "email", &GroupOptions::new())?;
+    b.subscribe_group(ORDERS, "billing", &GroupOptions::new())?;
+    b.subscribe_group(ORDERS, "email", &GroupOptions::new())?;
     let pa = mq::key_partition(b"user-a", 2)?;
     let pb = mq::key_partition(b"user-b", 2)?;
     println!("Reference trace: topic orders, 2 partitions, capacity 3, ack timeout 30 s;");
@@ -247,7 +247,7 @@ fn run_push(t: &mut Trace) -> mq::Result<()> {
     let mut failed_pay2 = false;
     // The failure of pay-2 is the scenario, recorded in the log: no need to report it.
     let opts = SubscriptionOptions::new().on_error(|_| {});
-    let sub = b.subscribe_push("payments", "ledger", &opts, move |m: &mq::Message<'_>| {
+    let sub = b.subscribe("payments", "ledger", &opts, move |m: &mq::Message<'_>| {
         let payload = String::from_utf8_lossy(m.payload()).into_owned();
         let ok = payload != "pay-2" || failed_pay2;
         if payload == "pay-2" {

@@ -108,7 +108,7 @@ fn rust_pull(n: u64, batch: usize, groups: usize, want: u64) -> f64 {
     let b = broker();
     let names = ["g0", "g1", "g2", "g3"];
     for g in &names[..groups] {
-        b.subscribe(TOPIC, g, &GroupOptions::new()).unwrap();
+        b.subscribe_group(TOPIC, g, &GroupOptions::new()).unwrap();
     }
     let consumers: Vec<_> = names[..groups]
         .iter()
@@ -163,7 +163,7 @@ fn rust_push(n: u64, prefetch: i32, want: u64) -> f64 {
     let d = done.clone();
     let mut v = Some(Verifier::new("rust push"));
     let sub = b
-        .subscribe_push(
+        .subscribe(
             TOPIC,
             "push",
             &SubscriptionOptions::new().prefetch(prefetch),

@@ -473,13 +473,13 @@ impl World {
                 out.status(
                     &self
                         .broker()?
-                        .subscribe(&r.name("topic"), &r.name("group"), &o),
+                        .subscribe_group(&r.name("topic"), &r.name("group"), &o),
                 );
             }
             "unsubscribe" => out.status(
                 &self
                     .broker()?
-                    .unsubscribe(&r.name("topic"), &r.name("group")),
+                    .unsubscribe_group(&r.name("topic"), &r.name("group")),
             ),
             "broker_close" => out.status(&self.broker()?.close()),
             "publish" | "publish_batch" => {
@@ -797,7 +797,7 @@ impl World {
                 Ok(())
             }
         };
-        let res = b.subscribe_push(&r.name("topic"), &r.name("group"), &o, handler);
+        let res = b.subscribe(&r.name("topic"), &r.name("group"), &o, handler);
         let mut out = Out::default();
         out.status(&res);
         out.field("frees", frees.load(Ordering::SeqCst));

@@ -72,7 +72,7 @@ impl Drop for Handle {
 /// # fn main() -> mq::Result<()> {
 /// let broker = Broker::new()?;
 /// broker.create_topic("orders", &TopicConfig::new().partitions(2))?;
-/// broker.subscribe("orders", "billing", &GroupOptions::new())?;
+/// broker.subscribe_group("orders", "billing", &GroupOptions::new())?;
 /// let at = broker.publish("orders", Record::new(b"o-1").key(b"user-a"), Wait::Forever)?;
 /// let mut billing = broker.consumer("orders", "billing", at.partition)?;
 /// let batch = billing.poll(10, Wait::NoWait)?;
@@ -170,7 +170,7 @@ impl Broker {
     }
 
     /// Subscribes a consumer group to a topic.
-    pub fn subscribe(&self, topic: &str, group: &str, opts: &GroupOptions) -> Result<()> {
+    pub fn subscribe_group(&self, topic: &str, group: &str, opts: &GroupOptions) -> Result<()> {
         let (o, _dlq) = opts.raw()?;
         with_name(topic, |t| {
             with_name(group, |g| {
@@ -184,7 +184,7 @@ impl Broker {
     ///
     /// Refused with [`Error::Owned`] while a [`Batch`](crate::Batch) of that group is alive in
     /// this process (the trim would free the messages it borrows).
-    pub fn unsubscribe(&self, topic: &str, group: &str) -> Result<()> {
+    pub fn unsubscribe_group(&self, topic: &str, group: &str) -> Result<()> {
         self.raw().registry.while_no_views(topic, group, || {
             with_name(topic, |t| {
                 with_name(group, |g| {
@@ -262,7 +262,7 @@ impl Broker {
     /// # fn main() -> mq::Result<()> {
     /// let broker = mq::Broker::new()?;
     /// broker.create_topic("t", &mq::TopicConfig::new().capacity(2))?;
-    /// broker.subscribe("t", "g", &mq::GroupOptions::new())?;
+    /// broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
     /// let recs = [mq::Record::new(b"a"), mq::Record::new(b"b"), mq::Record::new(b"c")];
     /// let err = broker.publish_batch("t", &recs, mq::Wait::NoWait).unwrap_err();
     /// assert_eq!(err.published, 2);

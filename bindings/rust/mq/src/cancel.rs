@@ -32,7 +32,7 @@ impl Drop for RawCancel {
 /// # fn main() -> mq::Result<()> {
 /// let broker = mq::Broker::new()?;
 /// broker.create_topic("t", &mq::TopicConfig::new())?;
-/// broker.subscribe("t", "g", &mq::GroupOptions::new())?;
+/// broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
 /// let token = mq::CancelToken::new()?;
 /// let waker = token.clone();
 /// std::thread::spawn(move || { std::thread::sleep(Duration::from_millis(10)); waker.cancel() });

@@ -287,7 +287,7 @@ impl Drop for PartitionConsumer {
 /// # fn main() -> mq::Result<()> {
 /// # let broker = mq::Broker::new()?;
 /// # broker.create_topic("t", &mq::TopicConfig::new())?;
-/// # broker.subscribe("t", "g", &mq::GroupOptions::new())?;
+/// # broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
 /// # broker.publish("t", mq::Record::new(b"hello"), mq::Wait::NoWait)?;
 /// let mut c = broker.consumer("t", "g", 0)?;
 /// let batch = c.poll(16, mq::Wait::NoWait)?;

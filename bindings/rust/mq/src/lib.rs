@@ -10,7 +10,7 @@
 //! # fn main() -> mq::Result<()> {
 //! let broker = Broker::new()?;
 //! broker.create_topic("orders", &TopicConfig::new().partitions(2).capacity(64))?;
-//! broker.subscribe("orders", "billing", &GroupOptions::new())?;
+//! broker.subscribe_group("orders", "billing", &GroupOptions::new())?;
 //!
 //! let at = broker.publish("orders", Record::new(b"o-1").key(b"user-a"), Wait::Forever)?;
 //! let mut billing = broker.consumer("orders", "billing", at.partition)?;
@@ -33,7 +33,7 @@
 //! - the calls that can end views — [`Batch::ack`] (which consumes the batch),
 //!   [`PartitionConsumer::ack`] and [`PartitionConsumer::seek`] (which need `&mut` on the
 //!   consumer, so no batch may be alive) — cannot run while a message is still borrowed;
-//! - [`Broker::unsubscribe`] is refused while a batch of the group is alive, and one consumer
+//! - [`Broker::unsubscribe_group`] is refused while a batch of the group is alive, and one consumer
 //!   per group and partition exists per process (others' acks would free its views);
 //! - [`Message::detach`] makes an owned copy ([`OwnedMessage`]) that outlives everything.
 //!
@@ -48,7 +48,7 @@
 //! # fn main() -> mq::Result<()> {
 //! # let broker = mq::Broker::new()?;
 //! # broker.create_topic("t", &mq::TopicConfig::new())?;
-//! # broker.subscribe("t", "g", &mq::GroupOptions::new())?;
+//! # broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
 //! let mut c = broker.consumer("t", "g", 0)?;
 //! let batch = c.poll(10, mq::Wait::NoWait)?;
 //! let payload: &[u8] = batch.messages()[0].payload();
@@ -63,7 +63,7 @@
 //! # fn main() -> mq::Result<()> {
 //! # let broker = mq::Broker::new()?;
 //! # broker.create_topic("t", &mq::TopicConfig::new())?;
-//! # broker.subscribe("t", "g", &mq::GroupOptions::new())?;
+//! # broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
 //! let mut c = broker.consumer("t", "g", 0)?;
 //! let batch = c.poll(10, mq::Wait::NoWait)?;
 //! c.ack(0)?; // error[E0499]: cannot borrow `c` as mutable more than once at a time
@@ -77,7 +77,7 @@
 //! # fn main() -> mq::Result<()> {
 //! # let broker = mq::Broker::new()?;
 //! # broker.create_topic("t", &mq::TopicConfig::new())?;
-//! # broker.subscribe("t", "g", &mq::GroupOptions::new())?;
+//! # broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
 //! # broker.publish("t", mq::Record::new(b"x"), mq::Wait::NoWait)?;
 //! let mut c = broker.consumer("t", "g", 0)?;
 //! let batch = c.poll(10, mq::Wait::NoWait)?;

@@ -155,14 +155,14 @@ impl Broker {
     /// let broker = mq::Broker::new()?;
     /// broker.create_topic("payments", &mq::TopicConfig::new())?;
     /// let (tx, rx) = mpsc::channel();
-    /// let sub = broker.subscribe_push("payments", "ledger", &mq::SubscriptionOptions::new(),
+    /// let sub = broker.subscribe("payments", "ledger", &mq::SubscriptionOptions::new(),
     ///     move |m: &mq::Message<'_>| tx.send(m.payload().to_vec()).map_err(|e| e.to_string()))?;
     /// broker.publish("payments", mq::Record::new(b"pay-1"), mq::Wait::Forever)?;
     /// assert_eq!(rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap(), b"pay-1");
     /// sub.close()?;
     /// # Ok(()) }
     /// ```
-    pub fn subscribe_push<F, E>(
+    pub fn subscribe<F, E>(
         &self,
         topic: &str,
         group: &str,

@@ -19,7 +19,7 @@
 //! use futures_util::StreamExt;
 //! let broker = mq::Broker::new()?;
 //! broker.create_topic("t", &mq::TopicConfig::new())?;
-//! broker.subscribe("t", "g", &mq::GroupOptions::new())?;
+//! broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
 //! let mut stream = broker.subscribe_stream("t", "push", &mq::SubscriptionOptions::new(), 16)?;
 //! broker.publish_async("t", mq::Record::new(b"hi"), mq::Wait::Forever).await?;
 //! let mut c = broker.consumer("t", "g", 0)?;
@@ -223,7 +223,7 @@ impl Broker {
         buffer: usize,
     ) -> Result<MessageStream> {
         let (tx, rx) = mpsc::channel(buffer.max(1));
-        let sub = self.subscribe_push(topic, group, opts, move |m: &Message<'_>| {
+        let sub = self.subscribe(topic, group, opts, move |m: &Message<'_>| {
             // Runs on a library thread, outside the runtime: blocking here is the back-pressure.
             tx.blocking_send(m.detach())
                 .map_err(|_| "the stream was dropped")

@@ -135,7 +135,7 @@ fn subscriptions_members_and_consumers_outlive_the_broker() {
     }
     let d = D(drops.clone());
     let sub = b
-        .subscribe_push(
+        .subscribe(
             "t",
             "push",
             &SubscriptionOptions::new(),
@@ -178,33 +178,69 @@ fn a_batch_outlives_the_broker_handle() {
 }
 
 #[test]
-fn every_drop_order_of_four_handles() {
-    // 0 broker, 1 subscription, 2 member, 3 consumer: all 24 orders.
+fn handles_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<mq::Broker>();
+    check::<mq::PartitionConsumer>();
+    check::<mq::Subscription>();
+    check::<mq::Member>();
+    check::<CancelToken>();
+    check::<mq::Error>();
+    check::<mq::Batch<'static>>();
+    check::<mq::Message<'static>>();
+}
+
+/// Broker, a clone of it, subscription, member, consumer, cancel token: all 720 orders, with a
+/// message in flight for the consumer and the push handler's state counted.
+#[test]
+fn every_drop_order_of_six_handles() {
     let mut orders = Vec::new();
-    permute(&mut vec![0, 1, 2, 3], 0, &mut orders);
-    assert_eq!(orders.len(), 24);
+    permute(&mut vec![0, 1, 2, 3, 4, 5], 0, &mut orders);
+    assert_eq!(orders.len(), 720);
     for order in orders {
         let (b, _) = setup(2, 8);
         b.create_topic("m", &mq::TopicConfig::new()).unwrap();
-        let mut slots: Vec<Option<Box<dyn Send>>> = vec![None, None, None, None];
+        let drops = Arc::new(AtomicUsize::new(0));
+        struct D(Arc<AtomicUsize>);
+        impl Drop for D {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let d = D(drops.clone());
         let sub = b
-            .subscribe_push(
+            .subscribe(
                 "t",
                 "push",
                 &SubscriptionOptions::new(),
-                |_: &Message<'_>| Ok::<(), String>(()),
+                move |_: &Message<'_>| {
+                    let _k = &d;
+                    Ok::<(), String>(())
+                },
             )
             .unwrap();
         let member = b.join("m", "g", &MemberOptions::new()).unwrap();
-        let consumer = b.consumer("t", "g", 0).unwrap();
-        b.publish("t", Record::new(b"x"), Wait::NoWait).unwrap();
-        slots[1] = Some(Box::new(sub));
-        slots[2] = Some(Box::new(member));
-        slots[3] = Some(Box::new(consumer));
-        slots[0] = Some(Box::new(b));
+        let mut consumer = b.consumer("t", "g", 0).unwrap();
+        b.publish("t", Record::new(b"x").key(b"user-b"), Wait::NoWait)
+            .unwrap();
+        assert_eq!(consumer.poll(1, Wait::NoWait).map(|x| x.len()), Ok(1));
+        let token = CancelToken::new().unwrap();
+        let mut slots: Vec<Option<Box<dyn Send>>> = vec![
+            Some(Box::new(b.clone())),
+            Some(Box::new(b)),
+            Some(Box::new(sub)),
+            Some(Box::new(member)),
+            Some(Box::new(consumer)),
+            Some(Box::new(token)),
+        ];
         for i in order {
             drop(slots[i].take());
         }
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            1,
+            "the handler's state is dropped once"
+        );
     }
 }
 

@@ -74,7 +74,8 @@ fn a_closure_assignor_decides_and_its_panic_falls_back_to_round_robin() {
     assert_eq!(d.assignment().unwrap().partitions, [0, 1, 2]);
     drop((c, d));
 
-    b.subscribe("t", "h", &mq::GroupOptions::new()).unwrap();
+    b.subscribe_group("t", "h", &mq::GroupOptions::new())
+        .unwrap();
     let reports = Arc::new(Mutex::new(Vec::new()));
     let r = reports.clone();
     let boom = |_: i32, _: &[&str], _: &mut [i32]| panic!("assignor bug");

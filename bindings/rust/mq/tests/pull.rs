@@ -141,7 +141,7 @@ fn bad_input_is_an_error_never_a_crash() {
         Err(Error::NoTopic(_))
     ));
     assert!(matches!(
-        b.subscribe("t", "g", &GroupOptions::new()),
+        b.subscribe_group("t", "g", &GroupOptions::new()),
         Err(Error::Exists(_))
     ));
     let mut c = b.consumer("t", "nobody", 0).unwrap();
@@ -220,7 +220,7 @@ fn seek_replays_and_skips() {
         b.publish("t", Record::new(p.as_bytes()), Wait::NoWait)
             .unwrap();
     }
-    b.subscribe("t", "late", &GroupOptions::new().start(Start::Earliest))
+    b.subscribe_group("t", "late", &GroupOptions::new().start(Start::Earliest))
         .unwrap();
     let mut c = b.consumer("t", "late", 0).unwrap();
     c.seek(SeekTo::Offset(1)).unwrap();
@@ -286,7 +286,7 @@ fn introspection_lists_and_helpers() {
         (Retention::Bounded, Some(Duration::from_secs(60)))
     );
     assert_eq!(b.topics().unwrap(), ["t", "u"]);
-    b.subscribe("t", "h", &GroupOptions::new()).unwrap();
+    b.subscribe_group("t", "h", &GroupOptions::new()).unwrap();
     assert_eq!(b.groups("t").unwrap(), ["g", "h"]);
     b.publish("t", Record::new(b"xyz").key(b"k"), Wait::NoWait)
         .unwrap();
@@ -306,7 +306,7 @@ fn introspection_lists_and_helpers() {
     assert_eq!(mq::round_robin(5, 2, 0).unwrap(), [0, 2, 4]);
     assert_eq!(mq::version(), "1.0.0");
     assert_eq!(mq::version_number(), mq_sys::MQ_VERSION_NUMBER);
-    b.unsubscribe("t", "h").unwrap();
+    b.unsubscribe_group("t", "h").unwrap();
     assert_eq!(b.groups("t").unwrap(), ["g"]);
     b.close().unwrap();
     assert!(matches!(
@@ -320,8 +320,9 @@ fn introspection_lists_and_helpers() {
 fn dead_letters_say_where_they_came_from() {
     let (b, _) = setup(1, 8);
     b.create_topic("dlq", &TopicConfig::new()).unwrap();
-    b.subscribe("dlq", "ops", &GroupOptions::new()).unwrap();
-    b.subscribe(
+    b.subscribe_group("dlq", "ops", &GroupOptions::new())
+        .unwrap();
+    b.subscribe_group(
         "t",
         "picky",
         &GroupOptions::new()
@@ -342,6 +343,9 @@ fn dead_letters_say_where_they_came_from() {
     let m = &batch.messages()[0];
     assert_eq!(m.payload(), b"poison");
     let d = m.dead_letter().expect("a dead letter");
+    assert!(m
+        .headers()
+        .any(|(n, v)| n == b"mq.dead_letter.group" && v == b"picky"));
     assert_eq!(
         (d.topic, d.group, d.partition, d.offset, d.delivery_count),
         ("t", "picky", 0, 0, 1)
@@ -363,12 +367,12 @@ fn one_consumer_per_group_partition_and_no_unsubscribe_under_live_views() {
     ));
     let batch = c.poll(10, Wait::NoWait).unwrap();
     assert!(
-        matches!(b.unsubscribe("t", "g"), Err(Error::Owned(_))),
+        matches!(b.unsubscribe_group("t", "g"), Err(Error::Owned(_))),
         "views are alive"
     );
     assert_eq!(batch.messages()[0].payload(), b"a");
     drop(batch);
-    b.unsubscribe("t", "g").unwrap();
+    b.unsubscribe_group("t", "g").unwrap();
     assert!(matches!(c.poll(1, Wait::NoWait), Err(Error::NoGroup(_))));
     drop((c, other));
     let m = b.join("t", "g", &mq::MemberOptions::new()).unwrap();

@@ -34,7 +34,7 @@ fn a_panicking_handler_nacks_is_reported_and_keeps_running() {
     let opts = SubscriptionOptions::new().on_error(move |e| r.lock().unwrap().push(e.clone()));
     publish_all(&b, &["a", "boom", "c"]); // one batch: boom's nack brings c back too
     let sub = b
-        .subscribe_push(
+        .subscribe(
             "t",
             "g",
             &opts,
@@ -92,7 +92,7 @@ fn a_failing_handler_nacks_with_a_delay_and_is_reported() {
         .prefetch(1)
         .on_error(move |e| r.lock().unwrap().push(e.to_string()));
     let sub = b
-        .subscribe_push("t", "g", &opts, move |m: &Message<'_>| {
+        .subscribe("t", "g", &opts, move |m: &Message<'_>| {
             let n = c.fetch_add(1, Ordering::SeqCst);
             mq::handler::extend_lease().unwrap();
             if n == 0 {
@@ -135,10 +135,10 @@ fn explicit_partitions_and_ownership() {
     let (b, _) = setup(2, 16);
     let opts = SubscriptionOptions::new().partitions(&[1]);
     let sub = b
-        .subscribe_push("t", "g", &opts, |_: &Message<'_>| Ok::<(), String>(()))
+        .subscribe("t", "g", &opts, |_: &Message<'_>| Ok::<(), String>(()))
         .unwrap();
     let e = b
-        .subscribe_push("t", "g", &opts, |_: &Message<'_>| Ok::<(), String>(()))
+        .subscribe("t", "g", &opts, |_: &Message<'_>| Ok::<(), String>(()))
         .unwrap_err();
     assert!(matches!(e, Error::Owned(_)), "{e:?}");
     assert!(
@@ -148,7 +148,7 @@ fn explicit_partitions_and_ownership() {
     drop(sub);
     let _c = b.consumer("t", "g", 0).unwrap();
     let e = b
-        .subscribe_push(
+        .subscribe(
             "t",
             "g",
             &SubscriptionOptions::new().prefetch(0),
@@ -167,7 +167,7 @@ fn a_failed_open_releases_the_handler_once() {
     let drops = Arc::new(AtomicUsize::new(0));
     let guard = DropCount(drops.clone());
     let e = b
-        .subscribe_push(
+        .subscribe(
             "t",
             "g",
             &SubscriptionOptions::new().prefetch(0),
@@ -180,7 +180,7 @@ fn a_failed_open_releases_the_handler_once() {
     assert!(matches!(e, Error::Invalid(_)), "{e:?}");
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     let e = b
-        .subscribe_push(
+        .subscribe(
             "nope",
             "g",
             &SubscriptionOptions::new(),
@@ -198,7 +198,7 @@ fn dropping_a_subscription_inside_its_own_handler_closes_it_afterwards() {
     let guard = DropCount(drops.clone());
     let s = slot.clone();
     let sub = b
-        .subscribe_push(
+        .subscribe(
             "t",
             "g",
             &SubscriptionOptions::new(),

@@ -22,7 +22,7 @@ fn eight_threads_at_least_once_and_per_key_order() {
     let b = Broker::new().unwrap();
     b.create_topic("s", &TopicConfig::new().partitions(PARTITIONS).capacity(64))
         .unwrap();
-    b.subscribe("s", "g", &GroupOptions::new()).unwrap();
+    b.subscribe_group("s", "g", &GroupOptions::new()).unwrap();
     let per_key = PRODUCERS * PER_PRODUCER / KEYS;
     let mut expected = [0u64; PARTITIONS as usize];
     for k in 0..KEYS {

@@ -12,7 +12,7 @@ pub fn setup(partitions: i32, capacity: i64) -> (Broker, ManualClock) {
         &TopicConfig::new().partitions(partitions).capacity(capacity),
     )
     .unwrap();
-    b.subscribe("t", "g", &GroupOptions::new()).unwrap();
+    b.subscribe_group("t", "g", &GroupOptions::new()).unwrap();
     (b, clock)
 }
 
