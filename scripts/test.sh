@@ -114,6 +114,8 @@ fi
 # ---- bindings: every bindings/<language>/ has a test.sh that installs what it needs, builds the
 # core its own way (cargo, pip, cgo, Maven) and runs the binding's tests, lints and examples.
 # A binding directory without one fails the run: no binding is skipped silently.
+# Each binding runs tests/conformance/*.mqs through this runner (tests/conformance/FORMAT.md).
+export MQ_CONFORMANCE_RUNNER="$PWD/build/tests/conformance/mq_conformance"
 for dir in bindings/*/; do
     [ -d "$dir" ] || continue
     lang=$(basename "$dir")

@@ -55,7 +55,7 @@ mq_status mq_broker::topic(const char *name, mq::Topic **out) noexcept {
 
 mq_status mq_broker::create_topic(const char *name, const mq_topic_config &cfg) {
     std::lock_guard lk(admin_mu_);
-    if (closed()) return mq::fail(MQ_CLOSED, "the broker is closed");
+    if (closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
     if (table_.find(name)) return mq::fail(MQ_ERR_EXISTS, "topic %s already exists", name);
     topics_.reserve(topics_.size() + 1);
     auto t = std::make_unique<mq::Topic>(name, cfg, clock, spin_ns, closed_);

@@ -11,6 +11,7 @@
 #include "c_api_util.h"
 #include "cancel.h"
 #include "error.h"
+#include "group_poll.h"
 #include "murmur2.h"
 #include "names.h"
 #include "member.h"
@@ -471,7 +472,8 @@ MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *grou
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
         if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
         return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
-            return p.poll(g, {}, out, n, mq::Wait::from_ms(wait_ms), cancel, count_out);
+            return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms), cancel,
+                                  count_out);
         });
     });
 }

@@ -18,7 +18,7 @@ namespace {
 // closed broker is their first check (MQ_CLOSED right after a NULL handle, as mq.h orders).
 mq_status check_member(const mq_member *m) {
     if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
-    if (m->closed()) return fail(MQ_CLOSED, "the broker is closed");
+    if (m->closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
     return MQ_OK;
 }
 

@@ -40,7 +40,7 @@ template <class F>
 inline mq_status on_broker(mq_broker *b, F &&f) noexcept {
     if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
     GateScope scope(b->gate);
-    if (b->closed()) return fail(MQ_CLOSED, "the broker is closed");
+    if (b->closed()) return fail_fixed(MQ_CLOSED, "the broker is closed");
     return guarded([&] { return f(); });
 }
 

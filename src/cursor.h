@@ -1,10 +1,14 @@
-// One group's position on one partition, and how often each in-flight offset was handed out.
+// Consumer groups, and one group's position on one partition.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "delivery_counts.h"
 
 namespace mq {
 
@@ -27,77 +31,14 @@ struct Group : GroupConfig {
     std::unique_ptr<Membership> membership;  // live members (set by the topic)
 };
 
-// Delivery counts of the offsets a group has been handed and not acked. Offsets are handed out
-// in order and a rewind always goes back to `committed`, so the counts never increase with the
-// offset: a few (end, count) runs describe them all, whatever the number of messages.
-class DeliveryCounts {
-public:
-    // Makes sure deliver() cannot allocate (call before changing anything else).
-    void reserve() { runs_.reserve(runs_.size() + 3); }
-
-    // Records that [from, to) was handed out once more; calls f(offset, count) in order.
-    template <class F>
-    void deliver(int64_t from, int64_t to, F &&f) {
-        int64_t o = from;
-        size_t i = 0;
-        while (i < runs_.size() && runs_[i].end <= o) i++;
-        while (o < to && i < runs_.size()) {
-            const int64_t run_start = i == 0 ? base_ : runs_[i - 1].end;
-            if (o > run_start) {  // split so that [o, end) is its own run
-                runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(i),
-                             Run{o, runs_[i].count});
-                i++;
-                continue;
-            }
-            if (runs_[i].end > to) {
-                runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(i),
-                             Run{to, runs_[i].count});
-            }
-            const uint32_t count = ++runs_[i].count;
-            for (; o < runs_[i].end; o++) f(o, count);
-            if (i > 0 && runs_[i - 1].count == count) {  // keep runs few: merge equal neighbours
-                runs_[i - 1].end = runs_[i].end;
-                runs_.erase(runs_.begin() + static_cast<std::ptrdiff_t>(i));
-            } else {
-                i++;
-            }
-        }
-        if (o < to) {
-            if (!runs_.empty() && runs_.back().count == 1) {
-                runs_.back().end = to;
-            } else {
-                runs_.push_back(Run{to, 1});
-            }
-            for (; o < to; o++) f(o, 1u);
-        }
-    }
-
-    // Forgets offsets below `committed`.
-    void ack(int64_t committed) noexcept {
-        size_t drop = 0;
-        while (drop < runs_.size() && runs_[drop].end <= committed) drop++;
-        if (drop) runs_.erase(runs_.begin(), runs_.begin() + static_cast<std::ptrdiff_t>(drop));
-        base_ = committed;
-    }
-
-    // Deliveries so far of offset `committed` (the head): 0 if it was never handed out.
-    uint32_t head_count() const noexcept { return runs_.empty() ? 0 : runs_.front().count; }
-
-    // Forgets everything (seek, or a group that starts over at `at`).
-    void reset(int64_t at) noexcept {
-        runs_.clear();
-        base_ = at;
-    }
-
-private:
-    struct Run {
-        int64_t end;     // exclusive
-        uint32_t count;  // deliveries of every offset in [previous end, end)
-    };
-    std::vector<Run> runs_;
-    int64_t base_ = 0;  // the group's committed offset: where the first run starts
-};
-
+// A group's position on one partition, and every change to it: the rules of SPEC.md that touch
+// one cursor are written here once (what an ack does, a drop, a rewind, a seek, a lease), and
+// the partition applies them under its lock.
+//
+// Views: the group may hold views of messages from `view_floor` on (mq.h: until it acks or
+// seeks past them, or, for messages dropped from under it, until its next poll, ack or seek).
+// Handing out a view lowers the floor to it; the group's own poll, ack and seek raise it to
+// `committed`. Below the lowest floor of all groups the partition reuses the bytes.
 struct Cursor {
     const Group *group;
     int64_t committed;
@@ -118,6 +59,78 @@ struct Cursor {
 
     Cursor(const Group *g, int64_t at) : group(g), committed(at), next(at), view_floor(at) {
         counts.reset(at);
+    }
+
+    bool in_flight() const noexcept { return next > committed; }
+
+    // Everything below `to` is done for the group: the one effect of an ack, shared by an ack,
+    // a drop and a dead letter. Views below `to` are not ended here (see end_views).
+    void commit(int64_t to) noexcept {
+        committed = to;
+        next = std::max(next, to);
+        counts.ack(to);
+    }
+    // The log now starts at `start`: what the group had not acked below it is lost, and the
+    // loss is told by the next message it is handed.
+    void skip_to(int64_t start) noexcept {
+        if (committed >= start) return;
+        lost += start - committed;
+        lost_unreported += start - committed;
+        commit(start);
+    }
+    // The group's own poll, ack or seek: its views below committed end. True if any did.
+    bool end_views() noexcept {
+        if (view_floor >= committed) return false;
+        view_floor = committed;
+        return true;
+    }
+    // Rule 7: a lease that ran out rewinds the group so its in-flight messages come again.
+    void expire_lease(int64_t now) noexcept {
+        if (in_flight() && now >= lease_deadline) next = committed;
+    }
+    bool paused(int64_t now) const noexcept { return not_before > now; }
+    // Rule 4: [next, to) is handed out under a new lease; the first message carries the loss
+    // not yet told. f(offset, delivery count) is called for each (DeliveryCounts::deliver).
+    template <class F>
+    int64_t hand_out(int64_t to, int64_t lease_until, F &&f) {
+        const int64_t from = next;
+        view_floor = std::min(view_floor, from);  // a replay below the floor holds it too
+        counts.deliver(from, to, f);
+        next = to;
+        not_before = 0;
+        lease_deadline = lease_until;
+        const int64_t told = lost_unreported;
+        lost_unreported = 0;
+        return told;
+    }
+    // Rule 6 (and a delayed nack: `until` > 0 holds the group until then). False if nothing
+    // was in flight, which changes nothing.
+    bool rewind(int64_t until) noexcept {
+        if (!in_flight()) return false;
+        next = committed;
+        if (until > 0) not_before = until;
+        return true;
+    }
+    // committed = next = `to`: in flight forgotten, a pause cancelled, counts start over. Views
+    // the seek moves past end, and so do views of dropped messages; those it moves back over
+    // are in the log, at or above the new floor. Loss not yet told is kept.
+    void seek(int64_t to) noexcept {
+        view_floor = to;
+        committed = next = to;
+        not_before = 0;
+        counts.reset(to);
+    }
+    // The broker-clock time at which the cursor changes by itself, or INT64_MAX.
+    int64_t next_change() const noexcept {
+        int64_t at = in_flight() ? lease_deadline : INT64_MAX;
+        if (not_before) at = std::min(at, not_before);
+        return at;
+    }
+    // The lowest offset any holder of this group's views may read.
+    int64_t floor() const noexcept {
+        int64_t f = view_floor;
+        for (const auto &e : fenced_floors) f = std::min(f, e.second);
+        return f;
     }
 };
 

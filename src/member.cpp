@@ -5,6 +5,7 @@
 #include "broker.h"
 #include "cancel.h"
 #include "error.h"
+#include "group_poll.h"
 
 mq_status mq_member::join(mq::BrokerRef broker, mq::Topic *t, const char *group, const Options &o,
                           mq_member **out) {
@@ -51,7 +52,7 @@ private:
 };
 
 mq_status mq_member::check(bool check_generation) {
-    if (closed()) return mq::fail(MQ_CLOSED, "the broker is closed");
+    if (closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
     // Views of partitions taken from this member stayed valid until now: its next call.
     if (state->has_fenced.load()) membership().release_fenced(*state);
     membership().reap(broker->clock.now());
@@ -137,18 +138,18 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
         const uint32_t first = state->rotate.fetch_add(1, std::memory_order_relaxed);
         for (size_t i = 0; i < k; i++) {
             const int32_t p = parts[(first + i) % k];
-            const mq_status st = topic->partition(p).poll(
-                group, caller(), out, max, mq::Wait{mq::Wait::kNone}, nullptr, count);
+            const mq_status st = mq::poll_group(topic->partition(p), group, caller(), out, max,
+                                                mq::Wait{mq::Wait::kNone}, nullptr, count);
             if (st == MQ_OK) return st;
             if (st == MQ_TIMEOUT || st == MQ_ERR_FENCED) continue;  // fenced: a rebalance is on
             return st;
         }
         if (wait.over()) {
             *count = 0;
-            return mq::fail(MQ_TIMEOUT, "nothing to hand out within the wait");
+            return mq::fail_fixed(MQ_TIMEOUT, "nothing to hand out within the wait");
         }
         if (scope.triggered())
-            return mq::fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
+            return mq::fail_fixed(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
         if (!watching.active()) {  // look once more, watching, before spinning or sleeping
             watching.start();
             continue;

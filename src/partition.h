@@ -1,66 +1,28 @@
-// A partition: the log, every group's cursor on it, and every rule that touches them (publish,
-// back-pressure, retention, poll, lease, ack, nack, dead letters, seek, trim, ownership). One
-// lock guards all of it; Broker and Topic only route calls here.
+// A partition: its log, every group's cursor on it, and the waiting, composed under one lock
+// (the Disruptor's split of its ring: the log holds messages, each cursor its own rules, the
+// waiting its one wait loop). Broker and Topic route calls here; dead-lettering, which needs
+// another topic, is done one layer up (group_poll.h), so dependencies only point down.
 //
-// The rules live in three files: partition.cpp (the log: append, back-pressure, retention,
-// trim), partition_consume.cpp (poll, lease, ack, nack, dead letters, seek) and
-// partition_groups.cpp (groups, ownership, introspection).
+// The code lives in four files: partition.cpp (access, retention, trimming), partition_publish
+// (append and back-pressure), partition_consume (poll, lease, ack, nack, seek) and
+// partition_groups (groups, ownership, introspection).
 #pragma once
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "arena.h"
 #include "clock.h"
 #include "cursor.h"
+#include "dead_letter.h"
+#include "error.h"
+#include "log.h"
 #include "mq.h"
-#include "waitable.h"
+#include "wait.h"
+#include "waiting.h"
 
 namespace mq {
-
-class CancelScope;
-
-// A wait in milliseconds, turned into a deadline the first time the call would block (most
-// calls never block, and reading the clock is not free).
-struct Wait {
-    enum Kind { kNone, kUntil, kForever } kind;
-    int64_t ms = 0;
-    std::chrono::steady_clock::time_point at{};
-    bool started = false;
-
-    static Wait from_ms(int64_t wait_ms) noexcept {
-        if (wait_ms == 0) return {kNone};
-        if (wait_ms < 0) return {kForever};
-        return {kUntil, wait_ms};
-    }
-    // Fixes the deadline now (a batch shares one deadline across its partitions).
-    void start() noexcept {
-        if (kind == kUntil && !started) {
-            at = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-            started = true;
-        }
-    }
-    // Where a spin of spin_ns starting now must stop: no later than the deadline.
-    int64_t spin_until_ns(int64_t now_ns, int64_t spin_ns) const noexcept {
-        const int64_t until = now_ns + spin_ns;
-        if (kind != kUntil || !started) return until;
-        const int64_t at_ns =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
-        return std::min(until, at_ns);
-    }
-    bool over() noexcept {
-        if (kind != kUntil) return kind == kNone;
-        if (!started) {
-            start();
-            return false;
-        }
-        return std::chrono::steady_clock::now() >= at;
-    }
-};
 
 // Who is calling, for fencing. The plain API is nobody in particular; a subscription or group
 // member must own the partition, and a member must have seen the generation that gave it the
@@ -98,8 +60,18 @@ public:
 
     // A caller that owns nothing (the plain API) may call; a fenced one must own the partition
     // (else MQ_ERR_FENCED) in a generation it has seen (else MQ_REBALANCED).
-    mq_status poll(const Group *g, Caller who, mq_message *out, size_t max, Wait wait,
-                   mq_cancel *cancel, size_t *count);
+    //
+    // Rule 4. When the group's head has been handed out max_deliveries times, nothing is
+    // handed out: *due points at a copy of the head (the calling thread's, valid until its next
+    // poll), *count is 0 and the status MQ_OK, and the caller publishes the copy to the
+    // dead-letter topic within `wait` (started here), then calls finish_dead_letter. Use
+    // poll_group (group_poll.h), which does all of that. *due is left alone otherwise.
+    mq_status poll(const Group *g, Caller who, mq_message *out, size_t max, Wait &wait,
+                   mq_cancel *cancel, size_t *count, const DeadLetter **due);
+    // The dead letter `due` reported is published (`published` is that publish's status):
+    // MQ_OK moves the group past it, MQ_ERR_TOO_LARGE too (counted as lost); any other status
+    // leaves it at the head. Returns `published`, or MQ_ERR_NO_GROUP if the group went meanwhile.
+    mq_status finish_dead_letter(const Group *g, const DeadLetter &due, mq_status published);
     mq_status ack(const Group *g, Caller who, int64_t offset);
     mq_status nack(const Group *g, Caller who, int64_t delay_ns);
     mq_status extend_lease(const Group *g, Caller who);
@@ -108,10 +80,6 @@ public:
     // The broker-clock time at which the group's state here changes by itself (its lease runs
     // out, its delayed nack ends), or INT64_MAX.
     int64_t next_change(const Group *g);
-    // Spins (without the lock) up to the broker's spin_ns, and never past the wait's deadline,
-    // until something a consumer may wait for changes; returns at once when spinning is off.
-    // Called with lk held; returns with it.
-    void spin_for_change(std::unique_lock<Mutex> &lk, const Wait &wait) noexcept;
     void watch(Notifier *n);
     void unwatch(Notifier *n);
 
@@ -137,97 +105,64 @@ public:
     mq_status group_info(const Group *g, mq_group_info &out);
     void describe(std::string &out);  // may throw bad_alloc
 
-    Waitable &waitable() noexcept { return w_; }
+    Waitable &waitable() noexcept { return waiting_.waitable(); }
     int32_t index() const noexcept { return index_; }
 
 private:
-    struct Slot {
-        const char *data;  // [mq_dead_letter], key bytes, payload bytes
-        uint32_t key_len;  // low 30 bits: length; kNoKey, kDeadLetter flags
-        uint32_t payload_len;
-        int64_t timestamp_ns;
-    };
-    static constexpr uint32_t kNoKey = 1u << 31;
-    static constexpr uint32_t kDeadLetter = 1u << 30;
-    static constexpr uint32_t kLenMask = kDeadLetter - 1;
-    static size_t slot_bytes(const Slot &s) noexcept {
-        return (s.key_len & kLenMask) + s.payload_len;
-    }
+    using Lock = std::unique_lock<Mutex>;
 
-    Slot &slot(int64_t offset) noexcept {
-        return slots_[static_cast<size_t>(offset) & (slots_.size() - 1)];
+    // Every call that touches the partition enters here: the lock, then the maximum age (the
+    // one place it is enforced, so every call sees the same log). `now` is the broker clock
+    // read before locking; without it the clock is read only if the topic has a maximum age.
+    Lock enter(int64_t now) noexcept {
+        Lock lk(waiting_.mutex());
+        enforce_max_age(now);
+        return lk;
     }
+    Lock enter() noexcept { return enter(settings_.max_age_ns ? clock_.now() : 0); }
+    // Under the lock, at entry and after each wait. A closed broker changes no state (its info
+    // calls keep working and must read the same).
+    void enforce_max_age(int64_t now) noexcept {
+        if (settings_.max_age_ns && !waiting_.closed()) expire(now);
+    }
+    void expire(int64_t now) noexcept;
+
     Cursor *find(const Group *g) noexcept;
     // The group's cursor, checked for ownership; nullptr with the failure status in *st.
-    Cursor *find_owned(const Group *g, Caller who, mq_status *st) noexcept;
-    mq_status no_group(const Group *g) const noexcept;
-    // Waking is decided under the lock and, on the hot paths (publish, ack), sent after it is
-    // released, so a woken thread does not at once block on a lock its waker still holds.
-    struct Wakeup {
-        bool consumers = false;
-        int64_t publishers = 0;  // notify_one this many times; INT64_MAX: notify_all
-    };
-    void send(const Wakeup &w) noexcept;  // without the lock
-    bool announce() noexcept;             // new work: true if a poller waits to be woken
-    int64_t publishers_to_wake(int64_t freed) const noexcept;
-    void wake_consumers() noexcept { send({announce(), 0}); }
-    void wake_publishers(int64_t freed) noexcept { send({false, publishers_to_wake(freed)}); }
-    mq_status closed_status() const noexcept;
+    Cursor *find_owned(const Group *g, Caller who, Deferred &err, mq_status *st) noexcept;
+    mq_status no_group(Deferred &err, const Group *g) const noexcept;
 
-    // The log (partition.cpp).
+    // Retention (partition.cpp). Each wakes the publishers it makes room for.
+    void drop_head(int64_t new_start) noexcept;  // bounded retention, max age: groups skip
+    int64_t trim() noexcept;  // to the slowest committed; returns how many left, waking nobody
+    // Trims, and says whom that wakes (consumers too if asked): send it after unlocking.
+    Wakeup trim_and_wake(bool consumers) noexcept {
+        const bool c = consumers && waiting_.announce();
+        return {c, waiting_.publishers_to_wake(trim(), settings_.max_bytes != 0)};
+    }
+    void release_views() noexcept;  // gives back storage below every group's view floor
+    void wake_consumers() noexcept { waiting_.send({waiting_.announce(), 0}); }
+    void wake_publishers(int64_t freed) noexcept {
+        waiting_.send({false, waiting_.publishers_to_wake(freed, settings_.max_bytes != 0)});
+    }
+
+    // Appending (partition_publish.cpp).
     bool has_room(size_t bytes) const noexcept;
-    mq_status wait_for_room(std::unique_lock<Mutex> &lk, size_t bytes, Wait wait,
-                            const CancelScope &cancel, bool &waited);
-    // Appends without waking consumers (the caller wakes them once for all it appended).
-    int64_t append(const mq_record &r, size_t bytes, const mq_dead_letter *origin, int64_t now);
+    Pending room_for(size_t bytes, int64_t now) const noexcept;  // a publisher's wait step
     size_t room_for_run(size_t want) const noexcept;
-    template <bool kIndexed>
-    void append_run(const mq_record *records, const uint32_t *idx, size_t n, int64_t now,
-                    mq_publish_result *results, size_t *published);
-    // The timestamp of the next append: `now`, or the previous one's if the clock read earlier.
-    int64_t stamp(int64_t now) noexcept { return last_timestamp_ = std::max(now, last_timestamp_); }
-    void make_room(size_t bytes) noexcept;  // bounded retention: drop the oldest
-    void expire(int64_t now) noexcept;      // max age
-    void drop_head(int64_t new_start) noexcept;
-    int64_t trim_quiet() noexcept;  // returns how many slots it freed, waking nobody
-    void trim() noexcept { wake_publishers(trim_quiet()); }
-    void release_bytes() noexcept;
-    void grow_slots();
-    std::chrono::steady_clock::time_point real_time_of(int64_t clock_ns,
-                                                       int64_t now) const noexcept;
+    int64_t append(const mq_record &r, size_t bytes, const mq_dead_letter *origin, int64_t now);
 
     // Consuming (partition_consume.cpp).
     void fill(mq_message &m, int64_t offset, uint32_t count) const noexcept;
-    mq_status dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wait wait,
-                               mq_cancel *cancel);
 
-    Waitable w_;
+    Waiting waiting_;
     const int32_t index_;
     const TopicSettings &settings_;
     const Clock &clock_;
     const std::atomic<bool> &closed_;
-
-    // The log: offsets [start_, end_), slot of offset o at slots_[o & (slots_.size() - 1)].
-    int64_t start_ = 0;
-    int64_t end_ = 0;
-    std::vector<Slot> slots_;
-    Arena arena_;
-    int64_t bytes_ = 0;  // key + payload bytes of [start_, end_)
-    // Clocks are read before the lock is taken (a read is slow, the lock contended), so two
-    // publishers can read them in one order and append in the other: timestamps are clamped to
-    // stay non-decreasing along the log, which expiry by age relies on.
-    int64_t last_timestamp_ = INT64_MIN;
-
+    Log log_;
     std::vector<Cursor> cursors_;  // in subscription order
-
-    // Bumped (under the lock) whenever a waiting consumer may have something new: what
-    // spinning pollers watch instead of the condition variable.
-    std::atomic<uint64_t> changes_{0};
-    int pollers_waiting_ = 0;
-    int publishers_waiting_ = 0;
-    int64_t producer_waits_ = 0;
-    int64_t max_backlog_ = 0;
-    int64_t dropped_ = 0;
+    int64_t dropped_ = 0;          // messages trimmed before every group acked them
 };
 
 }  // namespace mq

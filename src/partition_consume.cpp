@@ -1,275 +1,221 @@
-// Consuming a partition: poll, leases, ack, nack (immediate and delayed), dead letters, seek.
+// Consuming a partition: poll (rule 4), leases (rule 7), ack (rule 5), nack (rule 6, delayed
+// too), the dead-letter hand-over, and seek. What each does to a cursor is written in cursor.h.
 #include <algorithm>
-#include <string>
 
-#include "cancel.h"
-#include "error.h"
 #include "partition.h"
-#include "topic.h"
 
 namespace mq {
+namespace {
+
+constexpr const char *kClosed = "the broker is closed";
+
+}  // namespace
 
 void Partition::fill(mq_message &m, int64_t offset, uint32_t count) const noexcept {
-    const Slot &s = slots_[static_cast<size_t>(offset) & (slots_.size() - 1)];
-    const char *key = s.data;
-    m.dead_letter = nullptr;
-    if (s.key_len & kDeadLetter) {
-        m.dead_letter = reinterpret_cast<const mq_dead_letter *>(s.data);
-        key += sizeof(mq_dead_letter);
-    }
-    const size_t key_len = s.key_len & kLenMask;
+    log_.view(m, offset);
     m.partition = index_;
     m.delivery_count = count;
-    m.offset = offset;
-    m.key = (s.key_len & kNoKey) ? nullptr : key;
-    m.key_len = key_len;
-    m.payload = key + key_len;
-    m.payload_len = s.payload_len;
-    m.timestamp_ns = s.timestamp_ns;
     m.lost = 0;
 }
 
-mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t max, Wait wait,
-                          mq_cancel *cancel, size_t *count) {
-    CancelScope scope(cancel, w_);
+mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t max, Wait &wait,
+                          mq_cancel *cancel, size_t *count, const DeadLetter **due) {
+    CancelScope scope(cancel, waiting_.waitable());
+    *count = 0;
     // Read before the lock, and coarse: a precise reading costs tens of nanoseconds, a
     // noticeable share of a single-message poll. What poll does with it may come late but
     // never early (a lease runs out, a delayed nack ends, a message ages out), so a reading
     // up to one clock tick behind is enough, and the lease it starts is longer by a tick.
     int64_t now = clock_.coarse();
-    std::unique_lock lk(w_.mu);
-    bool spun = false;
-    for (bool first = true;; first = false) {
-        if (closed_.load(std::memory_order_acquire)) return closed_status();
-        if (!first) now = clock_.coarse();  // the lock was released meanwhile
-        if (settings_.max_age_ns) expire(now);
-        mq_status st;  // found anew after every wait: the group may have gone or moved meanwhile
-        Cursor *c = find_owned(g, who, &st);
-        if (!c) return st;
-        if (c->view_floor < c->committed) {  // a new poll releases views of dropped messages
-            c->view_floor = c->committed;
-            release_bytes();
+    Deferred err;  // declared before the lock: formats after it is released
+    Lock lk = enter(now);
+    bool again = false, unused = false;
+    return waiting_.wait(lk, Waiting::kConsumer, wait, scope, unused, [&]() -> Pending {
+        if (again) {  // the lock was released meanwhile
+            now = clock_.coarse();
+            enforce_max_age(now);
         }
-        // Rule 7: a lease that ran out rewinds the group so its in-flight messages come again.
-        if (c->next > c->committed && now >= c->lease_deadline) c->next = c->committed;
-        const bool paused = c->not_before > now;  // a delayed nack holds the group
-        if (!paused && !c->dead_lettering && c->next < end_) {
+        again = true;
+        mq_status st;  // found anew each round: the group may have gone or moved meanwhile
+        Cursor *c = find_owned(g, who, err, &st);
+        if (!c) return Pending::finished(st);
+        if (c->end_views()) release_views();  // views of messages dropped from under it
+        c->expire_lease(now);
+        const bool paused = c->paused(now);
+        if (!paused && !c->dead_lettering && c->next < log_.end()) {
             if (g->max_deliveries && c->next == c->committed &&
                 c->counts.head_count() >= g->max_deliveries) {
-                if (mq_status dl = dead_letter_head(lk, c, wait, cancel); dl != MQ_OK) return dl;
-                continue;  // the cursor moved on; look again
+                // Copied: the message may be dropped while the dead letter is published.
+                // `dead_lettering` keeps the group's other polls away from the head meanwhile.
+                thread_local DeadLetter copy;  // reused: its buffers keep their capacity
+                mq_message head;
+                fill(head, c->committed, c->counts.head_count());
+                copy.capture(head, mq_dead_letter{settings_.topic->c_str(), g->name.c_str(),
+                                                  index_, c->counts.head_count(), c->committed});
+                *due = &copy;
+                c->dead_lettering = true;
+                wait.start();  // the dead-letter publish waits within this poll's deadline
+                return Pending::finished(MQ_OK);
             }
-            const int64_t from = c->next;
-            const int64_t to = from + std::min<int64_t>(static_cast<int64_t>(max), end_ - from);
+            const int64_t to =
+                c->next + std::min<int64_t>(static_cast<int64_t>(max), log_.end() - c->next);
             c->counts.reserve();
             size_t i = 0;
-            c->counts.deliver(from, to, [&](int64_t o, uint32_t n) { fill(out[i++], o, n); });
-            out[0].lost = c->lost_unreported;  // the loss is never silent
-            c->lost_unreported = 0;
-            c->next = to;
-            c->not_before = 0;
-            c->lease_deadline = now + settings_.ack_timeout_ns + clock_.lag();
+            const int64_t lost =
+                c->hand_out(to, now + settings_.ack_timeout_ns + clock_.lag(),
+                            [&](int64_t o, uint32_t n) { fill(out[i++], o, n); });
+            out[0].lost = lost;  // the loss is never silent
             *count = i;
-            return MQ_OK;
+            return Pending::finished(MQ_OK);
         }
-        if (wait.over()) {
-            return fail(MQ_TIMEOUT,
-                        "nothing to hand out on partition %d of topic %s for group %s%s", index_,
-                        settings_.topic->c_str(), g->name.c_str(),
-                        paused ? " (paused by a delayed nack)" : "");
+        // Also wake when the lease runs out or the delayed nack ends: a waiting poll must
+        // notice both.
+        Pending p;
+        if (c->in_flight()) p.change_in_ns = c->lease_deadline - now;
+        if (paused) {
+            p.change_in_ns = std::min(p.change_in_ns, c->not_before - now);
+            p.timeout_text = "nothing to hand out within the wait (the group is paused by a "
+                             "delayed nack)";
         }
-        if (scope.triggered()) return fail(MQ_CANCELLED, "poll cancelled by its mq_cancel token");
-        if (!spun && settings_.spin_ns > 0) {  // the wait strategy: spin once, then block
-            spun = true;
-            spin_for_change(lk, wait);
-            continue;
-        }
-        // Also wake when the lease runs out or the delayed nack ends: an already-waiting poll
-        // must notice both.
-        bool timed = wait.kind == Wait::kUntil;
-        auto wake = wait.at;
-        auto consider = [&](int64_t clock_ns) {
-            auto t = real_time_of(clock_ns, now);
-            if (!timed || t < wake) wake = t;
-            timed = true;
-        };
-        if (c->next > c->committed) consider(c->lease_deadline);
-        if (paused) consider(c->not_before);
-        pollers_waiting_++;
-        if (timed) {
-            w_.not_empty.wait_until(lk, wake);
-        } else {
-            w_.not_empty.wait(lk);
-        }
-        pollers_waiting_--;
-    }
+        return p;
+    });
 }
 
-// Moves the message at the group's head to its dead-letter topic and acks it for the group.
-// The dead-letter publish runs without this partition's lock (it may wait for room, and the
-// dead-letter topic's partitions have locks of their own); meanwhile `dead_lettering` keeps the
-// group's other polls of this partition away from the head.
-mq_status Partition::dead_letter_head(std::unique_lock<Mutex> &lk, Cursor *c, Wait wait,
-                                      mq_cancel *cancel) {
-    const Group *g = c->group;
-    const int64_t off = c->committed;
-    const Slot &s = slot(off);
-    thread_local std::string copy;  // the message may be dropped while the lock is released
-    const size_t key_len = s.key_len & kLenMask;
-    const char *key = s.data + ((s.key_len & kDeadLetter) ? sizeof(mq_dead_letter) : 0);
-    copy.assign(key, key_len + s.payload_len);
-    const mq_record rec{(s.key_len & kNoKey) ? nullptr : copy.data(), key_len,
-                        copy.data() + key_len, s.payload_len};
-    const mq_dead_letter origin{settings_.topic->c_str(), g->name.c_str(), index_,
-                                c->counts.head_count(), off};
-    c->dead_lettering = true;
-    lk.unlock();
-    mq_status st;
-    try {
-        st = g->dead_letter->publish_dead_letter(rec, origin, wait, cancel);
-    } catch (...) {
-        lk.lock();
-        if (Cursor *again = find(g)) again->dead_lettering = false;
-        wake_consumers();
-        throw;
-    }
-    lk.lock();
-    Cursor *again = find(g);
-    if (!again) return no_group(g);
-    again->dead_lettering = false;
-    wake_consumers();
-    const bool too_large = st == MQ_ERR_TOO_LARGE;
-    if ((st == MQ_OK || too_large) && again->committed == off) {
-        // Treated as acked for this group, so the partition moves on. A message the dead-letter
-        // topic can never take is lost instead, and said so like any other loss.
-        again->committed = off + 1;
-        again->next = std::max(again->next, again->committed);
-        again->counts.ack(again->committed);
-        again->view_floor = std::min(again->view_floor, off);
+mq_status Partition::finish_dead_letter(const Group *g, const DeadLetter &due,
+                                        mq_status published) {
+    Deferred err;
+    Lock lk = enter();
+    Cursor *c = find(g);
+    if (!c) return no_group(err, g);
+    c->dead_lettering = false;
+    const int64_t off = due.origin().offset;
+    const bool too_large = published == MQ_ERR_TOO_LARGE;
+    int64_t freed = 0;
+    if ((published == MQ_OK || too_large) && c->committed == off) {
+        // Treated as acked for this group, so the partition moves on. A message the
+        // dead-letter topic can never take is lost instead, and said so like any other loss.
+        c->commit(off + 1);
         if (too_large) {
-            again->lost++;
-            again->lost_unreported++;
+            c->lost++;
+            c->lost_unreported++;
         } else {
-            again->dead_lettered++;
+            c->dead_lettered++;
         }
-        trim();
+        freed = trim();
     }
-    if (st == MQ_OK || too_large) return MQ_OK;
-    if (st == MQ_FULL) {
-        return fail(MQ_TIMEOUT,
-                    "dead-letter topic %s stayed full; offset %lld of partition %d waits at the "
-                    "head of group %s",
-                    g->dead_letter->name().c_str(), static_cast<long long>(off), index_,
-                    g->name.c_str());
-    }
-    return st;
+    const Wakeup w{waiting_.announce(),
+                   waiting_.publishers_to_wake(freed, settings_.max_bytes != 0)};
+    lk.unlock();
+    waiting_.send(w);
+    return too_large ? MQ_OK : published;
 }
 
 mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
-    int64_t wake = 0;
-    const mq_status st = [&] {
-        std::lock_guard lk(w_.mu);
-        if (closed_.load(std::memory_order_acquire)) return closed_status();
-        if (settings_.max_age_ns) expire(clock_.now());
-        mq_status found;
-        Cursor *c = find_owned(g, who, &found);
-        if (!c) return found;
-        // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
-        if (offset < c->committed || offset >= c->next) {
-            if (c->next == c->committed) {
-                return fail(MQ_ERR_NOT_IN_FLIGHT,
-                            "offset %lld is not in flight for %s (nothing is)",
+    Deferred err;
+    Lock lk = enter();
+    if (waiting_.closed()) return fail_fixed(MQ_CLOSED, kClosed);
+    mq_status st;
+    Cursor *c = find_owned(g, who, err, &st);
+    if (!c) return st;
+    // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
+    if (offset < c->committed || offset >= c->next) {
+        if (!c->in_flight()) {
+            return err.fail(MQ_ERR_NOT_IN_FLIGHT, "offset %lld is not in flight for %s (nothing is)",
                             static_cast<long long>(offset), g->name.c_str());
-            }
-            return fail(MQ_ERR_NOT_IN_FLIGHT,
+        }
+        return err.fail(MQ_ERR_NOT_IN_FLIGHT,
                         "offset %lld is not in flight for %s (in flight: %lld..%lld)",
                         static_cast<long long>(offset), g->name.c_str(),
                         static_cast<long long>(c->committed), static_cast<long long>(c->next - 1));
-        }
-        c->committed = offset + 1;
-        c->view_floor = c->committed;
-        c->counts.ack(c->committed);
-        wake = publishers_to_wake(trim_quiet());
-        return MQ_OK;
-    }();
-    send({false, wake});
-    return st;
+    }
+    c->commit(offset + 1);
+    c->end_views();
+    const Wakeup w = trim_and_wake(false);
+    lk.unlock();
+    waiting_.send(w);
+    return MQ_OK;
 }
 
 mq_status Partition::nack(const Group *g, Caller who, int64_t delay_ns) {
-    std::lock_guard lk(w_.mu);
-    if (closed_.load(std::memory_order_acquire)) return closed_status();
+    const int64_t now = delay_ns > 0 || settings_.max_age_ns ? clock_.now() : 0;
+    Deferred err;
+    Lock lk = enter(now);
+    if (waiting_.closed()) return fail_fixed(MQ_CLOSED, kClosed);
     mq_status st;
-    Cursor *c = find_owned(g, who, &st);
+    Cursor *c = find_owned(g, who, err, &st);
     if (!c) return st;
-    if (c->next != c->committed) {
-        c->next = c->committed;
-        if (delay_ns > 0) c->not_before = clock_.now() + delay_ns;
-        wake_consumers();
-    }
+    if (!c->rewind(delay_ns > 0 ? now + delay_ns : 0)) return MQ_OK;
+    const bool wake = waiting_.announce();
+    lk.unlock();
+    waiting_.send({wake, 0});
     return MQ_OK;
 }
 
 mq_status Partition::extend_lease(const Group *g, Caller who) {
-    std::lock_guard lk(w_.mu);
-    if (closed_.load(std::memory_order_acquire)) return closed_status();
+    const int64_t now = clock_.now();
+    Deferred err;
+    Lock lk = enter(now);
+    if (waiting_.closed()) return fail_fixed(MQ_CLOSED, kClosed);
     mq_status st;
-    Cursor *c = find_owned(g, who, &st);
+    Cursor *c = find_owned(g, who, err, &st);
     if (!c) return st;
-    if (c->next == c->committed) {
-        return fail(
-            MQ_ERR_NOT_IN_FLIGHT,
-            "nothing is in flight for group %s on partition %d of topic %s; nothing to extend",
-            g->name.c_str(), index_, settings_.topic->c_str());
+    // A lease that already ran out but whose messages no poll has taken back is restarted too.
+    if (!c->in_flight()) {
+        return err.fail(MQ_ERR_NOT_IN_FLIGHT,
+                        "nothing is in flight for group %s on partition %d of topic %s; nothing "
+                        "to extend",
+                        g->name.c_str(), index_, settings_.topic->c_str());
     }
-    c->lease_deadline = clock_.now() + settings_.ack_timeout_ns;
+    c->lease_deadline = now + settings_.ack_timeout_ns;
     return MQ_OK;
 }
 
 mq_status Partition::seek(const Group *g, int64_t offset) {
-    std::lock_guard lk(w_.mu);
-    if (closed_.load(std::memory_order_acquire)) return closed_status();
-    if (settings_.max_age_ns) expire(clock_.now());
+    Deferred err;
+    Lock lk = enter();
+    if (waiting_.closed()) return fail_fixed(MQ_CLOSED, kClosed);
     Cursor *c = find(g);
-    if (!c) return no_group(g);
-    if (offset == MQ_OFFSET_END) offset = end_;
-    if (offset == MQ_OFFSET_EARLIEST) offset = start_;
-    if (offset < start_ || offset > end_) {
-        return fail(MQ_ERR_OUT_OF_RANGE,
-                    "offset %lld is outside partition %d of topic %s: retained %lld..%lld "
-                    "(seek to %lld for the end)",
-                    static_cast<long long>(offset), index_, settings_.topic->c_str(),
-                    static_cast<long long>(start_), static_cast<long long>(end_ - 1),
-                    static_cast<long long>(end_));
+    if (!c) return no_group(err, g);
+    const int64_t start = log_.start(), end = log_.end();
+    if (offset == MQ_OFFSET_END) offset = end;
+    if (offset == MQ_OFFSET_EARLIEST) offset = start;
+    if (offset < start || offset > end) {
+        if (start == end) {
+            return err.fail(MQ_ERR_OUT_OF_RANGE,
+                            "offset %lld is outside partition %d of topic %s: the partition is "
+                            "empty; the only offset to seek to is %lld",
+                            static_cast<long long>(offset), index_, settings_.topic->c_str(),
+                            static_cast<long long>(end));
+        }
+        return err.fail(MQ_ERR_OUT_OF_RANGE,
+                        "offset %lld is outside partition %d of topic %s: retained %lld..%lld "
+                        "(seek to %lld for the end)",
+                        static_cast<long long>(offset), index_, settings_.topic->c_str(),
+                        static_cast<long long>(start), static_cast<long long>(end - 1),
+                        static_cast<long long>(end));
     }
-    c->view_floor = std::min(c->view_floor, c->committed);
-    c->committed = c->next = offset;
-    c->not_before = 0;
-    c->counts.reset(offset);
-    trim();
-    wake_consumers();
+    c->seek(offset);
+    const Wakeup w = trim_and_wake(true);
+    lk.unlock();
+    waiting_.send(w);
     return MQ_OK;
 }
 
 int64_t Partition::next_change(const Group *g) {
-    std::lock_guard lk(w_.mu);
-    Cursor *c = find(g);
-    int64_t at = INT64_MAX;
-    if (!c) return at;
-    if (c->next > c->committed) at = c->lease_deadline;
-    if (c->not_before) at = std::min(at, c->not_before);
-    return at;
+    Lock lk(waiting_.mutex());
+    const Cursor *c = find(g);
+    return c ? c->next_change() : INT64_MAX;
 }
 
 void Partition::watch(Notifier *n) {
-    std::lock_guard lk(w_.mu);
-    w_.watchers.push_back(n);
+    Lock lk(waiting_.mutex());
+    waitable().watchers.push_back(n);
 }
 
 void Partition::unwatch(Notifier *n) {
-    std::lock_guard lk(w_.mu);
-    auto it = std::find(w_.watchers.begin(), w_.watchers.end(), n);
-    if (it != w_.watchers.end()) w_.watchers.erase(it);
+    Lock lk(waiting_.mutex());
+    auto &w = waitable().watchers;
+    if (auto it = std::find(w.begin(), w.end(), n); it != w.end()) w.erase(it);
 }
 
 }  // namespace mq

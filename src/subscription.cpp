@@ -4,6 +4,7 @@
 
 #include "broker.h"
 #include "error.h"
+#include "group_poll.h"
 
 namespace {
 // What the calling thread is doing, when it is one of a subscription's loops.
@@ -181,8 +182,8 @@ void mq_subscription::run_loop(Loop &loop) {
     tl_loop = LoopContext{this, &part, group_, id_, 0};
     while (!loop.stop.load(std::memory_order_acquire)) {
         size_t n = 0;
-        if (part.poll(group_, mq::Caller{id_}, batch.data(), batch.size(),
-                      mq::Wait{mq::Wait::kForever}, &loop.waker, &n) != MQ_OK) {
+        if (mq::poll_group(part, group_, mq::Caller{id_}, batch.data(), batch.size(),
+                           mq::Wait{mq::Wait::kForever}, &loop.waker, &n) != MQ_OK) {
             break;  // closed, stopped, fenced (the partition moved), or the group is gone
         }
         for (size_t k = 0; k < n; k++) {

@@ -6,6 +6,7 @@
 #include "error.h"
 #include "membership.h"
 #include "murmur2.h"
+#include "record.h"
 
 namespace mq {
 
@@ -180,7 +181,8 @@ mq_status Topic::publish_batch(const mq_record *records, size_t count, Wait wait
 
 mq_status Topic::publish_dead_letter(const mq_record &r, const mq_dead_letter &origin, Wait wait,
                                      mq_cancel *cancel) {
-    const auto bytes = static_cast<int64_t>((r.key ? r.key_len : 0) + r.payload_len);
+    // Its origin headers weigh like any others: a copy they push over the budget is too large.
+    const auto bytes = static_cast<int64_t>(record_bytes(r));
     if (settings_.max_bytes && bytes > settings_.max_bytes) {
         return fail(MQ_ERR_TOO_LARGE, "dead letter of %lld bytes exceeds topic %s's byte budget",
                     static_cast<long long>(bytes), name_.c_str());

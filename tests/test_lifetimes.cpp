@@ -13,8 +13,9 @@
 // No sleep synchronises anything. A poller is known to be blocked through internal state (a
 // member poll's notifier counts its sleepers; a group poll has registered its cancel token just
 // before it takes the partition lock to wait); half the runs release without waiting for that,
-// so the poller may be about to block instead. Every wakeup used is sticky (close, cancel,
-// a rebalance), so both must give the same result.
+// so the poller may be about to block instead (only "about to": a handle is not released before
+// the call that uses it has entered the library, as no caller may). Every wakeup used is sticky
+// (close, cancel, a rebalance), so both must give the same result.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "broker.h"
+#include "call_gate.h"
 #include "cancel.h"
 #include "member.h"
 #include "mq.h"
@@ -240,6 +242,9 @@ void release_in_order(const std::array<int, kHandles> &order, bool wait_until_bl
     for (int h : order) {
         switch (h) {
             case kBroker:
+                // P1 must have entered its call: a call made after the free is the caller's use
+                // after free. (Entered is enough: it may not be waiting yet.)
+                ASSERT_TRUE(eventually([&] { return b->gate.inside() > 0; }));
                 mq_broker_free(b);
                 freed = true;
                 EXPECT_EQ(p1.get(), MQ_CLOSED);
@@ -571,6 +576,28 @@ TEST(Lifetimes, CancelFreedWhileAPublishWaitsForRoom) {
     ASSERT_EQ(mq_group_ack(b, "t", "g", 0, m.offset), MQ_OK);
     EXPECT_EQ(pub.get(), MQ_OK);
     mq_broker_free(b);
+}
+
+// ---- the call gate ----------------------------------------------------------------------------
+
+// mq_broker_free frees the broker (and its gate) as soon as the drain returns, so a call leaving
+// while the gate drains must not touch the gate after its decrement (it used to signal the
+// gate's own condition variable then: a use after free that ASan and TSan catch here).
+TEST(LifetimesGate, MayBeDestroyedAsSoonAsDrainReturns) {
+    for (int i = 0; i < 2000; i++) {
+        auto *gate = new mq::CallGate;
+        std::atomic<bool> entered{false};
+        std::thread caller([gate, &entered] {
+            gate->enter();
+            entered = true;
+            gate->leave();  // races the drain below
+        });
+        while (!entered.load()) std::this_thread::yield();
+        gate->drain();
+        EXPECT_EQ(gate->inside(), 0);
+        delete gate;
+        caller.join();
+    }
 }
 
 }  // namespace

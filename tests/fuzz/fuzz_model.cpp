@@ -52,11 +52,15 @@ struct Clock {
     static int64_t read(void *self) { return static_cast<Clock *>(self)->ns; }
 };
 
-// A view the library handed out, kept until its group acks past it: its bytes must stay put.
+// A view the library handed out, kept until its group acks or seeks past it: its bytes must
+// stay put. Once its message is dropped (bounded retention, max age) it is kept until the
+// group's next poll, ack or seek on the partition, and compared with the copy taken at the poll.
 struct HeldView {
     std::string topic, group;
     int32_t partition;
     mq_message m;
+    Msg want;
+    bool dropped = false;
 };
 
 struct Run {
@@ -105,17 +109,24 @@ struct Run {
             mq_topic_info ti{};
             CHECK(mq_topic_get_info(b, t.name.c_str(), &ti, sizeof ti) == MQ_OK && ti.partitions == t.partitions &&
                       ti.capacity == t.capacity && ti.max_bytes == t.max_bytes &&
-                      ti.ack_timeout_ms * 1'000'000 == t.ack_timeout_ns,
+                      ti.ack_timeout_ms * 1'000'000 == t.ack_timeout_ns &&
+                      (ti.retention == MQ_RETAIN_BOUNDED) == t.bounded &&
+                      ti.max_age_ms * 1'000'000 == t.max_age_ns,
                   "step %zu topic info of %s", step, t.name.c_str());
             for (int32_t p = 0; p < t.partitions; p++) check_partition(t, p);
         }
-        for (const HeldView &v : views) {
+        for (HeldView &v : views) {
             fuzzmodel::Topic *t = model.find(v.topic);
             const fuzzmodel::Part &part = t->parts[static_cast<size_t>(v.partition)];
-            CHECK(v.m.offset >= part.start && v.m.offset < part.end,
-                  "step %zu: a held view (%s/%d/%" PRId64 ") is outside the retained log", step,
-                  v.topic.c_str(), v.partition, v.m.offset);
-            check_message("held view", v.m, v.partition, v.m.offset, part.at(v.m.offset));
+            // A view not acked or sought past lies below start only if its message was dropped.
+            if (v.m.offset < part.start) v.dropped = true;
+            if (!v.dropped) {
+                CHECK(v.m.offset < part.end && part.at(v.m.offset).payload == v.want.payload,
+                      "step %zu: a held view (%s/%d/%" PRId64 ") is outside the retained log",
+                      step, v.topic.c_str(), v.partition, v.m.offset);
+            }
+            check_message(v.dropped ? "held view of a dropped message" : "held view", v.m,
+                          v.partition, v.m.offset, v.want);
         }
     }
 
@@ -141,7 +152,7 @@ struct Run {
             const int64_t paused = c.not_before > model.now ? c.not_before : 0;
             const int64_t age = c.next < part.end ? model.now - part.at(c.next).ts : -1;
             CHECK(gi.committed == c.committed && gi.next == c.next && gi.lag == part.end - c.committed &&
-                      gi.in_flight == c.next - c.committed && gi.lost == 0 && gi.dead_lettered == 0 &&
+                      gi.in_flight == c.next - c.committed && gi.lost == c.lost && gi.dead_lettered == 0 &&
                       gi.paused_until_ns == paused && gi.next_age_ns == age,
                   "step %zu %s/%d %s: library %" PRId64 "/%" PRId64 " paused %" PRId64 " age %" PRId64
                   ", model %" PRId64 "/%" PRId64 " paused %" PRId64 " age %" PRId64,
@@ -153,7 +164,7 @@ struct Run {
         const int64_t oldest = part.start < part.end ? part.at(part.start).ts : -1;
         CHECK(pi.start == part.start && pi.end == part.end && pi.backlog == part.end - part.start &&
                   pi.capacity == t.capacity && pi.retained_bytes == part.bytes() &&
-                  pi.producer_waits == 0 && pi.max_backlog == part.max_backlog && pi.dropped == 0 &&
+                  pi.producer_waits == 0 && pi.max_backlog == part.max_backlog && pi.dropped == part.dropped &&
                   pi.oldest_timestamp_ns == oldest && pi.oldest_age_ns == (oldest < 0 ? -1 : model.now - oldest),
               "step %zu %s/%d: library log %" PRId64 "..%" PRId64 " bytes %" PRId64 " max_backlog %" PRId64
               ", model %" PRId64 "..%" PRId64 " bytes %" PRId64 " max_backlog %" PRId64,
@@ -185,6 +196,14 @@ struct Run {
         std::erase_if(views, [&](const HeldView &v) {
             return v.topic == topic && v.group == group && (partition < 0 || v.partition == partition) &&
                    v.m.offset < below;
+        });
+    }
+
+    // The group's poll, ack or seek on the partition ends its views of dropped messages (the
+    // call may do so whatever its outcome, so they are not checked after it).
+    void forget_dropped(const std::string &topic, const std::string &group, int32_t partition) {
+        std::erase_if(views, [&](const HeldView &v) {
+            return v.dropped && v.topic == topic && v.group == group && v.partition == partition;
         });
     }
 
@@ -227,7 +246,11 @@ struct Run {
                 cfg.capacity = static_cast<int64_t>(in.pick(6));
                 cfg.max_bytes = in.pick(3) == 0 ? static_cast<int64_t>(in.pick(70)) : 0;
                 cfg.ack_timeout_ms = static_cast<int64_t>(in.pick(200));
-                model.create(topic, cfg.partitions, cfg.capacity, cfg.max_bytes, cfg.ack_timeout_ms, e);
+                const uint32_t retention = in.pick(7);  // 6: not a retention
+                cfg.retention = retention == 0 ? MQ_RETAIN_BOUNDED : retention == 6 ? 5 : MQ_RETAIN_UNTIL_ACKED;
+                cfg.max_age_ms = in.pick(4) == 0 ? static_cast<int64_t>(in.pick(250)) : 0;
+                model.create(topic, cfg.partitions, cfg.capacity, cfg.max_bytes, cfg.ack_timeout_ms,
+                             cfg.retention, cfg.max_age_ms, e);
                 expect("create", mq_topic_create(b, topic.c_str(), &cfg), e);
                 break;
             }
@@ -248,6 +271,7 @@ struct Run {
             case 6: case 7: poll(in, topic, group, partition); break;
             case 8: case 9: {
                 const int64_t off = pick_offset(in, topic, group, partition);
+                forget_dropped(topic, group, partition);
                 model.ack(topic, group, partition, off, e);
                 expect("ack", mq_group_ack(b, topic.c_str(), group.c_str(), partition, off), e);
                 if (e.ok_statuses[0] == MQ_OK) forget_views(topic, group, partition, off + 1);
@@ -263,10 +287,17 @@ struct Run {
             }
             case 11: {
                 const int64_t off = pick_offset(in, topic, group, partition);
+                forget_dropped(topic, group, partition);
+                int64_t to = off;  // where the seek lands, if it succeeds
+                if (fuzzmodel::Topic *t = model.find(topic); t && partition >= 0 && partition < t->partitions) {
+                    const fuzzmodel::Part &part = t->parts[static_cast<size_t>(partition)];
+                    if (off == MQ_OFFSET_END) to = part.end;
+                    if (off == MQ_OFFSET_EARLIEST) to = part.start;
+                }
                 model.seek(topic, group, partition, off, e);
                 expect("seek", mq_group_seek(b, topic.c_str(), group.c_str(), partition, off), e);
-                // What was in flight is forgotten: the model no longer vouches for those views.
-                if (e.ok_statuses[0] == MQ_OK) forget_views(topic, group, partition, INT64_MAX);
+                // A seek ends the views it moves past; a seek back keeps them.
+                if (e.ok_statuses[0] == MQ_OK) forget_views(topic, group, partition, to);
                 break;
             }
             case 12:
@@ -277,6 +308,7 @@ struct Run {
                 const int64_t ms = in.pick(4) == 0 ? 0 : static_cast<int64_t>(in.byte());
                 clock.ns += ms * 1'000'000;
                 model.now = clock.ns;
+                model.expire_all();
                 break;
             }
             default:
@@ -321,7 +353,9 @@ struct Run {
         size_t count = 99;
         Expect e;
         std::vector<std::pair<int64_t, uint32_t>> want;
-        model.poll(topic, group, partition, max, e, want);
+        int64_t lost = 0;
+        forget_dropped(topic, group, partition);
+        model.poll(topic, group, partition, max, e, want, &lost);
         const mq_status st = mq_group_poll(b, topic.c_str(), group.c_str(), partition, msgs, sizeof(mq_message), max, MQ_NO_WAIT, nullptr, &count);
         expect("poll", st, e);
         if (st != MQ_OK) {
@@ -334,9 +368,11 @@ struct Run {
             check_message("poll", msgs[i], partition, want[i].first, part.at(want[i].first));
             CHECK(msgs[i].delivery_count == want[i].second, "step %zu offset %" PRId64 " delivery count %u, model %u",
                   step, msgs[i].offset, msgs[i].delivery_count, want[i].second);
-            CHECK(msgs[i].lost == 0 && msgs[i].dead_letter == nullptr && msgs[i].timestamp_ns == part.at(want[i].first).ts,
-                  "step %zu offset %" PRId64 ": lost/dead_letter/timestamp", step, msgs[i].offset);
-            views.push_back({topic, group, partition, msgs[i]});
+            CHECK(msgs[i].lost == (i == 0 ? lost : 0) && msgs[i].dead_letter == nullptr &&
+                      msgs[i].header_count == 0 && msgs[i].timestamp_ns == part.at(want[i].first).ts,
+                  "step %zu offset %" PRId64 ": lost %" PRId64 " (model %" PRId64 ")/dead_letter/timestamp",
+                  step, msgs[i].offset, msgs[i].lost, i == 0 ? lost : 0);
+            views.push_back({topic, group, partition, msgs[i], part.at(want[i].first)});
         }
     }
 

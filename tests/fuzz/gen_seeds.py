@@ -13,8 +13,9 @@ def call(op, topic=0, group=0, partition=0, *args):
     return bytes([topic, group, 1, partition, OPS[op], *args])
 
 
-def create(t, parts, cap, budget=None, timeout=30):
+def create(t, parts, cap, budget=None, timeout=30, bounded=False, age_ms=None):
     b = [parts, cap] + ([0, budget] if budget is not None else [1]) + [timeout]
+    b += [0 if bounded else 1] + ([0, age_ms] if age_ms is not None else [1])
     return call("create", t, 0, 0, *b)
 
 
@@ -78,6 +79,21 @@ seeds = {
     + lists(5),
     "close_then_calls": create(0, 1, 2) + sub(0, 0) + pub(0, 7, 1) + poll(0, 0, 0, 1) + close()
     + pub(0, 7, 1) + poll(0, 0, 0, 1) + ack(0, 0, 0, 2) + lists(11),
+    # Issue 18: a group that subscribed late seeks to the earliest offset, is handed a view of
+    # it, and a publish drops it (bounded retention): the view must still read its bytes.
+    "seek_then_bounded_drop": create(0, 1, 3, 20, bounded=True) + sub(0, 0) + pub(0, 7, 16)
+    + sub(0, 1) + seek(0, 1, 0, 7) + call("unsubscribe", 0, 0, 0) + poll(0, 1, 0, 1)
+    + pub(0, 7, 8) + poll(0, 1, 0, 5),
+    # The same with max age, after acking and seeking back; then another group's poll drops it.
+    "seek_then_age_out": create(1, 1, 5, age_ms=100) + sub(1, 0) + sub(1, 1) + pub(1, 7, 10)
+    + poll(1, 1, 0, 5) + ack(1, 1, 0, 2) + seek(1, 1, 0, 7) + poll(1, 1, 0, 5) + clock(150)
+    + poll(1, 0, 0, 5) + pub(1, 7, 10) + pub(1, 7, 10) + poll(1, 1, 0, 5),
+    "seek_then_age_out_unsubscribed": create(1, 1, 5, age_ms=100) + sub(1, 0) + sub(1, 1)
+    + pub(1, 7, 10) + poll(1, 1, 0, 5) + ack(1, 1, 0, 2) + seek(1, 1, 0, 4) + poll(1, 1, 0, 5)
+    + call("unsubscribe", 1, 0, 0) + clock(150) + pub(1, 7, 10) + poll(1, 1, 0, 5),
+    "bounded_loss_reported": create(2, 1, 2, bounded=True) + sub(2, 2) + pub(2, 7, 3)
+    + pub(2, 7, 3) + poll(2, 2, 0, 1) + pub(2, 7, 3) + pub(2, 7, 3) + pub(2, 7, 3)
+    + poll(2, 2, 0, 5) + seek(2, 2, 0, 7) + poll(2, 2, 0, 5),
     "bad_inputs": create(4, 1, 1) + create(0, 0, 1) + create(0, 1, 0) + sub(3, 3) + sub(0, 3)
     + poll(0, 0, 0, 0) + call("ack", 0, 0, 4, 3) + pub(3, 7, 2) + pub(0, 7, 40),
 }

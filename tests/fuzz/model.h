@@ -6,7 +6,10 @@
 // - a keyless publish takes the topic's next round-robin slot once it has passed validation
 //   (also when it then fails with MQ_FULL);
 // - when one call has several faults, any of their statuses is accepted (the order of checks
-//   is not part of the contract).
+//   is not part of the contract);
+// - the maximum age is enforced by every call that touches a partition, so the partitions are
+//   expired whenever the clock moves (the fuzz target reads every partition's info after each
+//   call, which enforces it too).
 #pragma once
 
 #include <cstdint>
@@ -69,6 +72,8 @@ struct Cursor {
     int64_t next = 0;
     int64_t lease_deadline = 0;
     int64_t not_before = 0;
+    int64_t lost = 0;             // dropped before this group acked them
+    int64_t lost_unreported = 0;  // not yet told in a message's `lost`
     std::map<int64_t, uint32_t> deliveries;  // offset -> times handed out, for unacked offsets
 };
 
@@ -78,6 +83,7 @@ struct Part {
     std::deque<Msg> log;                 // offsets start..end-1
     std::map<std::string, Cursor> cursors;
     int64_t max_backlog = 0;
+    int64_t dropped = 0;
 
     const Msg &at(int64_t off) const { return log[static_cast<size_t>(off - start)]; }
     int64_t bytes() const {
@@ -93,6 +99,8 @@ struct Topic {
     int64_t capacity;
     int64_t max_bytes;
     int64_t ack_timeout_ns;
+    bool bounded;         // MQ_RETAIN_BOUNDED
+    int64_t max_age_ns;   // 0 = no limit
     std::vector<Part> parts;
     std::vector<std::string> groups;  // subscription order
     uint64_t round_robin = 0;
@@ -148,18 +156,52 @@ public:
         }
     }
 
+    // Bounded retention and max age: the oldest messages go whatever the cursors; the groups
+    // behind skip forward and count the loss. Views of dropped messages stay readable until the
+    // group's next poll, ack or seek on the partition (the fuzz target checks them).
+    static void drop_head(Part &p, int64_t new_start) {
+        if (new_start <= p.start) return;
+        p.dropped += new_start - p.start;
+        for (auto &[name, c] : p.cursors) {
+            if (c.committed >= new_start) continue;
+            c.lost += new_start - c.committed;
+            c.lost_unreported += new_start - c.committed;
+            c.committed = new_start;
+            c.next = std::max(c.next, new_start);
+            c.deliveries.erase(c.deliveries.begin(), c.deliveries.lower_bound(new_start));
+        }
+        while (p.start < new_start) {
+            p.log.pop_front();
+            p.start++;
+        }
+    }
+
+    void expire_all() {
+        if (closed) return;  // a closed broker changes no state
+        for (Topic &t : topics) {
+            if (!t.max_age_ns) continue;
+            for (Part &p : t.parts) {
+                int64_t s = p.start;
+                while (s < p.end && now - p.at(s).ts >= t.max_age_ns) s++;
+                drop_head(p, s);
+            }
+        }
+    }
+
     mq_status create(const std::string &name, int32_t partitions, int64_t capacity, int64_t max_bytes,
-                     int64_t ack_timeout_ms, Expect &e) {
+                     int64_t ack_timeout_ms, int32_t retention, int64_t max_age_ms, Expect &e) {
         std::vector<mq_status> f;
         if (!legal_name(name)) f.push_back(MQ_ERR_INVALID);
         if (partitions < 1 || partitions > 65536 || capacity < 1 || capacity > (int64_t{1} << 40) ||
-            max_bytes < 0 || ack_timeout_ms < 1) {
+            max_bytes < 0 || ack_timeout_ms < 1 || max_age_ms < 0 ||
+            (retention != MQ_RETAIN_UNTIL_ACKED && retention != MQ_RETAIN_BOUNDED)) {
             f.push_back(MQ_ERR_INVALID);
         }
         if (legal_name(name) && find(name)) f.push_back(MQ_ERR_EXISTS);
         if (closed) f = {MQ_CLOSED};
         if (!f.empty()) return e.ok_statuses = f, f[0];
-        Topic t{name, partitions, capacity, max_bytes, ack_timeout_ms * 1'000'000, {}, {}, 0};
+        Topic t{name, partitions, capacity, max_bytes, ack_timeout_ms * 1'000'000,
+                retention == MQ_RETAIN_BOUNDED, max_age_ms * 1'000'000, {}, {}, 0};
         t.parts.resize(static_cast<size_t>(partitions));
         topics.push_back(std::move(t));
         e.ok_statuses = {MQ_OK};
@@ -212,6 +254,16 @@ public:
             : static_cast<int32_t>(t->round_robin++ % static_cast<uint64_t>(t->partitions));
         Part &part = t->parts[static_cast<size_t>(p)];
         const bool kept = !t->groups.empty();
+        if (kept && t->bounded) {  // drop the oldest until the new message fits
+            int64_t s = part.start;
+            int64_t held = part.bytes();
+            while (s < part.end && (part.end - s >= t->capacity ||
+                                    (t->max_bytes && held + static_cast<int64_t>(m.bytes()) > t->max_bytes))) {
+                held -= static_cast<int64_t>(part.at(s).bytes());
+                s++;
+            }
+            drop_head(part, s);
+        }
         if (kept && (part.end - part.start >= t->capacity ||
                      (t->max_bytes && part.bytes() + static_cast<int64_t>(m.bytes()) > t->max_bytes))) {
             e.ok_statuses = {MQ_FULL};  // rule 3 with wait 0
@@ -228,9 +280,10 @@ public:
         return p;
     }
 
-    // Rule 4 and 7 with wait 0. Fills `out` with the offsets handed out and their counts.
+    // Rule 4 and 7 with wait 0. Fills `out` with the offsets handed out and their counts, and
+    // *lost with the loss the first of them reports.
     void poll(const std::string &topic, const std::string &group, int32_t partition, size_t max,
-              Expect &e, std::vector<std::pair<int64_t, uint32_t>> &out) {
+              Expect &e, std::vector<std::pair<int64_t, uint32_t>> &out, int64_t *lost) {
         std::vector<mq_status> f;
         lookup_faults(topic, &group, &partition, f);
         if (max == 0) f.push_back(MQ_ERR_INVALID);
@@ -244,6 +297,8 @@ public:
         const int64_t n = std::min<int64_t>(static_cast<int64_t>(max), p.end - c.next);
         for (int64_t o = c.next; o < c.next + n; o++) out.emplace_back(o, ++c.deliveries[o]);
         c.next += n;
+        *lost = c.lost_unreported;
+        c.lost_unreported = 0;
         c.not_before = 0;
         c.lease_deadline = now + t.ack_timeout_ns;
         e.ok_statuses = {MQ_OK};

@@ -31,7 +31,8 @@ scenario() { # scenario NAME LINES...: writes $tmp/NAME.mqs after the setup
 # (hello, broker_new, topic_create) and then its input ends.
 three="sh -c 'for i in 1 2 3; do read -r l; echo \"\$l\"; done | $testee'"
 expect 1 "push_step.mqs:5: subscription_open" --testee "$three" "$dir/push_step.mqs"
-expect 1 "the testee closed its output (exit status 0)" --testee "$three" "$dir/push_step.mqs"
+# (Whether the runner then meets its closed input or its closed output is a race: both say so.)
+expect 1 "(exit status 0)" --testee "$three" "$dir/push_step.mqs"
 # One that hangs is killed after the wait limit.
 expect 1 "did not answer 'broker_new' in time" --wait-limit-ms 300 \
     --testee "sh -c 'read l; echo MQ_OK protocol=1; exec sleep 60'" "$dir/push_step.mqs"

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import threading
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from mq._native import lib
 
@@ -52,7 +53,19 @@ def close_all() -> None:
             b.close()
 
 
+def _quiet_closed_at_exit(args: Any, previous: Callable[[Any], object]) -> None:
+    from mq.errors import Closed
+
+    if isinstance(args.exc_value, Closed):
+        # A daemon thread woken by the hook's broker close below, in a finalizing interpreter:
+        # Python stops daemon threads silently at exit, and so does mq.
+        return
+    previous(args)
+
+
 def _at_exit() -> None:
+    # Non-daemon threads were joined before atexit hooks run: what still waits is a daemon's.
+    threading.excepthook = functools.partial(_quiet_closed_at_exit, previous=threading.excepthook)
     close_all()
     lib.mqpy_set_shutdown()
 
