@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "957bd93c6983e1ef27adcc97c5ea441249dd404e43a9c04d6e85456109379389"
+const coreSourcesSHA256 = "28ed2f9fc4c31e18a6635aa16f3c7763aeaab7f6cadc902757d115264db3f7c0"
