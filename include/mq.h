@@ -220,8 +220,10 @@ MQ_API void mq_topic_config_init(mq_topic_config *cfg, size_t size);
 /* Creates a topic. cfg may be NULL for defaults.
  * With max_age_ms, a message older than that (by the broker clock) is trimmed whatever the
  * groups' cursors; groups that had not acked it skip forward and count it as lost, as with
- * MQ_RETAIN_BOUNDED. Ages are enforced whenever the partition is touched (publish, poll, ack,
- * info), and a publisher waiting for room wakes when the oldest message expires.
+ * MQ_RETAIN_BOUNDED. Ages are enforced at the start of every call that touches the partition:
+ * publish (single and batch), poll, member poll, ack, nack, lease extension, seek, subscribe,
+ * unsubscribe, partition and group info, and describe; a publisher waiting for room wakes when
+ * the oldest message expires.
  * MQ_ERR_INVALID: b or name NULL, illegal name, partitions < 1 or > 65536, capacity < 1 or
  * > 2^40, max_bytes < 0, ack_timeout_ms < 1, max_age_ms < 0, unknown retention, cfg->size too
  * small. MQ_ERR_EXISTS: the name is

@@ -213,11 +213,6 @@ def test_round_robin_assignment() -> None:
     assert mq.round_robin(5, 2, 1) == [1, 3]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the core accepts headers but does not store them yet "
-    "(pending in main); strict: this fails loudly once they round-trip",
-)
 def test_headers_round_trip(broker: mq.Broker) -> None:
     broker.create_topic("t")
     broker.subscribe("t", "g")

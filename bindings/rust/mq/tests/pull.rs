@@ -377,10 +377,7 @@ fn one_consumer_per_group_partition_and_no_unsubscribe_under_live_views() {
     b.consumer("t", "g", 0).unwrap();
 }
 
-// The core accepts headers but does not store them yet (BINDINGS work in progress in main):
-// this test pins the binding's side and passes once header storage lands.
 #[test]
-#[ignore = "the core does not store headers yet; run with --ignored once header storage lands"]
 fn headers_come_back_in_order_as_an_iterator() {
     let (b, _) = setup(1, 8);
     let hdrs = [
