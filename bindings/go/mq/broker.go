@@ -131,8 +131,9 @@ func NewBroker(opts ...Option) (*Broker, error) {
 	core.guard = newGuard(core.free)
 	b := &Broker{core: core, subs: map[*Subscription]struct{}{}, members: map[*Member]struct{}{}}
 	// A broker dropped without Close: nothing can be using it (open subscriptions and members
-	// keep it reachable), so freeing it cannot block.
-	runtime.AddCleanup(b, func(c *brokerCore) { c.guard.close() }, core)
+	// with callbacks keep it reachable). It is freed on a goroutine of its own all the same, so
+	// that the cleanup never waits on the library.
+	runtime.AddCleanup(b, func(c *brokerCore) { go c.guard.close() }, core)
 	return b, nil
 }
 

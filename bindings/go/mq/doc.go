@@ -60,6 +60,7 @@
 //
 // Close releases a broker, its subscriptions and its members; it may be called from any
 // goroutine, any number of times, in any order with the subscriptions' and members' own Close,
-// and from a handler. A Broker dropped without Close is freed by the garbage collector, unless
-// an open Subscription or Member keeps it alive.
+// and from a handler. A Broker or Member dropped without Close is released by the garbage
+// collector, unless an open Subscription or a Member with an OnRebalance callback keeps it
+// alive.
 package mq

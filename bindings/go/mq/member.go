@@ -153,8 +153,10 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 	m.core.ptr.Store(uintptr(out))
 	m.setID(out)
 	// A member dropped without Close leaves when collected. It has no rebalance callback (a
-	// callback's handle keeps its member reachable), so nothing can be running for it.
-	runtime.AddCleanup(m, func(c *memberCore) { c.leave() }, m.core)
+	// callback's handle keeps its member reachable), but leaving calls the other members'
+	// callbacks and the group's assignor: on a goroutine of its own, so the cleanup never
+	// waits on user code.
+	runtime.AddCleanup(m, func(c *memberCore) { go c.leave() }, m.core)
 	if closing {
 		// The broker was closed (from a callback of this join) while the member joined:
 		// it has been told to close, and Join is where that can happen.

@@ -3,8 +3,10 @@ package mq
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -243,4 +245,35 @@ func TestBrokerCloseFromRebalanceCallback(t *testing.T) {
 	}
 	eventually(t, "the member's callback handle to be released", func() bool { return liveHandles.Load() == base })
 	must(t, a.Close())
+}
+
+// Members and brokers dropped without Close are closed by the garbage collector, in whatever
+// order it finds them, while the group's assignor is still needed by the members that remain.
+func TestDroppedMembersAreCollected(t *testing.T) {
+	base := liveHandles.Load()
+	var assigned atomic.Int32
+	func() {
+		b, err := NewBroker()
+		must(t, err)
+		must(t, b.CreateTopic("t", Partitions(3)))
+		for i := 0; i < 4; i++ {
+			_, err := b.Join("t", "g", WithAssignor(func(ids []string, owners []int) {
+				assigned.Add(1)
+				for p := range owners {
+					owners[p] = p % len(ids)
+				}
+			}))
+			must(t, err)
+		}
+	}()
+	before := assigned.Load()
+	eventually(t, "the dropped members to leave (each leave rebalances through the assignor)", func() bool {
+		runtime.GC()
+		return assigned.Load() >= before+3
+	})
+	// The assignors' handles go once the broker and every member are gone.
+	eventually(t, "the assignors' handles to be deleted", func() bool {
+		runtime.GC()
+		return liveHandles.Load() == base
+	})
 }

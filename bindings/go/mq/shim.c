@@ -336,15 +336,6 @@ mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_
 
 /* ---- pull consumption --------------------------------------------------------------------- */
 
-/* The scratch views are recycled C memory. A library that leaves a field unwritten (1.0.0
- * does not fill in headers yet) must not leave the previous call's pointers in it. */
-static void clear_views(mq_message *msgs, size_t max) {
-    for (size_t i = 0; i < max; i++) {
-        msgs[i].headers = NULL;
-        msgs[i].header_count = 0;
-    }
-}
-
 mqgo_result mqgo_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
                       size_t group_len, int32_t partition, mqgo_mem msgs_, size_t max,
                       int64_t wait_ms, mqgo_cancel cancel_) {
@@ -354,7 +345,6 @@ mqgo_result mqgo_poll(mqgo_broker b_, const char *topic, size_t topic_len, const
     NAME(t, "topic", topic, topic_len);
     NAME2(g, "group", group, group_len, t);
     size_t n = 0;
-    clear_views(msgs, max);
     int s = mq_group_poll(b, t, g, partition, msgs, sizeof(mq_message), max, wait_ms, cancel, &n);
     mqgo_result r = result(s);
     r.count = n;
@@ -568,7 +558,6 @@ mqgo_result mqgo_member_poll(mqgo_member m_, mqgo_mem msgs_, size_t max, int64_t
     mq_cancel *cancel = (mq_cancel *)cancel_;
     mq_message *msgs = (mq_message *)msgs_;
     size_t n = 0;
-    clear_views(msgs, max);
     mqgo_result r = result(mq_member_poll(m, msgs, sizeof(mq_message), max, wait_ms, cancel, &n));
     r.count = n;
     return r;
