@@ -13,7 +13,6 @@ Partition::Partition(int32_t index, const TopicSettings &settings, const Clock &
       index_(index),
       settings_(settings),
       clock_(clock),
-      closed_(closed),
       log_(settings.capacity) {}
 
 void Partition::expire(int64_t now) noexcept {

@@ -159,7 +159,6 @@ private:
     const int32_t index_;
     const TopicSettings &settings_;
     const Clock &clock_;
-    const std::atomic<bool> &closed_;
     Log log_;
     std::vector<Cursor> cursors_;  // in subscription order
     int64_t dropped_ = 0;          // messages trimmed before every group acked them
