@@ -19,10 +19,10 @@ constexpr int64_t kMaxDurationNs = kMaxDurationMs * 1000000;
 constexpr int64_t kMaxSpinNs = 1000000000;
 
 struct DurationRule {
-    int64_t min = 0;                // in the parameter's unit
-    int64_t max = kMaxDurationMs;   // in the parameter's unit, never above 2^40 ms
-    bool ns = false;                // the unit: ns instead of ms
-    bool forever = false;           // MQ_WAIT_FOREVER (-1) is accepted too (waits)
+    int64_t min = 0;               // in the parameter's unit
+    int64_t max = kMaxDurationMs;  // in the parameter's unit, never above 2^40 ms
+    bool ns = false;               // the unit: ns instead of ms
+    bool forever = false;          // MQ_WAIT_FOREVER (-1) is accepted too (waits)
 };
 
 inline mq_status check_duration(int64_t value, const char *name, DurationRule rule = {}) {

@@ -49,6 +49,15 @@ void expect_refused(const Call &call, const char *what) {
     }
 }
 
+// The special waits keep their meaning: MQ_NO_WAIT returns at once with `no_wait` (MQ_FULL or
+// MQ_TIMEOUT), MQ_WAIT_FOREVER waits (here ended at once by a triggered token).
+void expect_special_waits(const Call &call, mq_status no_wait, const char *what) {
+    EXPECT_EQ(call(MQ_NO_WAIT, nullptr), no_wait) << what;
+    Cancel cancel;
+    mq_cancel_trigger(cancel.c);
+    EXPECT_EQ(call(MQ_WAIT_FOREVER, cancel.c), MQ_CANCELLED) << what << ": " << mq_last_error();
+}
+
 // The call with a wait of 2^40 ms runs on another thread; `waiting` (may be empty) tells when it
 // has started waiting, then its token is triggered. It must end with MQ_CANCELLED: an immediate
 // timeout (an overflowed deadline) or a refusal fails.
@@ -101,8 +110,10 @@ TEST_F(Durations, Publish) {
                                 nullptr);
     };
     expect_refused(call, "mq_topic_publish");
+    expect_special_waits(call, MQ_FULL, "mq_topic_publish");
     EXPECT_EQ(producer_waits(), 0) << "a refused publish waited";
-    expect_waits_at_edge(call, [&] { return producer_waits() == 1; }, "mq_topic_publish");
+    expect_waits_at_edge(
+        call, [&] { return producer_waits() == 1; }, "mq_topic_publish");
 }
 
 TEST_F(Durations, PublishBatch) {
@@ -116,20 +127,22 @@ TEST_F(Durations, PublishBatch) {
         return st;
     };
     expect_refused(call, "mq_topic_publish_batch");
+    expect_special_waits(call, MQ_FULL, "mq_topic_publish_batch");
     EXPECT_EQ(producer_waits(), 0) << "a refused batch waited";
-    expect_waits_at_edge(call, [&] { return producer_waits() == 1; }, "mq_topic_publish_batch");
+    expect_waits_at_edge(
+        call, [&] { return producer_waits() == 1; }, "mq_topic_publish_batch");
 }
 
 TEST_F(Durations, GroupPoll) {
     const Call call = [&](int64_t w, mq_cancel *c) {
         mq_message m[1];
         size_t n = 9;
-        const mq_status st =
-            mq_group_poll(b.get(), "empty", "g", 0, m, sizeof m[0], 1, w, c, &n);
+        const mq_status st = mq_group_poll(b.get(), "empty", "g", 0, m, sizeof m[0], 1, w, c, &n);
         EXPECT_EQ(n, 0u);
         return st;
     };
     expect_refused(call, "mq_group_poll");
+    expect_special_waits(call, MQ_TIMEOUT, "mq_group_poll");
     expect_waits_at_edge(call, {}, "mq_group_poll");
 }
 
@@ -147,6 +160,7 @@ TEST_F(Durations, MemberPoll) {
         return st;
     };
     expect_refused(call, "mq_member_poll");
+    expect_special_waits(call, MQ_TIMEOUT, "mq_member_poll");
     expect_waits_at_edge(call, {}, "mq_member_poll");
     EXPECT_EQ(mq_member_close(m), MQ_OK);
 }

@@ -31,8 +31,8 @@ TEST(Names, DotAndDotDotAreRefusedEverywhere) {
         expect_reserved(mq_topic_create(b.get(), bad, nullptr), bad);
         EXPECT_NE(std::string(mq_last_error()).find("topic name"), std::string::npos);
         // A lookup of an illegal name is MQ_ERR_INVALID, not MQ_ERR_NO_TOPIC.
-        expect_reserved(mq_topic_publish(b.get(), bad, nullptr, 0, "x", 1, nullptr, 0, 0,
-                                         nullptr, nullptr, nullptr),
+        expect_reserved(mq_topic_publish(b.get(), bad, nullptr, 0, "x", 1, nullptr, 0, 0, nullptr,
+                                         nullptr, nullptr),
                         bad);
         expect_reserved(mq_group_subscribe(b.get(), "t", bad, nullptr), bad);
         EXPECT_NE(std::string(mq_last_error()).find("group name"), std::string::npos);
@@ -99,9 +99,9 @@ TEST(PublishTexts, SingleSaysNoRecordIndexBatchDoes) {
               MQ_ERR_INVALID);
     EXPECT_STREQ(mq_last_error(), "key is NULL but key_len is 3");
     const mq_header h{nullptr, 2, "v", 1};
-    EXPECT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "x", 1, &h, 1, 0, nullptr, nullptr,
-                               nullptr),
-              MQ_ERR_INVALID);
+    EXPECT_EQ(
+        mq_topic_publish(b.get(), "t", nullptr, 0, "x", 1, &h, 1, 0, nullptr, nullptr, nullptr),
+        MQ_ERR_INVALID);
     EXPECT_STREQ(mq_last_error(), "header 0: name is NULL but name_len is 2");
 
     const mq_record recs[2] = {{nullptr, 0, "ok", 2, nullptr, 0}, {nullptr, 3, "x", 1, nullptr, 0}};

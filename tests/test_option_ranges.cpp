@@ -17,7 +17,7 @@ namespace {
 constexpr int64_t k2p40 = int64_t{1} << 40;
 
 struct Row {
-    const char *field;          // also what the refusal's message must name
+    const char *field;  // also what the refusal's message must name
     int64_t value;
     mq_status want;
 };
