@@ -5,7 +5,7 @@
 #     libmq cannot interpose on or clash with what the program links besides it);
 #   - every exported mq_ symbol is declared MQ_API in mq.h (nothing undocumented escapes), and
 #     every MQ_API function is exported (the header promises nothing the library lacks).
-#   - every function of the 1.0 interface (abi_1.0.symbols beside this script) is still declared
+#   - every function of a released interface (abi_1.<minor>.symbols beside this script) is still declared
 #     and exported: 1.x only adds (docs/ABI.md).
 # Usage: abi_exports.sh <path to libmq.so> <path to mq.h>   (NM / READELF may name the tools)
 set -euo pipefail
@@ -63,12 +63,14 @@ if [ -n "$undeclared" ]; then
     sed 's/^/    /' <<<"$undeclared"
 fi
 
-frozen="$(dirname "$0")/abi_1.0.symbols"
-removed=$(comm -23 <(sort -u "$frozen") <(echo "$declared"))
-if [ -n "$removed" ]; then
-    fail "functions of the 1.0 interface ($frozen) no longer declared in $header:"
-    sed 's/^/    /' <<<"$removed"
-fi
+# One list per minor version (abi_1.0.symbols, abi_1.1.symbols, ...): what each release added.
+for frozen in "$(dirname "$0")"/abi_1.*.symbols; do
+    removed=$(comm -23 <(sort -u "$frozen") <(echo "$declared"))
+    if [ -n "$removed" ]; then
+        fail "functions of a released interface ($frozen) no longer declared in $header:"
+        sed 's/^/    /' <<<"$removed"
+    fi
+done
 
 if [ "$failed" -ne 0 ]; then
     exit 1
