@@ -38,6 +38,9 @@ MemoryResult bench_mq_memory(uint64_t retained);
 
 // ---- peers ----
 double bench_ring(uint64_t n);
+// Workload 4's peer: the reference design (mutex + 2 condition variables + deque per partition,
+// signal-all on append and ack) on the same stress. Published messages per second.
+double bench_reference_stress(uint64_t n);
 double bench_mutex_value(uint64_t n, size_t batch);
 double bench_mutex_string(uint64_t n, size_t batch);
 Latency bench_mutex_latency(uint64_t n, int64_t interval_ns);
