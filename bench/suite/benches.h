@@ -19,7 +19,9 @@ constexpr size_t kBatch = 64;
 double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns = 0);
 // The reference stress without the pause: 4 producers over 40 keys, 4 partitions, capacity 64,
 // 2 groups x 2 consumers, polls of 10. Returns published messages per second.
-double bench_mq_stress(uint64_t n);
+// ack_with_poll: each consumer acks a batch with mq_group_ack_poll (ABI 1.1), which hands it the
+// partition's next batch in the same critical section, until the partition is drained.
+double bench_mq_stress(uint64_t n, bool ack_with_poll = false);
 // 1 producer (publish_batch 64) -> 1 push subscription with the given prefetch.
 double bench_mq_push(uint64_t n, int32_t prefetch);
 // Publish -> delivery latency at a fixed rate, the consumer already waiting in mq_group_poll; spin_ns
