@@ -57,6 +57,16 @@ mq_status mq_broker::create_topic(const char *name, const mq_topic_config &cfg) 
     std::lock_guard lk(admin_mu_);
     if (closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
     if (table_.find(name)) return mq::fail(MQ_ERR_EXISTS, "topic %s already exists", name);
+    if (std::strpbrk(name, "._")) {  // Kafka's collision rule, checked as Kafka does: on create
+        for (const auto &other : topics_) {
+            if (!mq::names_collide(name, other->name())) continue;
+            return mq::fail(MQ_ERR_INVALID,
+                            "topic name \"%s\" collides with existing topic \"%s\" ('.' and '_' "
+                            "are the same to Kafka's metrics); pick a name that differs in "
+                            "another character",
+                            name, other->name().c_str());
+        }
+    }
     topics_.reserve(topics_.size() + 1);
     auto t = std::make_unique<mq::Topic>(name, cfg, clock, spin_ns, closed_);
     table_.insert(t.get());

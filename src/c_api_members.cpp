@@ -72,9 +72,9 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
         if (o.member_id) {
             if (mq_status s = mq::check_name(o.member_id, "member"); s != MQ_OK) return s;
         }
-        if (o.session_timeout_ms < 1 || o.session_timeout_ms > (int64_t{1} << 40)) {
-            return fail(MQ_ERR_INVALID, "session_timeout_ms is %lld; it must be at least 1",
-                        static_cast<long long>(o.session_timeout_ms));
+        if (mq_status s = mq::check_duration(o.session_timeout_ms, "session_timeout_ms", {1});
+            s != MQ_OK) {
+            return s;
         }
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
         join = {o.member_id,    o.session_timeout_ms * 1000000,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "broker.h"
+#include "duration.h"
 #include "error.h"
 #include "group_poll.h"
 
@@ -29,10 +30,7 @@ mq_status mq_subscription::extend_current_lease() {
 
 mq_status mq_subscription::delay_current_nack(int64_t delay_ms) {
     if (!tl_loop.sub) return not_in_handler();
-    if (delay_ms < 0 || delay_ms > (int64_t{1} << 40)) {
-        return mq::fail(MQ_ERR_INVALID, "delay_ms is %lld; it must be 0 or more",
-                        static_cast<long long>(delay_ms));
-    }
+    if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
     tl_loop.nack_delay_ns = delay_ms * 1000000;
     return MQ_OK;
 }
