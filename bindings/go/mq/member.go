@@ -266,7 +266,7 @@ func (m *Member) Assignment() (generation int64, partitions []int, err error) {
 // with ErrClosed.
 func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
 	var batch Batch
-	if err := m.poll(ctx, max, &batch, false); err != nil {
+	if err := m.poll(ctx, max, &batch, false, nil); err != nil {
 		return nil, err
 	}
 	return batch.Messages, nil
@@ -274,12 +274,52 @@ func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
 
 // PollBatch is Poll into reusable storage (see Broker.PollBatch).
 func (m *Member) PollBatch(ctx context.Context, max int, into *Batch) error {
-	return m.poll(ctx, max, into, true)
+	return m.poll(ctx, max, into, true, nil)
 }
 
-func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool) error {
-	const op = "member poll"
+// AckPoll acknowledges offset on a partition the member owns (as Ack) and then polls (as
+// Poll), in one call (library 1.1): when the poll looks at that partition first (always, for a
+// member owning one partition) the ack and the look share one critical section.
+//
+// The ack stands whatever the poll finds: ErrTimeout and ErrCancelled mean the offset is
+// acked and nothing was handed out. An ack the library refuses polls nothing and waits for
+// nothing: ErrNotInFlight, ErrFenced, or ErrRebalanced, which also comes when the group
+// rebalances during the wait (after the ack); either way call Assignment, after which what is
+// in flight on the partitions the member keeps is handed out again. Close wakes a blocked
+// AckPoll with ErrClosed.
+func (m *Member) AckPoll(ctx context.Context, partition int, offset int64, max int) ([]Message, error) {
+	var batch Batch
+	if err := m.poll(ctx, max, &batch, false, &memberAck{partition, offset}); err != nil {
+		return nil, err
+	}
+	return batch.Messages, nil
+}
+
+// AckPollBatch is AckPoll into reusable storage (see Broker.PollBatch).
+func (m *Member) AckPollBatch(ctx context.Context, partition int, offset int64, max int, into *Batch) error {
+	return m.poll(ctx, max, into, true, &memberAck{partition, offset})
+}
+
+// memberAck is the ack an AckPoll makes before it polls.
+type memberAck struct {
+	partition int
+	offset    int64
+}
+
+// poll is Poll, and AckPoll when ack is not nil.
+func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool, ack *memberAck) error {
+	op := "member poll"
+	if ack != nil {
+		op = "member ack poll"
+	}
 	into.Messages = into.Messages[:0]
+	var part C.int32_t
+	if ack != nil {
+		var err error
+		if part, err = partition32(op, ack.partition); err != nil {
+			return err
+		}
+	}
 	n, err := pollMax(op, max)
 	if err != nil {
 		return err
@@ -309,7 +349,13 @@ func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool) err
 	m.tokMu.Unlock()
 	w := waiter{}
 	w.startWith(ctx, tok)
-	r := C.mqgo_member_poll(p, C.mqgo_mem(uintptr(s.p)), C.size_t(n), waitMs(ctx), tok)
+	msgs := C.mqgo_mem(uintptr(s.p))
+	var r C.mqgo_result
+	if ack != nil {
+		r = C.mqgo_member_ack_poll(p, part, C.int64_t(ack.offset), msgs, C.size_t(n), waitMs(ctx), tok)
+	} else {
+		r = C.mqgo_member_poll(p, msgs, C.size_t(n), waitMs(ctx), tok)
+	}
 	w.disarm()
 	if r.status == C.MQ_OK {
 		if reuse {

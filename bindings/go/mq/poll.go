@@ -19,7 +19,7 @@ import (
 // context.Canceled). A max above 4096 is served 4096 at a time.
 func (b *Broker) Poll(ctx context.Context, topic, group string, partition, max int) ([]Message, error) {
 	var batch Batch
-	if err := b.poll(ctx, topic, group, partition, max, &batch, false); err != nil {
+	if err := b.poll(ctx, topic, group, partition, max, &batch, false, nil); err != nil {
 		return nil, err
 	}
 	return batch.Messages, nil
@@ -29,11 +29,40 @@ func (b *Broker) Poll(ctx context.Context, topic, group string, partition, max i
 // storage of the previous poll into it, so that a steady stream of polls allocates nothing.
 // They are valid until the next poll into the same Batch. into.Messages is empty on error.
 func (b *Broker) PollBatch(ctx context.Context, topic, group string, partition, max int, into *Batch) error {
-	return b.poll(ctx, topic, group, partition, max, into, true)
+	return b.poll(ctx, topic, group, partition, max, into, true, nil)
 }
 
-func (b *Broker) poll(ctx context.Context, topic, group string, partition, max int, into *Batch, reuse bool) error {
-	const op = "poll"
+// AckPoll acknowledges offset (cumulatively, as Ack) and then polls the same partition (as
+// Poll), in one call and one critical section of the library (1.1): a consumer loop that acks
+// what it handled and asks for more makes one cgo crossing instead of two, and the publishers
+// the ack makes room for are woken once. The messages are copies (see Message).
+//
+// The ack comes first and stands whatever the poll finds: ErrTimeout and ErrCancelled (ctx)
+// mean the offset is acked and nothing was handed out. An ack the library refuses polls
+// nothing and waits for nothing: ErrNotInFlight (with the in-flight range in the message),
+// and nothing changes. Any other error (ErrNoTopic, ErrNoGroup, ErrPartition, ErrInvalid for
+// max 0, ErrClosed) is raised before the ack, except ErrNoTopic from a topic deleted during
+// the wait and ErrClosed from a Close during it.
+func (b *Broker) AckPoll(ctx context.Context, topic, group string, partition int, offset int64, max int) ([]Message, error) {
+	var batch Batch
+	if err := b.poll(ctx, topic, group, partition, max, &batch, false, &offset); err != nil {
+		return nil, err
+	}
+	return batch.Messages, nil
+}
+
+// AckPollBatch is AckPoll into reusable storage (see PollBatch): the messages of the previous
+// poll into the Batch are valid until this call, which may ack them.
+func (b *Broker) AckPollBatch(ctx context.Context, topic, group string, partition int, offset int64, max int, into *Batch) error {
+	return b.poll(ctx, topic, group, partition, max, into, true, &offset)
+}
+
+// poll is Poll, and AckPoll when ack is not nil.
+func (b *Broker) poll(ctx context.Context, topic, group string, partition, max int, into *Batch, reuse bool, ack *int64) error {
+	op := "poll"
+	if ack != nil {
+		op = "ack poll"
+	}
 	into.Messages = into.Messages[:0]
 	part, err := partition32(op, partition)
 	if err != nil {
@@ -60,7 +89,13 @@ func (b *Broker) poll(ctx context.Context, topic, group string, partition, max i
 	}
 	t, tl := cstr(topic)
 	g, gl := cstr(group)
-	r := C.mqgo_poll(p, t, tl, g, gl, part, C.mqgo_mem(uintptr(s.p)), C.size_t(n), waitMs(ctx), w.tok)
+	msgs := C.mqgo_mem(uintptr(s.p))
+	var r C.mqgo_result
+	if ack != nil {
+		r = C.mqgo_ack_poll(p, t, tl, g, gl, part, C.int64_t(*ack), msgs, C.size_t(n), waitMs(ctx), w.tok)
+	} else {
+		r = C.mqgo_poll(p, t, tl, g, gl, part, msgs, C.size_t(n), waitMs(ctx), w.tok)
+	}
 	w.end()
 	if r.status == C.MQ_OK {
 		// Copied while the call still holds the broker: the views are valid until the ack.

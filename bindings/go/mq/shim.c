@@ -178,6 +178,14 @@ mqgo_result mqgo_group_subscribe(mqgo_broker b_, const char *topic, size_t topic
     return r;
 }
 
+mqgo_result mqgo_topic_delete(mqgo_broker b_, const char *name, size_t name_len) {
+    mq_broker *b = (mq_broker *)b_;
+    NAME(n, "topic", name, name_len);
+    mqgo_result r = result(mq_topic_delete(b, n));
+    name_done(&n_nb);
+    return r;
+}
+
 mqgo_result mqgo_group_unsubscribe(mqgo_broker b_, const char *topic, size_t topic_len,
                                    const char *group, size_t group_len) {
     mq_broker *b = (mq_broker *)b_;
@@ -346,6 +354,24 @@ mqgo_result mqgo_poll(mqgo_broker b_, const char *topic, size_t topic_len, const
     NAME2(g, "group", group, group_len, t);
     size_t n = 0;
     int s = mq_group_poll(b, t, g, partition, msgs, sizeof(mq_message), max, wait_ms, cancel, &n);
+    mqgo_result r = result(s);
+    r.count = n;
+    name_done(&t_nb);
+    name_done(&g_nb);
+    return r;
+}
+
+mqgo_result mqgo_ack_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                          size_t group_len, int32_t partition, int64_t offset, mqgo_mem msgs_,
+                          size_t max, int64_t wait_ms, mqgo_cancel cancel_) {
+    mq_broker *b = (mq_broker *)b_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    mq_message *msgs = (mq_message *)msgs_;
+    NAME(t, "topic", topic, topic_len);
+    NAME2(g, "group", group, group_len, t);
+    size_t n = 0;
+    int s = mq_group_ack_poll(b, t, g, partition, offset, msgs, sizeof(mq_message), max, wait_ms,
+                              cancel, &n);
     mqgo_result r = result(s);
     r.count = n;
     name_done(&t_nb);
@@ -566,6 +592,19 @@ mqgo_result mqgo_member_poll(mqgo_member m_, mqgo_mem msgs_, size_t max, int64_t
 mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset) {
     mq_member *m = (mq_member *)m_;
     return result(mq_member_ack(m, partition, offset));
+}
+
+mqgo_result mqgo_member_ack_poll(mqgo_member m_, int32_t partition, int64_t offset,
+                                 mqgo_mem msgs_, size_t max, int64_t wait_ms,
+                                 mqgo_cancel cancel_) {
+    mq_member *m = (mq_member *)m_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    mq_message *msgs = (mq_message *)msgs_;
+    size_t n = 0;
+    mqgo_result r = result(mq_member_ack_poll(m, partition, offset, msgs, sizeof(mq_message), max,
+                                              wait_ms, cancel, &n));
+    r.count = n;
+    return r;
 }
 
 mqgo_result mqgo_member_nack(mqgo_member m_, int32_t partition, int64_t delay_ms) {

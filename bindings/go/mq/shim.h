@@ -59,6 +59,8 @@ mqgo_result mqgo_group_subscribe(mqgo_broker b_, const char *topic, size_t topic
                                  int has_start, uint32_t max_deliveries, int has_max_deliveries,
                                  const char *dead_letter, size_t dead_letter_len,
                                  int has_dead_letter);
+/* ABI 1.1 */
+mqgo_result mqgo_topic_delete(mqgo_broker b_, const char *name, size_t name_len);
 mqgo_result mqgo_group_unsubscribe(mqgo_broker b_, const char *topic, size_t topic_len,
                                    const char *group, size_t group_len);
 /* Lists and descriptions come back as one malloc'd string in *out (the caller frees it). */
@@ -92,6 +94,10 @@ mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_l
 mqgo_result mqgo_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
                       size_t group_len, int32_t partition, mqgo_mem msgs_, size_t max,
                       int64_t wait_ms, mqgo_cancel cancel_);
+/* ABI 1.1: the ack of offset, then the poll, in one call (count as mqgo_poll) */
+mqgo_result mqgo_ack_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                          size_t group_len, int32_t partition, int64_t offset, mqgo_mem msgs_,
+                          size_t max, int64_t wait_ms, mqgo_cancel cancel_);
 mqgo_result mqgo_ack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
                      size_t group_len, int32_t partition, int64_t offset);
 mqgo_result mqgo_nack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
@@ -136,6 +142,10 @@ mqgo_result mqgo_member_assignment(mqgo_member m_, int64_t *generation, int32_t 
 mqgo_result mqgo_member_poll(mqgo_member m_, mqgo_mem msgs_, size_t max, int64_t wait_ms,
                              mqgo_cancel cancel_);
 mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset);
+/* ABI 1.1 */
+mqgo_result mqgo_member_ack_poll(mqgo_member m_, int32_t partition, int64_t offset,
+                                 mqgo_mem msgs_, size_t max, int64_t wait_ms,
+                                 mqgo_cancel cancel_);
 mqgo_result mqgo_member_nack(mqgo_member m_, int32_t partition, int64_t delay_ms);
 mqgo_result mqgo_member_extend_lease(mqgo_member m_, int32_t partition);
 

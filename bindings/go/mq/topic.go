@@ -126,6 +126,35 @@ func (b *Broker) CreateTopic(name string, opts ...TopicOption) error {
 	return check(op, C.mqgo_topic_create(p, n, nl, &cfg.c))
 }
 
+// DeleteTopic deletes a topic (library 1.1). When it returns the name is free: every call by
+// name returns ErrNoTopic, and CreateTopic makes a new, empty topic that shares nothing with
+// the old one (no messages, groups or offsets). What was using the topic:
+//
+//   - Publish, PublishBatch, Poll, AckPoll and Member polls blocked on it return ErrNoTopic at
+//     once; a call that raced the deletion either took effect before it or returns ErrNoTopic.
+//   - Its push subscriptions stop: no handler is called afterwards (one already running
+//     finishes, its Message intact). The *Subscription stays valid; Close it as usual (its
+//     OnRelease runs then).
+//   - Members of its groups: every call but Close and ID returns ErrNoTopic, and OnRebalance
+//     runs no more. Close them as usual.
+//   - Messages already handed out are Go copies: they stay valid.
+//   - A group of another topic that dead-letters into it: the poll that must dead-letter a
+//     message returns ErrNoTopic and the message stays at the group's head.
+//
+// It never blocks on the topic's waiters (it wakes them) and is safe from a handler or
+// callback. ErrNoTopic when there is no topic of that name, ErrInvalid for an illegal name,
+// ErrClosed after Shutdown or Close.
+func (b *Broker) DeleteTopic(name string) error {
+	const op = "delete topic"
+	p := b.acquire()
+	if p == 0 {
+		return closedError(op)
+	}
+	defer b.release()
+	n, nl := cstr(name)
+	return check(op, C.mqgo_topic_delete(p, n, nl))
+}
+
 // GroupOption configures a group subscription (Subscribe).
 type GroupOption func(*groupOptions) error
 

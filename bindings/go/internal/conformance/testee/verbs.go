@@ -82,6 +82,9 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 	case "unsubscribe":
 		needBroker()
 		status(out, b.Unsubscribe(topic, group))
+	case "topic_delete":
+		needBroker()
+		status(out, b.DeleteTopic(topic))
 	case "broker_close":
 		needBroker()
 		status(out, b.Shutdown())
@@ -117,16 +120,23 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 		for _, res := range results {
 			out.field("result", fmt.Sprintf("%d:%d", res.Partition, res.Offset))
 		}
-	case "poll", "member_poll":
+	case "poll", "member_poll", "ack_poll", "member_ack_poll":
 		ctx, cancel := waitContext(parent, r.int("wait", 0))
 		defer cancel()
 		var msgs []mq.Message
 		var err error
-		if r.verb == "poll" {
+		max, offset := int(r.int("max", 10)), r.int("offset", 0)
+		switch r.verb {
+		case "poll":
 			needBroker()
-			msgs, err = b.Poll(ctx, topic, group, partition, int(r.int("max", 10)))
-		} else {
-			msgs, err = w.member(r).m.Poll(ctx, int(r.int("max", 10)))
+			msgs, err = b.Poll(ctx, topic, group, partition, max)
+		case "ack_poll":
+			needBroker()
+			msgs, err = b.AckPoll(ctx, topic, group, partition, offset, max)
+		case "member_poll":
+			msgs, err = w.member(r).m.Poll(ctx, max)
+		default:
+			msgs, err = w.member(r).m.AckPoll(ctx, partition, offset, max)
 		}
 		status(out, err)
 		out.int("count", int64(len(msgs)))
@@ -313,7 +323,7 @@ func (w *world) call(r *request) *background {
 // Go form of a fresh cancel token).
 func (w *world) startBackground(name string, r *request) string {
 	switch r.verb {
-	case "publish", "publish_batch", "poll", "member_poll":
+	case "publish", "publish_batch", "poll", "member_poll", "ack_poll", "member_ack_poll":
 	default:
 		return refusal("not a blocking call: " + r.verb)
 	}
