@@ -46,7 +46,9 @@
 // A poll copies the messages it hands out into Go memory, one buffer per poll, inside the
 // cgo call that polled them: Message.Key and Message.Value stay valid after the ack and for
 // as long as they are referenced. The cost is one copy of the bytes and two allocations per
-// poll (the buffer and the slice of Messages); there is no zero-copy accessor.
+// poll (the buffer and the slice of Messages); there is no zero-copy accessor. PollBatch and
+// AckPollBatch poll into a reusable Batch instead and allocate nothing. AckPoll acks and
+// polls in one call (library 1.1): a consumer loop makes one cgo crossing per batch.
 //
 // # Callbacks
 //
@@ -62,5 +64,7 @@
 // goroutine, any number of times, in any order with the subscriptions' and members' own Close,
 // and from a handler. A Broker or Member dropped without Close is released by the garbage
 // collector, unless an open Subscription or a Member with an OnRebalance callback keeps it
-// alive.
+// alive. DeleteTopic (library 1.1) leaves the topic's subscriptions and members valid as
+// handles (a subscription stops calling its handler; a member's calls return ErrNoTopic):
+// close them as usual, in any order.
 package mq

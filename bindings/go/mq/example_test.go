@@ -146,3 +146,59 @@ func ExampleKeyPartition() {
 	fmt.Println(p, mq.Murmur2([]byte("21")))
 	// Output: 1 -973932308
 }
+
+// A consumer loop whose ack travels with its next poll: one call per batch (library 1.1).
+// AckPollBatch polls into one reusable Batch, so the loop allocates nothing.
+func ExampleBroker_AckPollBatch() {
+	b, _ := mq.NewBroker()
+	defer b.Close()
+	b.CreateTopic("events")
+	b.Subscribe("events", "audit")
+	for i := 0; i < 5; i++ {
+		b.Publish(context.Background(), "events", nil, []byte(fmt.Sprintf("e-%d", i)))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	var batch mq.Batch
+	err := b.PollBatch(ctx, "events", "audit", 0, 2, &batch)
+	for err == nil {
+		for i, m := range batch.Messages {
+			if i > 0 {
+				fmt.Print(" ")
+			}
+			fmt.Printf("%d:%s", m.Offset, m.Value)
+		}
+		fmt.Println()
+		last := batch.Messages[len(batch.Messages)-1].Offset
+		err = b.AckPollBatch(ctx, "events", "audit", 0, last, 2, &batch)
+	}
+	// The loop ends when nothing comes within the deadline; the last ack stood.
+	info, _ := b.GroupInfo("events", "audit", 0)
+	fmt.Println(errors.Is(err, mq.ErrTimeout), "committed", info.Committed)
+	// Output:
+	// 0:e-0 1:e-1
+	// 2:e-2 3:e-3
+	// 4:e-4
+	// true committed 5
+}
+
+// Deleting a topic frees its name; what was waiting on it returns ErrNoTopic.
+func ExampleBroker_DeleteTopic() {
+	b, _ := mq.NewBroker()
+	defer b.Close()
+	b.CreateTopic("tmp")
+	b.Subscribe("tmp", "g")
+
+	polled := make(chan error)
+	go func() {
+		_, err := b.Poll(context.Background(), "tmp", "g", 0, 10) // waits: nothing published
+		polled <- err
+	}()
+	b.DeleteTopic("tmp")
+	fmt.Println(errors.Is(<-polled, mq.ErrNoTopic))
+	fmt.Println(b.CreateTopic("tmp")) // a new, empty topic
+	// Output:
+	// true
+	// <nil>
+}
