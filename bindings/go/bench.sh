@@ -56,13 +56,21 @@ count() { awk -v n="$1" -v s="$scale" 'BEGIN { c = int(n * s); if (c < 640) c = 
 declare -A n=([Batch64]=$(count 1e7) [Batch64Reuse]=$(count 1e7) [Single]=$(count 3e6)
     [SingleReuse]=$(count 3e6) [FanOut2]=$(count 6e6) [PushPrefetch10]=$(count 6e6)
     [PushPrefetch64]=$(count 6e6) [Channel]=$(count 1e7) [SingleOneGoroutine]=$(count 3e6)
-    [Batch64OneGoroutine]=$(count 1e7))
-# The C suite's row for each Go benchmark (the Reuse variants poll into a Batch).
+    [Batch64OneGoroutine]=$(count 1e7) [Batch64AckPoll]=$(count 1e7) [SingleAckPoll]=$(count 3e6)
+    [SingleAckPollOneGoroutine]=$(count 3e6) [Batch64AckPollOneGoroutine]=$(count 1e7))
+# The C suite's row for each Go benchmark (the Reuse variants poll into a Batch; the AckPoll
+# variants ack with the next poll, AckPollBatch, where the C suite's rows 1 and 2 ack apart).
 declare -A c_row=([Batch64]="1. mq 1→1, batch 64" [Batch64Reuse]="1. mq 1→1, batch 64"
+    [Batch64AckPoll]="1. mq 1→1, batch 64" [SingleAckPoll]="2. mq 1→1, single"
     [Single]="2. mq 1→1, single" [SingleReuse]="2. mq 1→1, single" [FanOut2]="3. mq 1→2 groups"
     [PushPrefetch10]="5. mq push subscription, prefetch 10"
     [PushPrefetch64]="5. mq push subscription, prefetch 64")
-mq_benches=(Batch64 Batch64Reuse Single SingleReuse FanOut2 PushPrefetch10 PushPrefetch64)
+mq_benches=(Batch64 Batch64Reuse Batch64AckPoll Single SingleReuse SingleAckPoll FanOut2
+    PushPrefetch10 PushPrefetch64)
+one_benches=(SingleOneGoroutine Batch64OneGoroutine SingleAckPollOneGoroutine
+    Batch64AckPollOneGoroutine)
+declare -A one_mode=([SingleOneGoroutine]=single [Batch64OneGoroutine]=batch
+    [SingleAckPollOneGoroutine]=singleackpoll [Batch64AckPollOneGoroutine]=batchackpoll)
 
 out=build-bench/results
 mkdir -p "$out"
@@ -83,9 +91,10 @@ for ((round = 1; round <= rounds; round++)); do
         ns=$(awk -v r="$rate" 'BEGIN { split(r, a, " "); m = a[2] == "M" ? 1e6 : 1e3; printf "%.2f", 1e9 / (a[1] * m) }')
         printf 'Benchmark%s-%s\t%s\t%s ns/op\n' "$b" "$procs" "${n[$b]}" "$ns" | tee -a "$out/c.txt"
     done
-    build-bench/oneloop single "${n[SingleOneGoroutine]}" "$procs" | tee -a "$out/c.txt"
-    build-bench/oneloop batch "${n[Batch64OneGoroutine]}" "$procs" | tee -a "$out/c.txt"
-    for b in Channel "${mq_benches[@]}" SingleOneGoroutine Batch64OneGoroutine; do
+    for b in "${one_benches[@]}"; do
+        build-bench/oneloop "${one_mode[$b]}" "${n[$b]}" "$procs" | tee -a "$out/c.txt"
+    done
+    for b in Channel "${mq_benches[@]}" "${one_benches[@]}"; do
         build-bench/mq.test -test.run '^$' -test.bench "^Benchmark$b\$" -test.benchtime "${n[$b]}x" |
             grep "^Benchmark" | tee -a "$out/go.txt"
     done
@@ -105,26 +114,26 @@ else
 fi
 
 section "go bench: ratios (medians of $rounds rounds, scale $scale)"
-printf '%-18s %12s %12s %10s\n' benchmark "C ns/msg" "Go ns/msg" "Go / C"
+printf '%-27s %12s %12s %10s\n' benchmark "C ns/msg" "Go ns/msg" "Go / C"
 for b in "${mq_benches[@]}"; do
     c=$(median "$out/c.txt" "$b")
     g=$(median "$out/go.txt" "$b")
-    awk -v b="$b" -v c="$c" -v g="$g" 'BEGIN { printf "%-18s %12.1f %12.1f %9.2fx\n", b, c, g, g / c }'
+    awk -v b="$b" -v c="$c" -v g="$g" 'BEGIN { printf "%-27s %12.1f %12.1f %9.2fx\n", b, c, g, g / c }'
 done
-for b in SingleOneGoroutine Batch64OneGoroutine; do
+for b in "${one_benches[@]}"; do
     c=$(median "$out/c.txt" "$b" cpu-ns/op)
     g=$(median "$out/go.txt" "$b" cpu-ns/op)
-    awk -v b="$b" -v c="$c" -v g="$g" 'BEGIN { printf "%-18s %12.1f %12.1f %9.2fx  (CPU ns per message, one thread)\n", b, c, g, g / c }'
+    awk -v b="$b" -v c="$c" -v g="$g" 'BEGIN { printf "%-27s %12.1f %12.1f %9.2fx  (CPU ns per message, one thread)\n", b, c, g, g / c }'
 done
 ch=$(median "$out/go.txt" Channel)
 echo
 awk -v ch="$ch" 'BEGIN { printf "buffered channel of 64-byte []byte: %.1f ns/msg\n", ch }'
-for b in Single SingleReuse; do
+for b in Single SingleReuse SingleAckPoll; do
     awk -v b="$b" -v c="$(median "$out/c.txt" "$b")" -v g="$(median "$out/go.txt" "$b")" 'BEGIN {
         r = g / c; v = "does not hold"; if (r <= 2) v = "holds"
         printf "%-13s Publish+Poll+Ack, Go / C cost per message: %5.2fx (target <= 2): %s\n", b, r, v }'
 done
-for b in Batch64 Batch64Reuse; do
+for b in Batch64 Batch64Reuse Batch64AckPoll; do
     awk -v b="$b" -v ch="$ch" -v g="$(median "$out/go.txt" "$b")" 'BEGIN {
         r = ch / g; v = "does not hold"; if (r >= 2) v = "holds"
         printf "%-13s throughput, mq / buffered channel:         %5.2fx (target >= 2): %s\n", b, r, v }'

@@ -2,7 +2,10 @@
  * through the C API, in one thread, printed in Go's benchmark format with the process's CPU
  * time per message. bench.sh builds it against the static library.
  *
- *   oneloop single|batch N GOMAXPROCS */
+ *   oneloop single|batch|singleackpoll|batchackpoll N GOMAXPROCS
+ *
+ * The *ackpoll modes make each ack travel with the next poll (mq_group_ack_poll, 1.1), as the
+ * Go benchmarks *AckPollOneGoroutine do with AckPollBatch. */
 #define _POSIX_C_SOURCE 200809L
 #include <mq.h>
 
@@ -44,11 +47,14 @@ static void check(const void *payload, size_t len, uint64_t want) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4 || (strcmp(argv[1], "single") && strcmp(argv[1], "batch"))) {
-        fprintf(stderr, "usage: oneloop single|batch N GOMAXPROCS\n");
+    const char *mode = argc == 4 ? argv[1] : "";
+    const int batch = strncmp(mode, "batch", 5) == 0;
+    const int ackpoll = strstr(mode, "ackpoll") != NULL;
+    if (argc != 4 || (strcmp(mode, "single") && strcmp(mode, "batch") &&
+                      strcmp(mode, "singleackpoll") && strcmp(mode, "batchackpoll"))) {
+        fprintf(stderr, "usage: oneloop single|batch|singleackpoll|batchackpoll N GOMAXPROCS\n");
         return 2;
     }
-    const int batch = strcmp(argv[1], "batch") == 0;
     const uint64_t n = strtoull(argv[2], NULL, 10);
     mq_broker *b;
     must(mq_broker_new(NULL, &b), "mq_broker_new");
@@ -60,6 +66,7 @@ int main(int argc, char **argv) {
     static char msgs[BATCH][PAYLOAD], copies[BATCH][PAYLOAD];
     mq_record recs[BATCH];
     mq_message views[BATCH];
+    int64_t unacked = -1; /* the ack the next poll carries (ackpoll modes) */
     double cpu0 = cpu_ns(), wall0 = wall_ns();
     for (uint64_t seq = 0; seq < n;) {
         size_t k = 0, got = 0, published = 0;
@@ -75,20 +82,28 @@ int main(int argc, char **argv) {
             must(mq_topic_publish(b, "bench", NULL, 0, msgs[0], PAYLOAD, NULL, 0, MQ_WAIT_FOREVER,
                                   NULL, NULL, NULL),
                  "mq_topic_publish");
-        must(mq_group_poll(b, "bench", "g", 0, views, sizeof views[0], k, MQ_WAIT_FOREVER, NULL,
-                           &got),
-             "mq_group_poll");
+        if (ackpoll && unacked >= 0)
+            must(mq_group_ack_poll(b, "bench", "g", 0, unacked, views, sizeof views[0], k,
+                                   MQ_WAIT_FOREVER, NULL, &got),
+                 "mq_group_ack_poll");
+        else
+            must(mq_group_poll(b, "bench", "g", 0, views, sizeof views[0], k, MQ_WAIT_FOREVER, NULL,
+                               &got),
+                 "mq_group_poll");
         for (size_t i = 0; i < got; i++) {
             /* the Go binding copies what it hands out; so does this loop */
             memcpy(copies[i], views[i].payload, views[i].payload_len);
             check(copies[i], views[i].payload_len, seq - k + i);
         }
-        must(mq_group_ack(b, "bench", "g", 0, views[got - 1].offset), "mq_group_ack");
+        if (ackpoll)
+            unacked = views[got - 1].offset;
+        else
+            must(mq_group_ack(b, "bench", "g", 0, views[got - 1].offset), "mq_group_ack");
     }
     double wall = wall_ns() - wall0, cpu = cpu_ns() - cpu0;
     mq_broker_free(b);
-    printf("Benchmark%sOneGoroutine-%s\t%llu\t%.2f ns/op\t%.2f cpu-ns/op\n",
-           batch ? "Batch64" : "Single", argv[3], (unsigned long long)n, wall / (double)n,
+    printf("Benchmark%s%sOneGoroutine-%s\t%llu\t%.2f ns/op\t%.2f cpu-ns/op\n",
+           batch ? "Batch64" : "Single", ackpoll ? "AckPoll" : "", argv[3], (unsigned long long)n, wall / (double)n,
            cpu / (double)n);
     return 0;
 }

@@ -61,8 +61,13 @@ func BenchmarkChannel(b *testing.B) {
 // benchPull: 1 producer -> `groups` groups (a consumer goroutine each), 1 partition. batch 1:
 // Publish, Poll of 1, Ack; batch 64: PublishBatch of 64, Poll of up to 64, one cumulative Ack.
 // The producer reuses its buffers (mq copies what it publishes, as the C suite's producer
-// relies on); with reuse the consumers poll into a Batch (PollBatch) instead of fresh memory.
+// relies on); with reuse the consumers poll into a Batch (PollBatch) instead of fresh memory;
+// with ackPoll each ack travels with the next poll (AckPollBatch: one call per batch).
 func benchPull(b *testing.B, batch, groups int, reuse bool) {
+	benchPullWith(b, batch, groups, reuse, false)
+}
+
+func benchPullWith(b *testing.B, batch, groups int, reuse, ackPoll bool) {
 	br := newBroker(b)
 	must(b, br.CreateTopic("bench", Capacity(benchCapacity)))
 	ctx := context.Background()
@@ -74,10 +79,14 @@ func benchPull(b *testing.B, batch, groups int, reuse bool) {
 		must(b, br.Subscribe("bench", group))
 		go func() {
 			var into Batch
+			acked := int64(-1) // the ack the next AckPollBatch carries (none before the first)
 			for next := uint64(0); next < n; {
 				var msgs []Message
 				var err error
-				if reuse {
+				if ackPoll && acked >= 0 {
+					err = br.AckPollBatch(ctx, "bench", group, 0, acked, batch, &into)
+					msgs = into.Messages
+				} else if reuse || ackPoll {
 					err = br.PollBatch(ctx, "bench", group, 0, batch, &into)
 					msgs = into.Messages
 				} else {
@@ -91,6 +100,10 @@ func benchPull(b *testing.B, batch, groups int, reuse bool) {
 				for i := range msgs {
 					benchCheck(b, group, msgs[i].Value, next)
 					next++
+				}
+				if ackPoll && next < n {
+					acked = msgs[len(msgs)-1].Offset
+					continue
 				}
 				if err := br.Ack("bench", group, 0, msgs[len(msgs)-1].Offset); err != nil {
 					done <- err
@@ -139,6 +152,12 @@ func BenchmarkBatch64(b *testing.B) { benchPull(b, benchBatch, 1, false) }
 
 // Workload 1 with PollBatch: each batch lands in the storage of the last.
 func BenchmarkBatch64Reuse(b *testing.B) { benchPull(b, benchBatch, 1, true) }
+
+// Workload 1 with AckPollBatch: each ack travels with the next poll, one call per batch.
+func BenchmarkBatch64AckPoll(b *testing.B) { benchPullWith(b, benchBatch, 1, true, true) }
+
+// Workload 2 with AckPollBatch of 1.
+func BenchmarkSingleAckPoll(b *testing.B) { benchPullWith(b, 1, 1, true, true) }
 
 // Workload 2: one message at a time (Publish, Poll, Ack).
 func BenchmarkSingle(b *testing.B) { benchPull(b, 1, 1, false) }
@@ -200,7 +219,12 @@ func BenchmarkSingleOneGoroutine(b *testing.B) {
 }
 
 // PublishBatch of 64, PollBatch of 64 and one Ack in one loop, as BenchmarkSingleOneGoroutine.
-func BenchmarkBatch64OneGoroutine(b *testing.B) {
+func BenchmarkBatch64OneGoroutine(b *testing.B) { benchBatchOneGoroutine(b, false) }
+
+// BenchmarkBatch64OneGoroutine with the ack travelling with the next poll (AckPollBatch).
+func BenchmarkBatch64AckPollOneGoroutine(b *testing.B) { benchBatchOneGoroutine(b, true) }
+
+func benchBatchOneGoroutine(b *testing.B, ackPoll bool) {
 	br := newBroker(b)
 	must(b, br.CreateTopic("bench", Capacity(benchCapacity)))
 	must(b, br.Subscribe("bench", "g"))
@@ -221,14 +245,22 @@ func BenchmarkBatch64OneGoroutine(b *testing.B) {
 		if _, err := br.PublishBatch(ctx, "bench", recs[:k]); err != nil {
 			b.Fatal(err)
 		}
-		if err := br.PollBatch(ctx, "bench", "g", 0, benchBatch, &into); err != nil {
+		var err error
+		if ackPoll && len(into.Messages) > 0 {
+			err = br.AckPollBatch(ctx, "bench", "g", 0, into.Messages[len(into.Messages)-1].Offset, benchBatch, &into)
+		} else {
+			err = br.PollBatch(ctx, "bench", "g", 0, benchBatch, &into)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 		for i := range into.Messages {
 			benchCheck(b, "poll", into.Messages[i].Value, seq-uint64(k)+uint64(i))
 		}
-		if err := br.Ack("bench", "g", 0, into.Messages[len(into.Messages)-1].Offset); err != nil {
-			b.Fatal(err)
+		if !ackPoll {
+			if err := br.Ack("bench", "g", 0, into.Messages[len(into.Messages)-1].Offset); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	b.StopTimer()
@@ -256,7 +288,14 @@ func BenchmarkSingleCancellableContext(b *testing.B) {
 	benchOneGoroutine(b, ctx)
 }
 
-func benchOneGoroutine(b *testing.B, ctx context.Context) {
+// BenchmarkSingleOneGoroutine with the ack travelling with the next poll (AckPollBatch of 1).
+func BenchmarkSingleAckPollOneGoroutine(b *testing.B) {
+	benchOneGoroutineWith(b, context.Background(), true)
+}
+
+func benchOneGoroutine(b *testing.B, ctx context.Context) { benchOneGoroutineWith(b, ctx, false) }
+
+func benchOneGoroutineWith(b *testing.B, ctx context.Context, ackPoll bool) {
 	br := newBroker(b)
 	must(b, br.CreateTopic("bench", Capacity(benchCapacity)))
 	must(b, br.Subscribe("bench", "g"))
@@ -270,13 +309,21 @@ func benchOneGoroutine(b *testing.B, ctx context.Context) {
 		if _, _, err := br.Publish(ctx, "bench", nil, msg); err != nil {
 			b.Fatal(err)
 		}
-		if err := br.PollBatch(ctx, "bench", "g", 0, 1, &into); err != nil {
+		var err error
+		if ackPoll && seq > 0 {
+			err = br.AckPollBatch(ctx, "bench", "g", 0, into.Messages[0].Offset, 1, &into)
+		} else {
+			err = br.PollBatch(ctx, "bench", "g", 0, 1, &into)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 		msgs := into.Messages
 		benchCheck(b, "poll", msgs[0].Value, seq)
-		if err := br.Ack("bench", "g", 0, msgs[0].Offset); err != nil {
-			b.Fatal(err)
+		if !ackPoll {
+			if err := br.Ack("bench", "g", 0, msgs[0].Offset); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	b.StopTimer()
