@@ -1,5 +1,7 @@
 // A partition's groups: joining, leaving, ownership by push subscriptions and members,
 // introspection.
+// Model-checked: tests/model/wake.pml (Admin's unsubscribe = remove_group; see
+// tests/model/README.md).
 #include <algorithm>
 #include <cstdio>
 
