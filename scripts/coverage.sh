@@ -28,14 +28,17 @@ fi
 dir=build-coverage
 section "configure + build ($dir/)"
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMQ_SANITIZE= \
-    -DCMAKE_C_FLAGS="--coverage -O0" -DCMAKE_CXX_FLAGS="--coverage -O0" \
+    -DCMAKE_C_FLAGS="--coverage -O0 -fprofile-update=atomic" \
+    -DCMAKE_CXX_FLAGS="--coverage -O0 -fprofile-update=atomic" \
     -DCMAKE_EXE_LINKER_FLAGS=--coverage -DCMAKE_SHARED_LINKER_FLAGS=--coverage \
     -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=OFF -DMQ_BUILD_BENCH=OFF > /dev/null
 cmake --build "$dir"
 
 section "ctest (counters reset first)"
 find "$dir" -name '*.gcda' -delete
-(cd "$dir" && ctest --output-on-failure -j "${MQ_TEST_JOBS:-2}")
+# install_consumers links the installed static library into programs built without --coverage
+# (pkg-config): it cannot link here, and it exercises packaging, not src/.
+(cd "$dir" && ctest --output-on-failure -j "${MQ_TEST_JOBS:-2}" -E '^install_consumers$')
 
 section "coverage of src/"
 mkdir -p "$dir/coverage"

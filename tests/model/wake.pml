@@ -15,8 +15,8 @@
  * anywhere but a condition-variable wait (a lock, say) is an invalid end state: a deadlock. An
  * invariant on the log and cursors holds at every step.
  *
- * -D flags turn on mutants (check-model.sh requires spin to find each one) or the code as it
- * was (BUG_*). See README.md.
+ * -D flags turn on mutants (check-model.sh requires spin to find each one), BUG_* ones being the
+ * code as it was before a fix the model found. See README.md.
  */
 
 #ifndef CAP
