@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "5189d095eb6e140dcc2417c2898d94912744778c6d7c243b12b3e965e0c42ac9"
+const coreSourcesSHA256 = "a90950356e738c470716b6a120bd50e1b0f25219d7f86e6f89be3a72615a84c8"
