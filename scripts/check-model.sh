@@ -34,7 +34,8 @@ run() {
     mkdir -p "$dir"
     (
         cd "$dir"
-        spin "$@" -a "$model" > spin.log
+        cp "$model" wake.pml  # a counterexample's trail (wake.pml.trail) lands next to it
+        spin "$@" -a wake.pml > spin.log
         # COLLAPSE: state compression; MEMLIM: a search that outgrows it is reported incomplete.
         gcc "${PAN_OPT:--O2}" -w -DSAFETY -DCOLLAPSE -DMEMLIM=2000 -o pan pan.c
         start=$(date +%s.%N)
@@ -57,7 +58,7 @@ while read -r name flags; do
     printf '   %-22s %-50s states %-10s %5s s  errors %s\n' "$name" "$flags" "$states" "$secs" "$errors"
     if [ "$errors" != 0 ] || [ "$incomplete" != 0 ]; then
         echo "   FAILED: $name (errors $errors, incomplete $incomplete): see $out/$name/pan.log;" \
-            "replay with: cd $out/$name && spin -t -p $flags $model" >&2
+            "replay with: cd $out/$name && spin -t -p $flags wake.pml" >&2
         failed=1
     fi
 done << 'LIST'
