@@ -66,6 +66,8 @@ two-groups        -DCAP=1 -DMSGS=1 -DROUNDS=2 -DADMIN_OPS=1
 one-group         -DCAP=1 -DMSGS=1 -DROUNDS=2 -DADMIN_OPS=1 -DPOLL2_GROUP=0
 capacity-2        -DCAP=2 -DMSGS=2 -DROUNDS=1 -DADMIN_OPS=1
 two-admin-ops     -DCAP=1 -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=2
+member            -DMEMBER -DCAP=1 -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=1
+member-one-group  -DMEMBER -DCAP=1 -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=1 -DPOLL2_GROUP=0
 LIST
 
 echo "== mutants (each must be caught: errors > 0)"
@@ -84,6 +86,8 @@ close-without-lock        -DM_CLOSE_NO_LOCK -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=1
 cancel-without-lock       -DM_CANCEL_NO_LOCK -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=1
 nack-without-wake         -DM_NACK_NO_WAKE -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=0 -DPOLL2_GROUP=0
 last-group-wakes-freed    -DBUG_LAST_GROUP_WAKES_FREED -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=2
+no-signal-watchers        -DMEMBER -DM_NO_SIGNAL_WATCHERS -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=0
+signal-reset-late         -DMEMBER -DM_SIGNAL_RESET_LATE -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=0
 LIST
 
 if [ "$failed" != 0 ]; then

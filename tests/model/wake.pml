@@ -7,7 +7,8 @@
  * cancel, block), the waiter counters announce() and publishers_to_wake() read, and the wakes
  * sent by publish, batch publish, ack, nack (immediate and delayed), lease expiry (a timed wait),
  * unsubscribe, seek, broker close and cancel tokens. Several publishers (one of them a batch),
- * polls of two groups, capacity CAP.
+ * polls of two groups, capacity CAP; with -DMEMBER the second poll is a member poll sleeping on
+ * its own Notifier (signalled by announce() through Waitable::watchers).
  *
  * Checked: at every state where nothing can move any more (spin's `timeout`), no waiter sleeps
  * next to something it could use: a publisher asleep has no room, a poll asleep has no message
@@ -58,6 +59,11 @@ bool ne[NW];               /* Waitable::not_empty */
 bool closed;               /* mq_broker::closed_ */
 bool cancelled[NW];        /* mq_cancel::triggered of the token each waiter passes */
 bool registered[NW];       /* mq_cancel::where set (CancelScope alive) */
+/* ---- MEMBER: the member poll of slot 3 sleeps on its own Notifier ---- */
+bool watching;             /* the Notifier is in the partition's Waitable::watchers */
+bool signalled;            /* Notifier::signalled, guarded by nmu */
+bool nsleep;               /* the member sleeps on Notifier::not_empty */
+byte nmu = FREE;           /* Notifier::mu */
 
 #define cursors (sub[0] + sub[1])
 #define has_room (cursors == 0 || end - start < CAP)  /* Partition::has_room */
@@ -109,6 +115,18 @@ inline send_publishers(n) {
     fi;
     n = 0
 }
+/* Waitable::signal_watchers, called by announce() under the partition lock: Notifier::signal
+ * (its lock, signalled = true, notify_all) for each watching member poll. */
+#ifdef MEMBER
+#ifdef M_NO_SIGNAL_WATCHERS
+#define signal_watchers() skip
+#else
+#define signal_watchers() if :: watching -> atomic { nmu == FREE -> signalled = 1; nsleep = 0 } :: else fi
+#endif
+#else
+#define signal_watchers() skip
+#endif
+
 /* Waiting::publishers_to_wake (under the lock). */
 inline publishers_to_wake(freed, n) {
     if
@@ -133,7 +151,7 @@ inline wake_all(me, nolock) {
     if :: !nolock -> lock(me) :: else fi;
     notify_all(nf);
     notify_all(ne);
-    if :: !nolock -> unlock() :: else fi
+    if :: !nolock -> signal_watchers(); unlock() :: else fi
 }
 
 /* Waiting::wait, publisher side: returns st with the lock held. */
@@ -163,7 +181,8 @@ inline append_and_announce(wake) {
         :: else -> end++
         fi;
         wake = pollers_waiting > 0
-    }
+    };
+    signal_watchers()
 }
 
 /* Publisher 0: MSGS single publishes (Partition::publish), waiting forever. */
@@ -203,6 +222,7 @@ proctype BatchPublisher(byte me) {
             :: unannounced > 0 ->
 #ifndef M_NO_BATCH_WAKE
                 wake = pollers_waiting > 0;  /* wake_consumers(): sent under the lock */
+                signal_watchers();
                 send_consumers(wake);
                 wake = 0;
 #endif
@@ -217,9 +237,53 @@ proctype BatchPublisher(byte me) {
         fi
     :: else -> break
     od;
-    wake = unannounced > 0 && pollers_waiting > 0;
+    if
+    :: unannounced > 0 -> wake = pollers_waiting > 0; signal_watchers()
+    :: else
+    fi;
     atomic { unlock(); registered[me] = 0 }
     send_consumers(wake)
+}
+
+/* What a poll does with what it got (uses the caller's off, got, freed, n, wake). */
+inline after_poll(me, g) {
+        if
+        :: got ->  /* Partition::ack: commit, trim, wake one publisher per freed slot */
+            lock(me);
+            d_step {
+                if
+                :: !closed && sub[g] && off >= committed[g] && off < next[g] ->
+                    committed[g] = off + 1;
+                    if :: next[g] == committed[g] -> expired[g] = 0 :: else fi;
+                    trim(freed);
+                    publishers_to_wake(freed, n);
+                    freed = 0
+                :: else -> skip  /* MQ_CLOSED, MQ_ERR_NO_GROUP, MQ_ERR_NOT_IN_FLIGHT */
+                fi
+            }
+            unlock();
+            send_publishers(n)
+        :: got ->  /* Partition::nack, at once or delayed: rewind, wake the polls */
+            lock(me);
+            wake = 0;
+            atomic {
+                if
+                :: !closed && sub[g] && next[g] > committed[g] ->
+                    next[g] = committed[g]; expired[g] = 0;
+                    if :: paused[g] = 1 :: skip fi;  /* a delayed nack pauses the group */
+#ifndef M_NACK_NO_WAKE
+                    wake = pollers_waiting > 0; n = 1  /* announce() */
+#endif
+                :: else -> skip
+                fi
+            }
+            if :: n -> signal_watchers(); n = 0 :: else fi;
+            unlock();
+            send_consumers(wake);
+            wake = 0
+        :: got -> skip  /* kept: the lease will run out */
+        fi;
+        off = 0; got = 0
 }
 
 /* A poll of group g, ROUNDS times (Partition::poll with max 1, waiting forever); what it gets it
@@ -270,45 +334,83 @@ end_poll_asleep: atomic {
         :: st != OK -> break
         :: else -> skip
         fi;
-        if
-        :: got ->  /* Partition::ack: commit, trim, wake one publisher per freed slot */
-            lock(me);
-            d_step {
-                if
-                :: !closed && sub[g] && off >= committed[g] && off < next[g] ->
-                    committed[g] = off + 1;
-                    if :: next[g] == committed[g] -> expired[g] = 0 :: else fi;
-                    trim(freed);
-                    publishers_to_wake(freed, n);
-                    freed = 0
-                :: else -> skip  /* MQ_CLOSED, MQ_ERR_NO_GROUP, MQ_ERR_NOT_IN_FLIGHT */
-                fi
-            }
-            unlock();
-            send_publishers(n)
-        :: got ->  /* Partition::nack, at once or delayed: rewind, wake the polls */
-            lock(me);
-            wake = 0;
-            atomic {
-                if
-                :: !closed && sub[g] && next[g] > committed[g] ->
-                    next[g] = committed[g]; expired[g] = 0;
-                    if :: paused[g] = 1 :: skip fi;  /* a delayed nack pauses the group */
-#ifndef M_NACK_NO_WAKE
-                    wake = pollers_waiting > 0
-#endif
-                :: else -> skip
-                fi
-            }
-            unlock();
-            send_consumers(wake);
-            wake = 0
-        :: got -> skip  /* kept: the lease will run out */
-        fi;
-        off = 0; got = 0
+        after_poll(me, g)
     :: else -> break
     od
 }
+
+#ifdef MEMBER
+/* The member poll of slot 3 (mq_member::poll on its one partition, waiting forever): looks
+ * without waiting, then watches the partition (Waitable::watchers) and looks again, then sleeps
+ * on its Notifier until signalled, cancelled, closed, or its timer (next_change) fires. */
+proctype MemberPoller(byte me; byte g) {
+    byte round = 0, off;
+    mtype st;
+    bool got, timed_lease, timed_pause, wake, fired;
+    byte freed, n;
+    do
+    :: round < ROUNDS ->
+        round++;
+        got = 0;
+        registered[me] = 1;  /* CancelScope on the Notifier */
+        do
+        :: /* before the checks: a signal from here on is kept */
+#ifndef M_SIGNAL_RESET_LATE
+            if :: watching -> atomic { nmu == FREE -> signalled = 0 } :: else fi;
+#endif
+            /* check(): closed; then poll_group with no wait: the same step as a poll's */
+            lock(me);
+            d_step {
+                if
+                :: closed -> st = CLOSED
+                :: !closed && !sub[g] -> st = NO_GROUP
+                :: !closed && sub[g] ->
+                    if
+                    :: expired[g] && next[g] > committed[g] -> next[g] = committed[g]; expired[g] = 0
+                    :: else
+                    fi;
+                    if
+                    :: can_take(g) -> off = next[g]; next[g]++; expired[g] = 0; got = 1; st = OK
+                    :: else ->  /* next_change */
+                        timed_lease = next[g] > committed[g]; timed_pause = paused[g];
+                        if :: cancelled[me] -> st = CANCELLED :: else -> st = FULL fi
+                    fi
+                fi
+            }
+            unlock();
+#ifdef M_SIGNAL_RESET_LATE
+            if :: watching -> atomic { nmu == FREE -> signalled = 0 } :: else fi;
+#endif
+            if
+            :: st != FULL -> timed_lease = 0; timed_pause = 0; break
+            :: st == FULL && !watching -> lock(me); watching = 1; unlock()  /* look once more */
+            :: st == FULL && watching ->
+                atomic { nmu == FREE -> nmu = me };
+                do
+                :: !signalled && !cancelled[me] && !closed ->
+                    atomic { nsleep = 1; nmu = FREE }
+end_member_asleep:  atomic {
+                        ((!nsleep || timed_lease && expired[g] || timed_pause && !paused[g]) &&
+                         nmu == FREE) ->
+                        nmu = me; fired = nsleep; nsleep = 0
+                    }
+                    if :: fired -> fired = 0; break :: else fi
+                :: else -> break
+                od;
+                nmu = FREE; timed_lease = 0; timed_pause = 0
+            fi
+        od;
+        lock(me); watching = 0; unlock();  /* Watching's destructor: unwatch */
+        registered[me] = 0;
+        if
+        :: st != OK -> break
+        :: else -> skip
+        fi;
+        after_poll(me, g)
+    :: else -> break
+    od
+}
+#endif
 
 /* Time passing: a lease runs out, a delayed nack's pause ends. */
 active proctype Clock() {
@@ -345,10 +447,11 @@ end_admin:
                     /* without cursors every publisher has room (rule 8): wake them all */
                     if :: cursors == 0 && publishers_waiting > 0 -> n = ALL :: else fi;
 #endif
-                    freed = 0
+                    freed = 0; k = 1
                 :: else -> skip
                 fi
             }
+            if :: k -> signal_watchers(); k = 0 :: else fi;  /* announce() */
             unlock();
             send_consumers(wake);
             send_publishers(n);
@@ -363,10 +466,11 @@ end_admin:
                     wake = pollers_waiting > 0;
                     trim(freed);
                     publishers_to_wake(freed, n);
-                    freed = 0
+                    freed = 0; k = 1
                 :: else -> skip
                 fi
             }
+            if :: k -> signal_watchers(); k = 0 :: else fi;  /* announce() */
             unlock();
             send_consumers(wake);
             send_publishers(n);
@@ -378,11 +482,21 @@ end_admin:
 #else
             wake_all(5, 0)
 #endif
+#ifdef MEMBER
+            ;  /* Topic::wake_members: every member's Notifier::signal */
+            atomic { nmu == FREE -> signalled = 1; nsleep = 0 }
+#endif
         :: /* mq_cancel::trigger on waiter k's token: the flag, then where->wake_all() */
             if :: k = 0 :: k = 1 :: k = 2 :: k = 3 fi;
             cancelled[k] = 1;
             if
+#ifdef MEMBER
+            :: registered[k] && k == 3 ->  /* where: the member's Notifier; its wake_all */
+                atomic { nmu == FREE -> nsleep = 0 }
+            :: registered[k] && k != 3 ->
+#else
             :: registered[k] ->
+#endif
 #ifdef M_CANCEL_NO_LOCK
                 wake_all(5, 1)
 #else
@@ -399,7 +513,12 @@ end_admin:
 /* Nothing can move: every sleeper must have a reason to sleep. */
 #define pub_ok(p) (!nf[p] || !closed && !cancelled[p] && !has_room)
 #define poll_ok(c, g) (!ne[c] || !closed && !cancelled[c] && sub[g] && !can_take(g))
+#ifdef MEMBER
+#define member_ok(c, g) (!nsleep || !closed && !cancelled[c] && sub[g] && !can_take(g))
+#define stable_ok (mu == FREE && nmu == FREE && pub_ok(0) && pub_ok(1) && poll_ok(2, 0) && member_ok(3, POLL2_GROUP))
+#else
 #define stable_ok (mu == FREE && pub_ok(0) && pub_ok(1) && poll_ok(2, 0) && poll_ok(3, POLL2_GROUP))
+#endif
 
 active proctype Watchdog() {
 end_watch:
@@ -413,6 +532,10 @@ init {
         run Publisher(0);
         run BatchPublisher(1);
         run Poller(2, 0);
+#ifdef MEMBER
+        run MemberPoller(3, POLL2_GROUP)
+#else
         run Poller(3, POLL2_GROUP)
+#endif
     }
 }

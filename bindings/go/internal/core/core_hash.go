@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "a90950356e738c470716b6a120bd50e1b0f25219d7f86e6f89be3a72615a84c8"
+const coreSourcesSHA256 = "e2a5b43d140b701d6573d601d4abf45f9e7a1f6a86721c613aecfc6687b644f4"
