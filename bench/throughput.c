@@ -175,7 +175,7 @@ static void produce(producer *pr)
             pr->digest += payload_hash(buf[n]);
             key_name((int)key, keys[n]);
             recs[n] = (mq_record){w->keys > 1 ? keys[n] : NULL, w->keys > 1 ? 6 : 0, buf[n],
-                                  PAYLOAD};
+                                  PAYLOAD, NULL, 0};
         }
         mq_status s;
         if (w->publish_batch) {

@@ -23,6 +23,10 @@
  *   working as closed handles (their calls return MQ_CLOSED) until they are released, and the
  *   broker's memory (with every message view) goes when the last of them is (SQLite's
  *   sqlite3_close_v2 rule, what garbage-collected languages need).
+ * - Churn does not grow memory: what mq_group_unsubscribe and mq_topic_delete remove (groups,
+ *   topics, their messages) is freed once no call that could still see it is running and no
+ *   member or push subscription holds it (1.1; 1.0 kept every group until the broker went).
+ *   A call blocked in a wait delays that until it returns, never longer.
  * - Every function is thread-safe on one broker. Different partitions never contend on one lock.
  * - No C++ exception crosses this boundary. Every failure is an `mq_status` plus a thread-local
  *   detail message (`mq_last_error()`). A failed call changes no state unless its documentation
@@ -34,12 +38,24 @@
  *   the state of the partition (MQ_ERR_FENCED, MQ_REBALANCED, MQ_ERR_NOT_IN_FLIGHT, ...) and
  *   last the outcome of waiting (MQ_FULL, MQ_TIMEOUT, MQ_CANCELLED).
  * - Waits are in milliseconds: `MQ_WAIT_FOREVER` (-1) waits without limit, `MQ_NO_WAIT` (0) does
- *   not block. Any other negative wait is MQ_ERR_INVALID. Every blocking call wakes on
- *   `mq_broker_close` (MQ_CLOSED) and on its `mq_cancel` token (MQ_CANCELLED).
- * - Names (topics, groups, members) follow Kafka's topic rule: 1 to 249 characters of
- *   `[a-zA-Z0-9._-]`, NUL-terminated. Any call given an illegal name returns MQ_ERR_INVALID
- *   (a legal name that does not exist: MQ_ERR_NO_TOPIC / MQ_ERR_NO_GROUP).
- * - Durations and waits are limited to 2^40 ms (about 35 years); above that is MQ_ERR_INVALID.
+ *   not block, 1 to 2^40 waits that long (the duration rule below). Any other value is
+ *   MQ_ERR_INVALID. Every blocking call wakes on `mq_broker_close` (MQ_CLOSED) and on its
+ *   `mq_cancel` token (MQ_CANCELLED).
+ * - The duration rule: every duration, whether an argument or an option field (waits, ack and
+ *   session timeouts, nack delays, max age, spin), is an int64_t count of milliseconds (of
+ *   nanoseconds where its name ends in _ns) from 0 to 2^40 ms (1099511627776 ms, about 35
+ *   years), plus MQ_WAIT_FOREVER for waits. Where a parameter's documentation narrows the range
+ *   (ack_timeout_ms and session_timeout_ms are at least 1, spin_ns at most 10^9), that range
+ *   applies. A value outside is MQ_ERR_INVALID, and mq_last_error() names the parameter and its
+ *   range. Each parameter below says "a duration" where this rule applies.
+ * - Names (topics, groups, members) follow Kafka's topic rule (its Topic.validate): 1 to 249
+ *   characters of `[a-zA-Z0-9._-]`, NUL-terminated, and neither "." nor "..". Any call given an
+ *   illegal name returns MQ_ERR_INVALID (a legal name that does not exist: MQ_ERR_NO_TOPIC /
+ *   MQ_ERR_NO_GROUP). Kafka lets group ids be any string; mq holds groups and members to the
+ *   topic rule too, so every name prints, logs and compares alike. As Kafka does, creating a
+ *   topic whose name equals an existing topic's once '.' and '_' are taken as the same
+ *   character ("a.b" beside "a_b": Kafka's metric names cannot tell them apart) is
+ *   MQ_ERR_INVALID; groups and members have no such rule.
  * - No symbol is named after a POSIX <mqueue.h> function: this header and <mqueue.h> can be
  *   included together.
  */
@@ -68,11 +84,11 @@ extern "C" {
 
 /* ---- version ----------------------------------------------------------------------------- */
 #define MQ_VERSION_MAJOR 1
-#define MQ_VERSION_MINOR 0
+#define MQ_VERSION_MINOR 1
 #define MQ_VERSION_PATCH 0
 /* major * 1000000 + minor * 1000 + patch */
 #define MQ_VERSION_NUMBER (MQ_VERSION_MAJOR * 1000000 + MQ_VERSION_MINOR * 1000 + MQ_VERSION_PATCH)
-#define MQ_VERSION_STRING "1.0.0"
+#define MQ_VERSION_STRING "1.1.0"
 
 /* The library's version at run time; compare with MQ_VERSION_NUMBER to catch header/library
  * skew (compatible when the majors match and the runtime minor is >= the compiled one). */
@@ -153,11 +169,13 @@ typedef struct mq_broker_options {
     size_t size;                 /* set by mq_broker_options_init */
     mq_clock_fn clock;           /* default NULL: the system's monotonic clock */
     void *clock_user;            /* passed to clock */
-    size_t max_message_bytes;    /* largest key + payload accepted; default 1 MiB (1048576) */
+    size_t max_message_bytes;    /* largest key + payload + headers accepted, 1 to 2^30;
+                                  * default 1 MiB (1048576) */
     /* Wait strategy of mq_group_poll, mq_member_poll and push loops: before a poll with nothing to
      * hand out blocks, it spins up to spin_ns nanoseconds watching for a change. 0 (default) blocks
      * at once. Spinning makes a waiting consumer see a publish sooner (no sleep and wake-up)
-     * at the price of a busy CPU while it spins: worth it only with cores to spare. */
+     * at the price of a busy CPU while it spins: worth it only with cores to spare.
+     * A duration (top of file) of 0 to 10^9 ns (one second). */
     int64_t spin_ns;
 } mq_broker_options;
 
@@ -166,8 +184,8 @@ typedef struct mq_broker_options {
 MQ_API void mq_broker_options_init(mq_broker_options *opts, size_t size);
 
 /* Creates a broker. opts may be NULL for defaults.
- * MQ_ERR_INVALID: out NULL, opts->size too small, max_message_bytes 0 or above 2^30 (1 GiB).
- * MQ_ERR_NO_MEMORY. */
+ * MQ_ERR_INVALID: out NULL, opts->size too small, max_message_bytes 0 or above 2^30 (1 GiB),
+ * spin_ns below 0 or above 10^9. MQ_ERR_NO_MEMORY. */
 MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out);
 
 /* Closes the broker: every waiting publish and poll returns MQ_CLOSED at once, push
@@ -200,18 +218,20 @@ typedef enum mq_retention {
 
 typedef struct mq_topic_config {
     size_t size;               /* set by mq_topic_config_init */
-    int32_t partitions;        /* >= 1; default 1 */
-    int64_t capacity;          /* messages retained per partition, >= 1; default 1024 */
-    int64_t max_bytes;         /* key + payload bytes retained per partition; 0 = no budget
-                                * (default) */
-    /* Lease length, >= 1; default 30000. A lease starts when the poll that hands messages out
+    int32_t partitions;        /* 1 to 65536; default 1 */
+    int64_t capacity;          /* messages retained per partition, 1 to 2^40; default 1024 */
+    int64_t max_bytes;         /* key + payload + header bytes retained per partition, 0 to
+                                * INT64_MAX; 0 = no budget (default) */
+    /* Lease length, a duration (top of file) of 1 to 2^40 ms; default 30000. A lease starts
+     * when the poll that hands messages out
      * starts. With the system clock it may last up to one clock tick longer (CLOCK_MONOTONIC_
      * COARSE's resolution, a few ms: polls read that cheaper clock), never shorter; likewise a
      * delayed nack's pause and max_age_ms. */
     int64_t ack_timeout_ms;
     int32_t retention;         /* an mq_retention; default MQ_RETAIN_UNTIL_ACKED */
     int64_t max_age_ms;        /* trim messages older than this whatever the groups' cursors;
-                                * 0 = no limit (default) */
+                                * a duration (top of file), 0 to 2^40 ms; 0 = no limit
+                                * (default) */
 } mq_topic_config;
 
 /* Fills defaults and sets cfg->size = size (pass sizeof *cfg). */
@@ -224,11 +244,38 @@ MQ_API void mq_topic_config_init(mq_topic_config *cfg, size_t size);
  * publish (single and batch), poll, member poll, ack, nack, lease extension, seek, subscribe,
  * unsubscribe, partition and group info, and describe; a publisher waiting for room wakes when
  * the oldest message expires.
- * MQ_ERR_INVALID: b or name NULL, illegal name, partitions < 1 or > 65536, capacity < 1 or
- * > 2^40, max_bytes < 0, ack_timeout_ms < 1, max_age_ms < 0, unknown retention, cfg->size too
- * small. MQ_ERR_EXISTS: the name is
- * taken. MQ_CLOSED. MQ_ERR_NO_MEMORY. Never blocks on other topics' traffic. */
+ * MQ_ERR_INVALID: b or name NULL, illegal name, a name that collides with an existing topic's
+ * ('.' against '_', see Names at the top), partitions < 1 or > 65536, capacity < 1 or > 2^40,
+ * max_bytes < 0, ack_timeout_ms < 1 or > 2^40, max_age_ms < 0 or > 2^40, unknown retention,
+ * cfg->size too small. MQ_ERR_EXISTS: the name is taken. MQ_CLOSED. MQ_ERR_NO_MEMORY. Never
+ * blocks on other topics' traffic. */
 MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_config *cfg);
+
+/* Deletes a topic (ABI 1.1). When it returns the name is free: no call by name reaches the old
+ * topic (MQ_ERR_NO_TOPIC), and mq_topic_create makes a new, empty topic of that name, which
+ * shares nothing with the old one (no messages, groups, members or offsets).
+ * What was using the deleted topic:
+ * - publishes (single and batch), mq_group_poll and mq_member_poll waiting on it return
+ *   MQ_ERR_NO_TOPIC at once. A call that raced the deletion either took effect on the old
+ *   topic before it or returns MQ_ERR_NO_TOPIC.
+ * - Push subscriptions on it stop: their loops end and no handler is called afterwards (a
+ *   handler already running finishes, its message valid until it returns). The handle stays
+ *   valid until mq_subscription_close, which works as usual.
+ * - Members of its groups: every call but mq_member_close and mq_member_id returns
+ *   MQ_ERR_NO_TOPIC, and no on_rebalance callback runs any more. Close them as usual.
+ * - Message views: those handed out by mq_group_poll may become invalid when this returns (as
+ *   with mq_group_unsubscribe); those held by a member or a push handler of the topic stay
+ *   valid until that handle is released (mq_member_close, mq_subscription_close).
+ * - Groups of other topics that dead-letter into it: a poll that must dead-letter a message
+ *   returns MQ_ERR_NO_TOPIC instead and the message stays at the group's head (a new topic of
+ *   the same name does not take its place: subscribe the group anew).
+ * - Introspection (info, describe, lists) no longer sees it.
+ * The topic's memory goes once no call on it is running and no member, subscription or group
+ * of another topic holds it. Never blocks on the topic's waiters (it wakes them). Safe from a
+ * handler or callback.
+ * MQ_ERR_INVALID (b or name NULL, illegal name), MQ_CLOSED, MQ_ERR_NO_TOPIC (no topic of that
+ * name), MQ_ERR_NO_MEMORY (nothing changed). */
+MQ_API mq_status mq_topic_delete(mq_broker *b, const char *name);
 
 /* Writes the topic names, each followed by '\n', in creation order, NUL-terminated, into buf
  * (snprintf-style: at most cap bytes, truncated if needed). *needed (may be NULL) receives the
@@ -248,13 +295,15 @@ typedef enum mq_start {
 
 typedef struct mq_group_options {
     size_t size;           /* set by mq_group_options_init */
-    int32_t start;         /* an mq_start; default MQ_START_LATEST */
+    int32_t start;         /* an mq_start (MQ_START_LATEST or MQ_START_EARLIEST); default
+                            * MQ_START_LATEST */
     /* Poison messages: when a message has been handed to this group max_deliveries times
      * without an ack, the next poll does not hand it out again; it appends it to
      * dead_letter_topic (key and payload as published, with an mq_dead_letter record saying
      * where it came from) and treats it as acked for this group, so the partition moves on.
      * The poll then goes on to hand out the messages after it in the same call.
-     * 0 = no limit (default; then dead_letter_topic must be NULL). The dead-letter topic must
+     * 0 = no limit (default; then dead_letter_topic must be NULL); any value up to UINT32_MAX.
+     * The dead-letter topic must
      * exist and differ from this topic. When it is full, the poll waits for room until its own
      * deadline (the wait does not start over); if the deadline passes first the poll returns
      * MQ_TIMEOUT and the message stays at the head of the group (neither delivered nor acked)
@@ -307,7 +356,7 @@ typedef struct mq_header {
  * it went.
  * MQ_FULL: still full when the wait ended; nothing appended. MQ_CLOSED, MQ_CANCELLED (cancel may
  * be NULL). MQ_ERR_INVALID: b or topic NULL, key/payload/headers (or a header's name or value)
- * NULL with nonzero length, bad wait. MQ_ERR_NO_TOPIC. MQ_ERR_TOO_LARGE: the message's bytes
+ * NULL with nonzero length, wait_ms outside the duration rule (top of file). MQ_ERR_NO_TOPIC. MQ_ERR_TOO_LARGE: the message's bytes
  * (key, payload, header names and values) exceed max_message_bytes or the topic's byte budget.
  * MQ_ERR_NO_MEMORY. */
 MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *key,
@@ -412,7 +461,8 @@ typedef struct mq_message {
  * The wait is one deadline: whatever happens during it (dead-lettering included), the poll
  * returns by then. Messages moved to the dead-letter topic do not count against max.
  * MQ_TIMEOUT: nothing within the wait (count 0). MQ_CLOSED, MQ_CANCELLED.
- * MQ_ERR_INVALID (NULL pointers, max 0, msg_size too small, bad wait), MQ_ERR_NO_TOPIC,
+ * MQ_ERR_INVALID (NULL pointers, max 0, msg_size too small, wait_ms outside the duration rule
+ * at the top of the file), MQ_ERR_NO_TOPIC,
  * MQ_ERR_NO_GROUP, MQ_ERR_PARTITION. */
 MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *group,
                                int32_t partition, mq_message *msgs, size_t msg_size, size_t max,
@@ -433,7 +483,8 @@ MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group
  * the partition is kept, so the group waits rather than skipping ahead); once the pause is
  * over, mq_group_info.paused_until_ns reads 0 again. A nack with nothing in flight is MQ_OK and
  * changes nothing.
- * MQ_ERR_INVALID (delay_ms < 0 or above 2^40), MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP,
+ * MQ_ERR_INVALID (delay_ms, a duration (top of file), < 0 or above 2^40), MQ_ERR_NO_TOPIC,
+ * MQ_ERR_NO_GROUP,
  * MQ_ERR_PARTITION, MQ_CLOSED. */
 MQ_API mq_status mq_group_nack(mq_broker *b, const char *topic, const char *group,
                                int32_t partition, int64_t delay_ms);
@@ -478,9 +529,11 @@ typedef void (*mq_user_free)(void *user);
 
 typedef struct mq_subscription_options {
     size_t size;                  /* set by mq_subscription_options_init */
-    int32_t prefetch;             /* messages per poll, >= 1; default 10 */
-    const int32_t *partitions;    /* partitions to own; NULL = all (default) */
-    size_t partition_count;       /* entries in partitions */
+    int32_t prefetch;             /* messages per poll, 1 to 65536; default 10 (each loop
+                                   * holds a buffer of prefetch messages) */
+    const int32_t *partitions;    /* partitions to own, each in 0..partitions-1 of the topic and
+                                   * none twice; NULL = all (default) */
+    size_t partition_count;       /* entries in partitions: 0 with NULL, else at least 1 */
 } mq_subscription_options;
 
 MQ_API void mq_subscription_options_init(mq_subscription_options *opts, size_t size);
@@ -510,7 +563,8 @@ MQ_API mq_status mq_handler_extend_lease(void);
 
 /* From inside a handler: if the handler then returns nonzero, its nack is delayed by delay_ms
  * (see mq_group_nack). Applies to the current handler call only.
- * MQ_ERR_INVALID: not called from a push handler, or delay_ms < 0 or above 2^40. */
+ * MQ_ERR_INVALID: not called from a push handler, or delay_ms (a duration, see the top of the
+ * file) < 0 or above 2^40. */
 MQ_API mq_status mq_handler_set_nack_delay(int64_t delay_ms);
 
 /* Stops the subscription's loops, waits until no handler of it is running, releases its
@@ -556,8 +610,9 @@ typedef struct mq_member_options {
     const char *member_id;         /* copied; NULL = generated "<group>-<n>"; a legal name */
     int64_t session_timeout_ms;    /* a member that makes no call for this long is removed as
                                     * if it had left (noticed by the group's next join or member
-                                    * call); >= 1; default 10000. A member blocked in
-                                    * mq_member_poll is calling. */
+                                    * call); a duration (top of file) of 1 to 2^40 ms;
+                                    * default 10000. A member blocked in mq_member_poll is
+                                    * calling. */
     mq_assignor assignor;          /* NULL = round-robin (partition p to member p % count); the
                                     * group uses the strategy of its first member */
     void *assignor_user;
@@ -597,14 +652,14 @@ MQ_API mq_status mq_member_get_assignment(mq_member *member, int64_t *generation
 
 /* Polls the member's partitions (each call starts at the next one, for fairness) and returns
  * messages of one partition, as mq_group_poll does (msg->partition tells which). Waits up to wait_ms
- * for any of them. MQ_REBALANCED: the generation changed (before or during the wait); nothing
+ * (the duration rule at the top of the file) for any of them. MQ_REBALANCED: the generation changed (before or during the wait); nothing
  * was handed out. MQ_ERR_FENCED: the member was removed. Otherwise statuses as mq_group_poll. */
 MQ_API mq_status mq_member_poll(mq_member *member, mq_message *msgs, size_t msg_size,
                                 size_t max, int64_t wait_ms, mq_cancel *cancel,
                                 size_t *count_out);
 
 /* As mq_group_ack / mq_group_nack / mq_group_extend_lease, for a partition the
- * member owns. MQ_REBALANCED, MQ_ERR_FENCED as above; MQ_ERR_PARTITION; statuses as those. */
+ * member owns (delay_ms: a duration, 0 to 2^40 ms). MQ_REBALANCED, MQ_ERR_FENCED as above; MQ_ERR_PARTITION; statuses as those. */
 MQ_API mq_status mq_member_ack(mq_member *member, int32_t partition, int64_t offset);
 MQ_API mq_status mq_member_nack(mq_member *member, int32_t partition, int64_t delay_ms);
 MQ_API mq_status mq_member_extend_lease(mq_member *member, int32_t partition);

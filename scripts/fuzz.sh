@@ -36,7 +36,7 @@ dir=${MQ_FUZZ_BUILD_DIR:-build-fuzz}
 echo "== configure + build ($dir/)"
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DMQ_FUZZ=ON -DMQ_SANITIZE= \
-    -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=OFF -DMQ_BUILD_BENCH=OFF > /dev/null
+    -DMQ_WERROR=ON -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=OFF -DMQ_BUILD_BENCH=OFF > /dev/null
 cmake --build "$dir" --target mq_fuzz_model
 
 # libFuzzer adds what it finds to its first corpus directory: work on a copy so the checked-in

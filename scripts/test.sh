@@ -87,18 +87,22 @@ build_and_test() {
     timings+=("$(printf '%-12s configure + build %4d s   ctest %4d s' "$title" $((built - start)) $((SECONDS - built)))")
 }
 
+phase="format check (scripts/format.sh --check)"
+section "$phase"
+scripts/format.sh --check
+
 build_and_test "plain" build \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMQ_SANITIZE= \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMQ_SANITIZE= -DMQ_WERROR=ON \
     -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=ON -DMQ_BUILD_BENCH=ON
 
 if [ "$quick" != 1 ]; then
     # The sanitizer builds run the tests (and build the demo they may run); no benchmarks.
     build_and_test "asan+ubsan" build-asan \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMQ_SANITIZE=address,undefined \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMQ_SANITIZE=address,undefined -DMQ_WERROR=ON \
         -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=ON -DMQ_BUILD_BENCH=OFF
 
     build_and_test "tsan" build-tsan \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMQ_SANITIZE=thread \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMQ_SANITIZE=thread -DMQ_WERROR=ON \
         -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=ON -DMQ_BUILD_BENCH=OFF \
         -- "${tsan_run[@]}"
 

@@ -210,9 +210,8 @@ MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out) {
         if (MQ_HAS_FIELD(opts, max_message_bytes)) o.max_message_bytes = opts->max_message_bytes;
         if (MQ_HAS_FIELD(opts, spin_ns)) o.spin_ns = opts->spin_ns;
     }
-    if (o.spin_ns < 0 || o.spin_ns > 1000000000) {
-        return fail(MQ_ERR_INVALID, "spin_ns is %lld; it must be 0 to 10^9 (one second)",
-                    static_cast<long long>(o.spin_ns));
+    if (mq_status st = mq::check_duration(o.spin_ns, "spin_ns", {0, mq::kMaxSpinNs, true}); st) {
+        return st;
     }
     if (o.max_message_bytes == 0 || o.max_message_bytes > (size_t{1} << 30)) {
         return fail(MQ_ERR_INVALID, "max_message_bytes is %zu; it must be 1 to 2^30",
@@ -274,10 +273,7 @@ MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_
                         "retention is %d; use MQ_RETAIN_UNTIL_ACKED or MQ_RETAIN_BOUNDED",
                         c.retention);
         }
-        if (c.max_age_ms < 0 || c.max_age_ms > (int64_t{1} << 40)) {
-            return fail(MQ_ERR_INVALID, "max_age_ms is %lld; use 0 for no limit or a positive age",
-                        static_cast<long long>(c.max_age_ms));
-        }
+        if (mq_status st = mq::check_duration(c.max_age_ms, "max_age_ms"); st) return st;
         if (c.partitions < 1 || c.partitions > 65536) {
             return fail(MQ_ERR_INVALID, "partitions is %d; it must be 1 to 65536", c.partitions);
         }
@@ -289,11 +285,16 @@ MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_
             return fail(MQ_ERR_INVALID, "max_bytes is %lld; use 0 for no byte budget",
                         static_cast<long long>(c.max_bytes));
         }
-        if (c.ack_timeout_ms < 1 || c.ack_timeout_ms > (int64_t{1} << 40)) {
-            return fail(MQ_ERR_INVALID, "ack_timeout_ms is %lld; it must be at least 1",
-                        static_cast<long long>(c.ack_timeout_ms));
-        }
+        if (mq_status st = mq::check_duration(c.ack_timeout_ms, "ack_timeout_ms", {1}); st)
+            return st;
         return b->create_topic(name, c);
+    });
+}
+
+MQ_API mq_status mq_topic_delete(mq_broker *b, const char *name) {
+    return on_broker(b, [&] {
+        if (mq_status st = mq::check_name(name, "topic"); st != MQ_OK) return st;
+        return b->delete_topic(name);
     });
 }
 
@@ -386,6 +387,8 @@ MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char 
                 return fail(MQ_ERR_INVALID, "topic %s cannot be its own dead-letter topic", topic);
             }
             proto.max_deliveries = o.max_deliveries;
+            proto.origin_topic = b->intern(t->name());
+            proto.origin_group = b->intern(group);
         }
         const mq::Group *g;
         return t->subscribe(group, static_cast<mq_start>(o.start), b->new_id(), proto, &g);
@@ -530,6 +533,7 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
                                       void *user, mq_user_free user_free, mq_subscription **out) {
     mq::BrokerRef ref;  // taken once the arguments pass; the rest runs outside the call gate
     mq::Topic *t = nullptr;
+    mq::Ref<mq::Topic> topic_ref;  // likewise: what keeps t's memory outside the gate
     int32_t prefetch = 0;
     std::vector<int32_t> parts;  // empty: a member of the group
     const mq_status st = on_broker(b, [&]() -> mq_status {
@@ -545,8 +549,9 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
             if (MQ_HAS_FIELD(opts, partitions)) o.partitions = opts->partitions;
             if (MQ_HAS_FIELD(opts, partition_count)) o.partition_count = opts->partition_count;
         }
-        if (o.prefetch < 1)
-            return fail(MQ_ERR_INVALID, "prefetch is %d; it must be at least 1", o.prefetch);
+        // Each loop holds a buffer of prefetch messages: a huge one could only fail to allocate.
+        if (o.prefetch < 1 || o.prefetch > 65536)
+            return fail(MQ_ERR_INVALID, "prefetch is %d; it must be 1 to 65536", o.prefetch);
         if (!o.partitions && o.partition_count) {
             return fail(MQ_ERR_INVALID, "partitions is NULL but partition_count is %zu",
                         o.partition_count);
@@ -568,6 +573,8 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
         prefetch = o.prefetch;
         ref = mq::BrokerRef(b);
+        t->add_ref();  // inside the gate: the topic cannot have gone yet
+        topic_ref = mq::Ref<mq::Topic>::adopt(t);
         return MQ_OK;
     });
     if (st != MQ_OK) {
@@ -576,8 +583,8 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
     }
     // From here on mq_subscription::open calls user_free on failure (also when it throws).
     return guarded([&] {
-        return mq_subscription::open(std::move(ref), t, group, prefetch, std::move(parts), handler,
-                                     user, user_free, out);
+        return mq_subscription::open(std::move(ref), std::move(topic_ref), group, prefetch,
+                                     std::move(parts), handler, user, user_free, out);
     });
 }
 

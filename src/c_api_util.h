@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "broker.h"
+#include "duration.h"
 #include "topic.h"
 #include "error.h"
 
@@ -50,23 +51,6 @@ inline mq_status on_broker_any(mq_broker *b, F &&f) noexcept {
     if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
     GateScope scope(b->gate);
     return guarded([&] { return f(); });
-}
-
-inline mq_status check_wait(int64_t wait_ms) {
-    if (wait_ms < MQ_WAIT_FOREVER) {
-        return fail(MQ_ERR_INVALID,
-                    "wait of %lld ms: use -1 (forever), 0 (don't block) or a positive number of ms",
-                    static_cast<long long>(wait_ms));
-    }
-    return MQ_OK;
-}
-
-inline mq_status check_duration(int64_t ms, const char *what) {
-    if (ms < 0 || ms > (int64_t{1} << 40)) {
-        return fail(MQ_ERR_INVALID, "%s is %lld; it must be 0 to 2^40 ms", what,
-                    static_cast<long long>(ms));
-    }
-    return MQ_OK;
 }
 
 // ---- the growth rule for arrays (mq.h) --------------------------------------------------------

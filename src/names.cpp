@@ -24,7 +24,23 @@ mq_status check_name(const char *name, const char *what) noexcept {
                         what, static_cast<int>(len > 64 ? 64 : len), name, ch, i);
         }
     }
+    if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))) {
+        return fail(MQ_ERR_INVALID,
+                    "%s name \"%s\" is not allowed: \".\" and \"..\" are reserved (Kafka's rule); "
+                    "use a name with another character",
+                    what, name);
+    }
     return MQ_OK;
+}
+
+bool names_collide(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); i++) {
+        const char x = a[i] == '.' ? '_' : a[i];
+        const char y = b[i] == '.' ? '_' : b[i];
+        if (x != y) return false;
+    }
+    return true;
 }
 
 }  // namespace mq

@@ -58,8 +58,11 @@ struct Case {
     std::function<int()> call;
 };
 
+// clang-format takes these braces for a block and puts the stringised call at column 0.
+// clang-format off
 #define BAD(expected, ...) \
     Case { #__VA_ARGS__, expected, [&]() -> int { return __VA_ARGS__; } }
+// clang-format on
 
 std::string status_text(int s) {
     return std::string(mq_status_name(s)) + " (" + std::to_string(s) + ")";

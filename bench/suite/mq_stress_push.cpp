@@ -180,7 +180,7 @@ double bench_mq_push(uint64_t n, int32_t prefetch) {
         size_t k = 0;
         for (; k < kBatch && seq < n; ++k, ++seq) {
             fill(buf[k], seq);
-            recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload};
+            recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
         }
         size_t published = 0;
         must(name, mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_WAIT_FOREVER, nullptr, nullptr, sizeof(mq_publish_result),

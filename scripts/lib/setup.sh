@@ -15,6 +15,7 @@ _package_for() {
         pkg-config) echo pkg-config ;;
         nm | readelf) echo binutils ;;
         gtest) echo libgtest-dev ;;
+        clang-format) echo clang-format ;;
         *)
             echo "setup.sh: no package known for '$1'" >&2
             return 1

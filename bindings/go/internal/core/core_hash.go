@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "e2a5b43d140b701d6573d601d4abf45f9e7a1f6a86721c613aecfc6687b644f4"
+const coreSourcesSHA256 = "df9d964070b60892f5fd059e03107005b33f6fb260ae9333aeb160c523a4197f"

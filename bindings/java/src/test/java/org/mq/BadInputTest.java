@@ -94,7 +94,8 @@ class BadInputTest {
     @Test
     void hugeWaitsSaturateInsteadOfOverflowing() {
         // Duration.ofSeconds(Long.MAX_VALUE) has no long of milliseconds: it must not wrap to
-        // a negative (invalid) or -1 (forever) wait. With a message there, no wait is needed.
+        // a negative (invalid) wait; beyond the library's 2^40 ms it waits without limit.
+        // With a message there, no wait is needed.
         broker.publish("t", null, new byte[1], Duration.ZERO);
         assertEquals(1, broker.poll("t", "g", 0, 1, Duration.ofSeconds(Long.MAX_VALUE)).size());
     }
