@@ -125,6 +125,7 @@ class Subscription:
         self._h = ffi.NULL
         self._closed = False
         self._before_close = None
+        self._on_topic_deleted = None
         t = cv.name(topic, "topic")
         g = cv.name(group, "group")
         opts = ffi.new("mq_subscription_options *")
@@ -160,6 +161,7 @@ class Subscription:
     _h: Any
     _closed: bool
     _before_close: Callable[[], None] | None
+    _on_topic_deleted: Callable[[], None] | None
     _handle: Any
 
     @property
