@@ -78,7 +78,8 @@ class Stream:
     Each partition's library thread hands its message over and waits until the iterator has
     taken it: at most ``buffer`` messages wait to be taken, and an iterator nobody reads stops
     the subscription from taking more. A message is acked when the iterator hands it out;
-    messages still waiting when the stream closes are nacked (delivered again)."""
+    messages still waiting when the stream closes are nacked (delivered again). When its topic
+    is deleted (:meth:`Broker.delete_topic`) the iteration ends."""
 
     def __init__(
         self,

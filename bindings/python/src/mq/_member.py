@@ -41,7 +41,8 @@ class Member:
     The group divides the topic's partitions among its members; each change is a new
     generation. A call made after a change raises :class:`mq.Rebalanced` until
     :meth:`assignment` is fetched; a call on a partition the member no longer owns raises
-    :class:`mq.Fenced`."""
+    :class:`mq.Fenced`. Once its topic is deleted, every call but :meth:`close` raises
+    :class:`mq.NoSuchTopic`."""
 
     def __init__(self) -> None:
         raise TypeError("use Broker.join(...)")

@@ -98,7 +98,8 @@ class Subscription:
     claims exactly those partitions.
 
     A subscription runs until it is closed (``close()``, the ``with`` block, ``Broker.close()``
-    or interpreter exit), whether or not it is referenced, as a thread does.
+    or interpreter exit), whether or not it is referenced, as a thread does. If its topic is
+    deleted, its handler is no longer called; close it as usual.
     """
 
     def __init__(self) -> None:
