@@ -180,10 +180,12 @@ static int64_t put(mqpy_ctx *ctx, const void *p, size_t n)
 
 int mqpy_pack(const mq_message *msgs, size_t n, mqpy_ctx *ctx)
 {
-    size_t bytes = 0, nheaders = 0;
+    size_t bytes = 0, nheaders = 0, keys = 0, dead = 0;
     for (size_t i = 0; i < n; ++i) {
         const mq_message *m = &msgs[i];
         bytes += m->key_len + m->payload_len;
+        keys += m->key != NULL;
+        dead += m->dead_letter != NULL;
         for (size_t h = 0; h < m->header_count; ++h)
             bytes += m->headers[h].name_len + m->headers[h].value_len;
         nheaders += m->header_count;
@@ -234,6 +236,9 @@ int mqpy_pack(const mq_message *msgs, size_t n, mqpy_ctx *ctx)
             f[F_DL_PARTITION] = f[F_DL_OFFSET] = f[F_DL_DELIVERY] = 0;
         }
     }
+    ctx->keys = keys;
+    ctx->header_total = nheaders;
+    ctx->dead_letters = dead;
     ctx->count = n;
     return MQ_OK;
 }

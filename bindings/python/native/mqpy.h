@@ -26,6 +26,9 @@ typedef struct mqpy_ctx {
     int32_t partition;       /* single publish: where it went */
     int64_t offset;
     size_t count;            /* poll: messages copied; batch publish: records published */
+    size_t keys;             /* poll: how many of the messages have a key, */
+    size_t header_total;     /* headers in all, */
+    size_t dead_letters;     /* and dead letters (0: the Python side skips those fields) */
     int64_t *meta;           /* poll: MQPY_META int64 fields per message */
     size_t meta_cap;
     char *data;              /* poll: keys, values, header names and values, dead-letter names */

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
@@ -32,6 +33,7 @@ __all__ = ["Broker", "CancelToken", "ManualClock"]
 _TIMEOUT = lib.MQ_TIMEOUT
 _NULL = ffi.NULL
 _NS = 1_000_000_000
+_SIZE_T = next(t for t in "QLI" if array(t).itemsize == ffi.sizeof("size_t"))
 
 PublishItem = Union[Bytes, Record, tuple[Optional[Bytes], Bytes], tuple[Any, ...]]
 
@@ -403,7 +405,8 @@ class Broker:
         hl: Any = _NULL
         if set(map(type, recs)) <= {bytes}:
             vd = b"".join(recs)  # type: ignore[arg-type]
-            vl = ffi.new("size_t[]", list(map(len, recs)))
+            lens = array(_SIZE_T, map(len, recs))  # converted in C, not element by element
+            vl = ffi.from_buffer("size_t[]", lens)
         else:
             vd, vl, kd, kl, hcs, hd, hl = _pack_records(recs)
         w = wait_ms(timeout)
