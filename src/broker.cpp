@@ -74,8 +74,8 @@ mq_status mq_broker::create_topic(const char *name, const mq_topic_config &cfg) 
             for (const mq::Topic *other : topics_) {
                 if (!mq::names_collide(name, other->name())) continue;
                 return mq::fail(MQ_ERR_INVALID,
-                                "topic name \"%s\" collides with existing topic \"%s\" ('.' and '_' "
-                                "are the same to Kafka's metrics); pick a name that differs in "
+                                "topic name \"%s\" collides with existing topic \"%s\" ('.' and "
+                                "'_' are the same to Kafka's metrics); pick a name that differs in "
                                 "another character",
                                 name, other->name().c_str());
             }
