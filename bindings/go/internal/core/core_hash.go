@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "3594f105bb8b60275ef696d1482aca384e9069218449f8d69b80c44c57928671"
+const coreSourcesSHA256 = "ba766bace92b936d153767dd8ff584ca8ab74cd4bdda92efe6a217f64898b435"
