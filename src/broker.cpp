@@ -71,11 +71,11 @@ mq_status mq_broker::create_topic(const char *name, const mq_topic_config &cfg) 
         if (closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
         if (table_.find(name)) return mq::fail(MQ_ERR_EXISTS, "topic %s already exists", name);
         if (std::strpbrk(name, "._")) {  // Kafka's collision rule, checked as Kafka does: on create
-            for (const auto &other : topics_) {
+            for (const mq::Topic *other : topics_) {
                 if (!mq::names_collide(name, other->name())) continue;
                 return mq::fail(MQ_ERR_INVALID,
-                                "topic name \"%s\" collides with existing topic \"%s\" ('.' and '_' "
-                                "are the same to Kafka's metrics); pick a name that differs in "
+                                "topic name \"%s\" collides with existing topic \"%s\" ('.' and "
+                                "'_' are the same to Kafka's metrics); pick a name that differs in "
                                 "another character",
                                 name, other->name().c_str());
             }
