@@ -23,6 +23,10 @@
  *   working as closed handles (their calls return MQ_CLOSED) until they are released, and the
  *   broker's memory (with every message view) goes when the last of them is (SQLite's
  *   sqlite3_close_v2 rule, what garbage-collected languages need).
+ * - Churn does not grow memory: what mq_group_unsubscribe and mq_topic_delete remove (groups,
+ *   topics, their messages) is freed once no call that could still see it is running and no
+ *   member or push subscription holds it (1.1; 1.0 kept every group until the broker went).
+ *   A call blocked in a wait delays that until it returns, never longer.
  * - Every function is thread-safe on one broker. Different partitions never contend on one lock.
  * - No C++ exception crosses this boundary. Every failure is an `mq_status` plus a thread-local
  *   detail message (`mq_last_error()`). A failed call changes no state unless its documentation
@@ -80,11 +84,11 @@ extern "C" {
 
 /* ---- version ----------------------------------------------------------------------------- */
 #define MQ_VERSION_MAJOR 1
-#define MQ_VERSION_MINOR 0
+#define MQ_VERSION_MINOR 1
 #define MQ_VERSION_PATCH 0
 /* major * 1000000 + minor * 1000 + patch */
 #define MQ_VERSION_NUMBER (MQ_VERSION_MAJOR * 1000000 + MQ_VERSION_MINOR * 1000 + MQ_VERSION_PATCH)
-#define MQ_VERSION_STRING "1.0.0"
+#define MQ_VERSION_STRING "1.1.0"
 
 /* The library's version at run time; compare with MQ_VERSION_NUMBER to catch header/library
  * skew (compatible when the majors match and the runtime minor is >= the compiled one). */
@@ -246,6 +250,32 @@ MQ_API void mq_topic_config_init(mq_topic_config *cfg, size_t size);
  * cfg->size too small. MQ_ERR_EXISTS: the name is taken. MQ_CLOSED. MQ_ERR_NO_MEMORY. Never
  * blocks on other topics' traffic. */
 MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_config *cfg);
+
+/* Deletes a topic (ABI 1.1). When it returns the name is free: no call by name reaches the old
+ * topic (MQ_ERR_NO_TOPIC), and mq_topic_create makes a new, empty topic of that name, which
+ * shares nothing with the old one (no messages, groups, members or offsets).
+ * What was using the deleted topic:
+ * - publishes (single and batch), mq_group_poll and mq_member_poll waiting on it return
+ *   MQ_ERR_NO_TOPIC at once. A call that raced the deletion either took effect on the old
+ *   topic before it or returns MQ_ERR_NO_TOPIC.
+ * - Push subscriptions on it stop: their loops end and no handler is called afterwards (a
+ *   handler already running finishes, its message valid until it returns). The handle stays
+ *   valid until mq_subscription_close, which works as usual.
+ * - Members of its groups: every call but mq_member_close and mq_member_id returns
+ *   MQ_ERR_NO_TOPIC, and no on_rebalance callback runs any more. Close them as usual.
+ * - Message views: those handed out by mq_group_poll may become invalid when this returns (as
+ *   with mq_group_unsubscribe); those held by a member or a push handler of the topic stay
+ *   valid until that handle is released (mq_member_close, mq_subscription_close).
+ * - Groups of other topics that dead-letter into it: a poll that must dead-letter a message
+ *   returns MQ_ERR_NO_TOPIC instead and the message stays at the group's head (a new topic of
+ *   the same name does not take its place: subscribe the group anew).
+ * - Introspection (info, describe, lists) no longer sees it.
+ * The topic's memory goes once no call on it is running and no member, subscription or group
+ * of another topic holds it. Never blocks on the topic's waiters (it wakes them). Safe from a
+ * handler or callback.
+ * MQ_ERR_INVALID (b or name NULL, illegal name), MQ_CLOSED, MQ_ERR_NO_TOPIC (no topic of that
+ * name), MQ_ERR_NO_MEMORY (nothing changed). */
+MQ_API mq_status mq_topic_delete(mq_broker *b, const char *name);
 
 /* Writes the topic names, each followed by '\n', in creation order, NUL-terminated, into buf
  * (snprintf-style: at most cap bytes, truncated if needed). *needed (may be NULL) receives the

@@ -6,17 +6,24 @@
 // be released in any order: mq_broker_free closes the broker, waits for the calls made
 // through the handle (the call gate) and drops the handle's reference; whichever release drops
 // the last one frees the topics, partitions and message views.
+//
+// Topics, groups and group-list snapshots that go while the broker lives (mq_topic_delete,
+// mq_group_unsubscribe, every subscribe) are unlinked first and reclaimed once no call can
+// still see them (reclaim.h, on the call gate's epochs), and once no member or subscription
+// holds them (their reference counts, topic.h and cursor.h).
 #pragma once
 
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "call_gate.h"
 #include "clock.h"
+#include "reclaim.h"
 #include "topic_table.h"
 
 struct mq_broker {
@@ -25,6 +32,11 @@ struct mq_broker {
     // MQ_OK with *out set, or a status with the message set.
     mq_status topic(const char *name, mq::Topic **out) noexcept;
     mq_status create_topic(const char *name, const mq_topic_config &cfg);
+    mq_status delete_topic(const char *name);
+    // A broker-lifetime copy of a name (dead letters' origins, which mq.h says live as long as
+    // the broker): one per distinct name, however often it comes back. May throw bad_alloc.
+    const char *intern(const std::string &name);
+    mq::Reclaimer &reclaimer() noexcept { return reclaimer_; }
     std::vector<std::string> topic_names() const;
 
     void close();  // Wakes every waiter; idempotent.
@@ -50,6 +62,9 @@ struct mq_broker {
     int64_t spin_ns;
     mq::CallGate gate;  // the calls made through the broker handle
 
+    // Drops the references of topics deleted meanwhile, of groups and of snapshots: for tests.
+    void collect_for_testing() noexcept { reclaimer_.collect(); }
+
 private:
     ~mq_broker();  // by release() only
 
@@ -57,9 +72,15 @@ private:
     std::atomic<int64_t> refs_{1};  // the handle's, and one per subscription and member
     std::atomic<bool> closed_{false};
     std::atomic<uint64_t> next_id_{1};
-    mq::TopicTable table_;
-    mutable std::mutex admin_mu_;  // topic creation and the creation-order list
-    std::vector<std::unique_ptr<mq::Topic>> topics_;
+    // Bumped by every deletion: a thread's cached topic (broker.cpp) is used only if no topic
+    // was deleted since it was cached.
+    std::atomic<uint64_t> deletions_{0};
+    mq::Reclaimer reclaimer_{gate};
+    mq::TopicTable table_{reclaimer_};
+    mutable std::mutex admin_mu_;  // topic creation and deletion, the creation-order list
+    std::vector<mq::Topic *> topics_;  // each holds the table's reference to its topic
+    std::mutex names_mu_;
+    std::set<std::string, std::less<>> names_;  // intern()'s
 };
 
 namespace mq {

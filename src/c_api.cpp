@@ -291,6 +291,13 @@ MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_
     });
 }
 
+MQ_API mq_status mq_topic_delete(mq_broker *b, const char *name) {
+    return on_broker(b, [&] {
+        if (mq_status st = mq::check_name(name, "topic"); st != MQ_OK) return st;
+        return b->delete_topic(name);
+    });
+}
+
 MQ_API mq_status mq_topic_list(mq_broker *b, char *buf, size_t cap, size_t *needed) {
     return on_broker_any(b, [&] {
         if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
@@ -380,6 +387,8 @@ MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char 
                 return fail(MQ_ERR_INVALID, "topic %s cannot be its own dead-letter topic", topic);
             }
             proto.max_deliveries = o.max_deliveries;
+            proto.origin_topic = b->intern(t->name());
+            proto.origin_group = b->intern(group);
         }
         const mq::Group *g;
         return t->subscribe(group, static_cast<mq_start>(o.start), b->new_id(), proto, &g);
@@ -524,6 +533,7 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
                                       void *user, mq_user_free user_free, mq_subscription **out) {
     mq::BrokerRef ref;  // taken once the arguments pass; the rest runs outside the call gate
     mq::Topic *t = nullptr;
+    mq::Ref<mq::Topic> topic_ref;  // likewise: what keeps t's memory outside the gate
     int32_t prefetch = 0;
     std::vector<int32_t> parts;  // empty: a member of the group
     const mq_status st = on_broker(b, [&]() -> mq_status {
@@ -563,6 +573,8 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
         prefetch = o.prefetch;
         ref = mq::BrokerRef(b);
+        t->add_ref();  // inside the gate: the topic cannot have gone yet
+        topic_ref = mq::Ref<mq::Topic>::adopt(t);
         return MQ_OK;
     });
     if (st != MQ_OK) {
@@ -571,8 +583,8 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
     }
     // From here on mq_subscription::open calls user_free on failure (also when it throws).
     return guarded([&] {
-        return mq_subscription::open(std::move(ref), t, group, prefetch, std::move(parts), handler,
-                                     user, user_free, out);
+        return mq_subscription::open(std::move(ref), std::move(topic_ref), group, prefetch,
+                                     std::move(parts), handler, user, user_free, out);
     });
 }
 

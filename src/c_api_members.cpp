@@ -19,7 +19,7 @@ namespace {
 mq_status check_member(const mq_member *m) {
     if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
     if (m->closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
-    return MQ_OK;
+    return m->check_topic();
 }
 
 template <class F>
@@ -50,6 +50,7 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
                                 const mq_member_options *opts, mq_member **out) {
     mq::BrokerRef ref;  // taken once the arguments pass; the join runs outside the call gate
     mq::Topic *t = nullptr;
+    mq::Ref<mq::Topic> topic_ref;  // likewise: what keeps t's memory outside the gate
     mq_member::Options join{};
     const mq_status st = mq::on_broker(b, [&] {
         if (mq_status s = b->topic(topic, &t); s != MQ_OK) return s;
@@ -81,10 +82,13 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
                 o.assignor,     o.assignor_user,
                 o.on_rebalance, o.on_rebalance_user};
         ref = mq::BrokerRef(b);
+        t->add_ref();  // inside the gate: the topic cannot have gone yet
+        topic_ref = mq::Ref<mq::Topic>::adopt(t);
         return MQ_OK;
     });
     if (st != MQ_OK) return st;
-    return guarded([&] { return mq_member::join(std::move(ref), t, group, join, out); });
+    return guarded(
+        [&] { return mq_member::join(std::move(ref), std::move(topic_ref), group, join, out); });
 }
 
 MQ_API mq_status mq_member_close(mq_member *m) {

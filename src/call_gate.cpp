@@ -27,7 +27,9 @@ void CallGate::wake_drainers() noexcept {
 
 void CallGate::drain() {
     Drainers &d = drainers();  // constructed before any call can need it
-    for (Shard &s : shards_) s.count.fetch_or(kDraining, std::memory_order_seq_cst);
+    for (Shard &s : shards_) {
+        for (auto &c : s.count) c.fetch_or(kDraining, std::memory_order_seq_cst);
+    }
     std::unique_lock lk(d.mu);
     d.cv.wait(lk, [this] { return inside() == 0; });
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,18 +18,35 @@ class Membership;
 
 struct GroupConfig {
     uint32_t max_deliveries = 0;   // 0 = no limit
-    Topic *dead_letter = nullptr;  // where messages go after max_deliveries
+    Topic *dead_letter = nullptr;  // where messages go after max_deliveries (the group holds a
+                                   // reference: a deleted dead-letter topic stays until it goes)
+    // The dead letters' origin names (mq.h: they live as long as the broker), interned by it.
+    const char *origin_topic = nullptr;
+    const char *origin_group = nullptr;
 };
 
+// A group's memory is reference-counted: its topic's group list holds one reference while it
+// is subscribed (dropped after a grace period once it is unsubscribed, or when the topic goes),
+// and so does every member and push subscription of it. The last release frees it; a group
+// never reaches back to its topic when it goes.
 struct Group : GroupConfig {
     Group(std::string n, uint64_t i, const GroupConfig &cfg);
     ~Group();
     Group(const Group &) = delete;
     Group &operator=(const Group &) = delete;
 
+    void add_ref() const noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+    void release() const noexcept {
+        if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    }
+    static int64_t alive_for_testing() noexcept;  // groups whose memory has not gone
+
     std::string name;
     uint64_t id;  // unique for the broker's life: a re-subscribed name is new
     std::unique_ptr<Membership> membership;  // live members (set by the topic)
+
+private:
+    mutable std::atomic<int64_t> refs{1};
 };
 
 // A group's position on one partition, and every change to it: the rules of SPEC.md that touch

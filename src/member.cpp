@@ -7,13 +7,23 @@
 #include "error.h"
 #include "group_poll.h"
 
-mq_status mq_member::join(mq::BrokerRef broker, mq::Topic *t, const char *group, const Options &o,
-                          mq_member **out) {
+mq_status mq_member::join(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, const char *group,
+                          const Options &o, mq_member **out) {
+    mq::Topic *t = topic.get();
+    if (t->deleted()) {
+        return mq::fail(MQ_ERR_NO_TOPIC, "topic %s was deleted while joining", t->name().c_str());
+    }
     bool created = false;
-    const mq::Group *g = t->find_or_subscribe(group, broker->new_id(), &created);
+    mq::Ref<const mq::Group> group_ref =
+        mq::Ref<const mq::Group>::adopt(t->find_or_subscribe(group, broker->new_id(), &created));
+    const mq::Group *g = group_ref.get();
     if (!g) return mq::fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while joining", group);
-    // A failure from here on leaves no trace: not even the group it subscribed. (`broker`, a
-    // parameter, outlives these locals: the topic stays valid while they unwind.)
+    // A failure from here on leaves no trace: not even the group it subscribed. The handle
+    // made below takes the references over, so these keep topic and group while it unwinds.
+    t->add_ref();
+    g->add_ref();
+    const auto keep_topic = mq::Ref<mq::Topic>::adopt(t);
+    const auto keep_group = mq::Ref<const mq::Group>::adopt(g);
     mq::GroupRollback rollback{t, g, created};
     auto state = std::make_shared<mq::MemberState>();
     state->id = broker->new_id();
@@ -22,7 +32,8 @@ mq_status mq_member::join(mq::BrokerRef broker, mq::Topic *t, const char *group,
     state->session_timeout_ns = o.session_timeout_ns;
     state->on_rebalance = o.on_rebalance;
     state->on_rebalance_user = o.on_rebalance_user;
-    std::unique_ptr<mq_member> m(new mq_member{mq::BrokerRef(broker.get()), t, g, state});
+    std::unique_ptr<mq_member> m(new mq_member{mq::BrokerRef(broker.get()), t, g, state,
+                                               std::move(topic), std::move(group_ref)});
     state->handle = m.get();
     if (mq_status st = g->membership->join(state, o.assignor, o.assignor_user); st != MQ_OK)
         return st;
@@ -51,8 +62,17 @@ private:
     mq_member &m_;
 };
 
+mq_status mq_member::check_topic() const noexcept {
+    if (!topic->deleted()) return MQ_OK;
+    return mq::fail(MQ_ERR_NO_TOPIC,
+                    "topic %s of member %s was deleted; close the member (a topic created "
+                    "anew under that name is a new topic: join it again)",
+                    topic->name().c_str(), state->member_id.c_str());
+}
+
 mq_status mq_member::check(bool check_generation) {
     if (closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
+    if (mq_status st = check_topic(); st != MQ_OK) return st;
     // Views of partitions taken from this member stayed valid until now: its next call.
     if (state->has_fenced.load()) membership().release_fenced(*state);
     membership().reap(broker->clock.now());
@@ -172,7 +192,7 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
             timed = true;
         }
         std::unique_lock lk(n.mu);
-        while (!n.signalled && !scope.triggered() && !broker->closed()) {
+        while (!n.signalled && !scope.triggered() && !broker->closed() && !topic->deleted()) {
             state->sleeping++;
             bool timed_out = false;
             if (!timed) {

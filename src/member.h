@@ -27,7 +27,7 @@ struct mq_member {
     // Subscribes the group if needed, joins and rebalances (the callbacks, this member's
     // included, run before it returns). Runs outside the broker's call gate, on the reference
     // it is given. A failure leaves no trace, not even the group it subscribed.
-    static mq_status join(mq::BrokerRef broker, mq::Topic *topic, const char *group,
+    static mq_status join(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, const char *group,
                           const Options &opts, mq_member **out);
     // Leaves the group (the others rebalance) and frees the handle. Not from this member's own
     // rebalance callback (the caller checks).
@@ -37,6 +37,12 @@ struct mq_member {
     mq::Topic *const topic;
     const mq::Group *const group;
     const std::shared_ptr<mq::MemberState> state;
+    // What keeps topic and group (deleted or unsubscribed meanwhile) until the handle goes.
+    const mq::Ref<mq::Topic> topic_ref;
+    const mq::Ref<const mq::Group> group_ref;
+
+    // MQ_ERR_NO_TOPIC once the topic was deleted (after the closed check of every member call).
+    mq_status check_topic() const noexcept;
 
     mq::Membership &membership() const noexcept { return *group->membership; }
 

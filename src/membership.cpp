@@ -15,9 +15,25 @@ bool in_rebalance_callback_of(const MemberState *m) noexcept {
     return tl_in_callback == m;
 }
 
+namespace {
+std::atomic<int64_t> groups_alive{0};
+}
+
 Group::Group(std::string n, uint64_t i, const GroupConfig &cfg)
-    : GroupConfig(cfg), name(std::move(n)), id(i) {}
-Group::~Group() = default;
+    : GroupConfig(cfg), name(std::move(n)), id(i) {
+    if (dead_letter) dead_letter->add_ref();
+    groups_alive.fetch_add(1, std::memory_order_relaxed);
+}
+
+Group::~Group() {
+    membership.reset();  // before the dead-letter topic, which may go with our reference
+    if (dead_letter) dead_letter->release();
+    groups_alive.fetch_sub(1, std::memory_order_relaxed);
+}
+
+int64_t Group::alive_for_testing() noexcept {
+    return groups_alive.load(std::memory_order_relaxed);
+}
 
 void MemberState::begin_close() {
     std::unique_lock lk(cb_mu);

@@ -105,6 +105,11 @@ public:
     mq_status group_info(const Group *g, mq_group_info &out);
     void describe(std::string &out);  // may throw bad_alloc
 
+    // mq_topic_delete: wakes every waiter here; their waits (and every later one) end with
+    // MQ_ERR_NO_TOPIC. Cursors and messages stay until the topic's memory goes, so views that
+    // members and push handlers hold stay valid until then.
+    void mark_deleted();
+
     Waitable &waitable() noexcept { return waiting_.waitable(); }
     int32_t index() const noexcept { return index_; }
 

@@ -50,7 +50,7 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
                 thread_local DeadLetter copy;  // reused: its buffers keep their capacity
                 mq_message head;
                 fill(head, c->committed, c->counts.head_count());
-                copy.capture(head, mq_dead_letter{settings_.topic->c_str(), g->name.c_str(),
+                copy.capture(head, mq_dead_letter{g->origin_topic, g->origin_group,
                                                   index_, c->counts.head_count(), c->committed});
                 *due = &copy;
                 c->dead_lettering = true;

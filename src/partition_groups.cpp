@@ -25,6 +25,14 @@ void Partition::remove_group(const Group *g) {
     waiting_.send(w);
 }
 
+void Partition::mark_deleted() {
+    {
+        Lock lk(waiting_.mutex());
+        waiting_.mark_deleted();
+    }
+    waiting_.waitable().wake_all();
+}
+
 bool Partition::owned_by_other(const Group *g, uint64_t owner) {
     Lock lk(waiting_.mutex());
     Cursor *c = find(g);

@@ -35,12 +35,14 @@ mq_status mq_subscription::delay_current_nack(int64_t delay_ms) {
     return MQ_OK;
 }
 
-mq_subscription::mq_subscription(mq::BrokerRef broker, mq::Topic *topic, const mq::Group *group,
-                                 uint64_t id, int32_t prefetch, std::vector<int32_t> partitions,
-                                 mq_handler handler, void *user)
+mq_subscription::mq_subscription(mq::BrokerRef broker, mq::Ref<mq::Topic> topic,
+                                 mq::Ref<const mq::Group> group, uint64_t id, int32_t prefetch,
+                                 std::vector<int32_t> partitions, mq_handler handler, void *user)
     : broker_(std::move(broker)),
-      topic_(topic),
-      group_(group),
+      topic_ref_(std::move(topic)),
+      group_ref_(std::move(group)),
+      topic_(topic_ref_.get()),
+      group_(group_ref_.get()),
       id_(id),
       prefetch_(prefetch),
       static_partitions_(std::move(partitions)),
@@ -49,7 +51,7 @@ mq_subscription::mq_subscription(mq::BrokerRef broker, mq::Topic *topic, const m
 
 mq_subscription::~mq_subscription() = default;
 
-mq_status mq_subscription::open(mq::BrokerRef broker, mq::Topic *t, const char *group,
+mq_status mq_subscription::open(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, const char *group,
                                 int32_t prefetch, std::vector<int32_t> partitions,
                                 mq_handler handler, void *user, mq_user_free user_free,
                                 mq_subscription **out) {
@@ -63,14 +65,26 @@ mq_status mq_subscription::open(mq::BrokerRef broker, mq::Topic *t, const char *
             if (armed && f) f(user);
         }
     } free_on_failure{user_free, user};
+    mq::Topic *t = topic.get();
+    if (t->deleted()) {
+        return mq::fail(MQ_ERR_NO_TOPIC, "topic %s was deleted while subscribing",
+                        t->name().c_str());
+    }
     bool created = false;
-    const mq::Group *g = t->find_or_subscribe(group, broker->new_id(), &created);
+    mq::Ref<const mq::Group> group_ref =
+        mq::Ref<const mq::Group>::adopt(t->find_or_subscribe(group, broker->new_id(), &created));
+    const mq::Group *g = group_ref.get();
     if (!g) return mq::fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while subscribing", group);
-    // A failure from here on leaves no trace: not even the group it subscribed.
+    // A failure from here on leaves no trace: not even the group it subscribed. The handle
+    // made below takes the references over, so these keep topic and group while it unwinds.
+    t->add_ref();
+    g->add_ref();
+    const auto keep_topic = mq::Ref<mq::Topic>::adopt(t);
+    const auto keep_group = mq::Ref<const mq::Group>::adopt(g);
     mq::GroupRollback rollback{t, g, created};
-    std::unique_ptr<mq_subscription> sub(new mq_subscription(mq::BrokerRef(broker.get()), t, g,
-                                                             broker->new_id(), prefetch,
-                                                             std::move(partitions), handler, user));
+    std::unique_ptr<mq_subscription> sub(
+        new mq_subscription(mq::BrokerRef(broker.get()), std::move(topic), std::move(group_ref),
+                            broker->new_id(), prefetch, std::move(partitions), handler, user));
     if (mq_status st = sub->attach(); st != MQ_OK) return st;
     try {
         sub->start();

@@ -28,7 +28,7 @@ struct mq_subscription {
     // member of the group. user_free(user) has run when this returns anything but MQ_OK (also
     // when it throws). Runs outside the broker's call gate, on the broker reference it is given
     // (it may run rebalance callbacks).
-    static mq_status open(mq::BrokerRef broker, mq::Topic *topic, const char *group,
+    static mq_status open(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, const char *group,
                           int32_t prefetch, std::vector<int32_t> partitions, mq_handler handler,
                           void *user, mq_user_free user_free, mq_subscription **out);
     // Stops everything and waits for it, hands unfinished messages back, releases the
@@ -43,9 +43,9 @@ struct mq_subscription {
     static mq_status delay_current_nack(int64_t delay_ms);
 
 private:
-    mq_subscription(mq::BrokerRef broker, mq::Topic *topic, const mq::Group *group, uint64_t id,
-                    int32_t prefetch, std::vector<int32_t> partitions, mq_handler handler,
-                    void *user);
+    mq_subscription(mq::BrokerRef broker, mq::Ref<mq::Topic> topic,
+                    mq::Ref<const mq::Group> group, uint64_t id, int32_t prefetch,
+                    std::vector<int32_t> partitions, mq_handler handler, void *user);
 
     struct Loop {
         int32_t partition;
@@ -66,6 +66,9 @@ private:
     void supervise();
 
     const mq::BrokerRef broker_;  // first: released last
+    // Kept until the handle goes, also when the topic is deleted or the group unsubscribed.
+    const mq::Ref<mq::Topic> topic_ref_;
+    const mq::Ref<const mq::Group> group_ref_;
     mq::Topic *topic_;
     const mq::Group *group_;
     const uint64_t id_;  // the owner id written into cursors

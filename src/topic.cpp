@@ -10,8 +10,25 @@
 
 namespace mq {
 
+namespace {
+std::atomic<int64_t> topics_alive{0};
+std::atomic<int64_t> snapshots_alive{0};
+
+void free_snapshot(void *p) {
+    delete static_cast<const std::vector<const Group *> *>(p);
+    snapshots_alive.fetch_sub(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+int64_t Topic::alive_for_testing() noexcept {
+    return topics_alive.load(std::memory_order_relaxed);
+}
+int64_t Topic::snapshots_alive_for_testing() noexcept {
+    return snapshots_alive.load(std::memory_order_relaxed);
+}
+
 Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock, int64_t spin_ns,
-             const std::atomic<bool> &closed)
+             const std::atomic<bool> &closed, Reclaimer &reclaimer)
     : clock_(clock),
       closed_(closed),
       name_(std::move(name)),
@@ -21,12 +38,24 @@ Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock, i
                 cfg.ack_timeout_ms * 1000000,
                 cfg.retention == MQ_RETAIN_BOUNDED,
                 cfg.max_age_ms * 1000000,
-                spin_ns} {
+                spin_ns},
+      reclaimer_(reclaimer) {
     partitions_.reserve(static_cast<size_t>(cfg.partitions));
     for (int32_t p = 0; p < cfg.partitions; p++) {
         partitions_.push_back(std::make_unique<Partition>(p, settings_, clock, closed));
     }
-    publish_groups({});
+    groups_.store(new GroupList(), std::memory_order_release);
+    snapshots_alive.fetch_add(1, std::memory_order_relaxed);
+    topics_alive.fetch_add(1, std::memory_order_relaxed);
+}
+
+// No call can see the topic any more: its groups lose the list's references (a group held by a
+// member or subscription stays until that handle is released; it never touches the topic).
+Topic::~Topic() {
+    const GroupList *list = groups_.load(std::memory_order_relaxed);
+    for (const Group *g : *list) g->release();
+    free_snapshot(const_cast<GroupList *>(list));
+    topics_alive.fetch_sub(1, std::memory_order_relaxed);
 }
 
 const Group *Topic::find_group(std::string_view name) const noexcept {
@@ -37,25 +66,59 @@ const Group *Topic::find_group(std::string_view name) const noexcept {
     return nullptr;
 }
 
-void Topic::publish_groups(GroupList list) {
-    group_lists_.reserve(group_lists_.size() + 1);  // so the push_back below cannot throw
-    auto owned = std::make_unique<const GroupList>(std::move(list));
-    groups_.store(owned.get(), std::memory_order_release);
-    group_lists_.push_back(std::move(owned));
+const Group *Topic::find_locked(std::string_view name) const noexcept {
+    for (const Group *g : *groups_.load(std::memory_order_relaxed)) {
+        if (g->name == name) return g;
+    }
+    return nullptr;
 }
 
-Topic::~Topic() = default;
+void Topic::publish_groups(GroupList list) {
+    auto owned = std::make_unique<const GroupList>(std::move(list));
+    snapshots_alive.fetch_add(1, std::memory_order_relaxed);
+    const GroupList *old = groups_.exchange(owned.release(), std::memory_order_acq_rel);
+    reclaimer_.retire(const_cast<GroupList *>(old), free_snapshot);
+}
+
+void Topic::remove_locked(const Group *g) {
+    GroupList next;  // may throw here and in publish_groups, before anything changed
+    for (const Group *other : *groups_.load(std::memory_order_relaxed)) {
+        if (other != g) next.push_back(other);
+    }
+    publish_groups(std::move(next));                 // new calls no longer find the group...
+    for (auto &p : partitions_) p->remove_group(g);  // ...and calls in flight find no cursor
+    reclaimer_.retire(const_cast<Group *>(g),
+                      [](void *p) { static_cast<const Group *>(p)->release(); });
+}
+
+void Topic::mark_deleted() {
+    deleted_.store(true, std::memory_order_release);
+    for (auto &p : partitions_) p->mark_deleted();
+    std::lock_guard lk(groups_mu_);
+    for (const Group *g : *groups_.load(std::memory_order_relaxed)) g->membership->wake_all();
+}
 
 mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id,
                            const GroupConfig &cfg, const Group **out) {
-    std::lock_guard lk(groups_mu_);
-    if (find_group(name)) {
+    mq_status st;
+    {
+        std::lock_guard lk(groups_mu_);
+        st = subscribe_locked(name, start, id, cfg, out);
+    }
+    reclaimer_.collect();
+    return st;
+}
+
+mq_status Topic::subscribe_locked(std::string_view name, mq_start start, uint64_t id,
+                                  const GroupConfig &cfg, const Group **out) {
+    if (find_locked(name)) {
         return fail(MQ_ERR_EXISTS, "group %.*s is already subscribed to topic %s",
                     static_cast<int>(name.size()), name.data(), name_.c_str());
     }
     // Everything that can fail is done before the first partition learns of the group.
-    all_groups_.reserve(all_groups_.size() + 1);
-    auto group = std::make_unique<Group>(std::string(name), id, cfg);
+    reclaimer_.reserve(1);
+    std::unique_ptr<Group, void (*)(Group *)> group(new Group(std::string(name), id, cfg),
+                                                    [](Group *g) { g->release(); });
     group->membership = std::make_unique<Membership>(*this, *group, clock_);
     GroupList next = *groups_.load(std::memory_order_relaxed);
     next.push_back(group.get());
@@ -68,54 +131,54 @@ mq_status Topic::subscribe(std::string_view name, mq_start start, uint64_t id,
         for (size_t p = 0; p < added; p++) partitions_[p]->remove_group(group.get());
         throw;
     }
-    *out = group.get();
-    all_groups_.push_back(std::move(group));
+    *out = group.release();  // the list's reference
     return MQ_OK;
 }
 
 const Group *Topic::find_or_subscribe(std::string_view name, uint64_t id, bool *created) {
     *created = false;
-    if (const Group *g = find_group(name)) return g;
     const Group *g = nullptr;
-    if (subscribe(name, MQ_START_LATEST, id, GroupConfig{}, &g) == MQ_OK) {
-        *created = true;
-        return g;
+    {
+        std::lock_guard lk(groups_mu_);
+        g = find_locked(name);
+        if (!g && subscribe_locked(name, MQ_START_LATEST, id, GroupConfig{}, &g) == MQ_OK) {
+            *created = true;
+        }
+        if (g) g->add_ref();  // the caller's
     }
-    return find_group(name);  // subscribed meanwhile by another thread
+    reclaimer_.collect();
+    return g;
 }
 
 void Topic::rollback_subscribe(const Group *g) noexcept {
     try {
-        std::lock_guard lk(groups_mu_);
-        if (find_group(g->name) != g || g->membership->has_members()) return;
-        for (auto &p : partitions_) {
-            if (p->owner(g)) return;
+        {
+            std::lock_guard lk(groups_mu_);
+            if (find_locked(g->name) != g || g->membership->has_members()) return;
+            for (auto &p : partitions_) {
+                if (p->owner(g)) return;
+            }
+            reclaimer_.reserve(2);
+            remove_locked(g);
         }
-        GroupList next;
-        for (const Group *other : *groups_.load(std::memory_order_relaxed)) {
-            if (other != g) next.push_back(other);
-        }
-        publish_groups(std::move(next));
-        for (auto &p : partitions_) p->remove_group(g);
+        reclaimer_.collect();
     } catch (...) {
         // Out of memory again: the group stays subscribed, as if the caller had subscribed it.
     }
 }
 
 mq_status Topic::unsubscribe(std::string_view name) {
-    std::lock_guard lk(groups_mu_);
-    const Group *g = find_group(name);
-    if (!g) {
-        return fail(MQ_ERR_NO_GROUP, "group %.*s is not subscribed to topic %s",
-                    static_cast<int>(name.size()), name.data(), name_.c_str());
+    {
+        std::lock_guard lk(groups_mu_);
+        const Group *g = find_locked(name);
+        if (!g) {
+            return fail(MQ_ERR_NO_GROUP, "group %.*s is not subscribed to topic %s",
+                        static_cast<int>(name.size()), name.data(), name_.c_str());
+        }
+        reclaimer_.reserve(2);
+        remove_locked(g);
     }
-    GroupList next;
-    next.reserve(groups_.load(std::memory_order_relaxed)->size());
-    for (const Group *other : *groups_.load(std::memory_order_relaxed)) {
-        if (other != g) next.push_back(other);
-    }
-    publish_groups(std::move(next));                 // new calls no longer find the group...
-    for (auto &p : partitions_) p->remove_group(g);  // ...and calls in flight find no cursor
+    reclaimer_.collect();
     return MQ_OK;
 }
 
@@ -181,6 +244,12 @@ mq_status Topic::publish_batch(const mq_record *records, size_t count, Wait wait
 
 mq_status Topic::publish_dead_letter(const mq_record &r, const mq_dead_letter &origin, Wait wait,
                                      mq_cancel *cancel) {
+    if (deleted()) {
+        return fail(MQ_ERR_NO_TOPIC,
+                    "dead-letter topic %s was deleted; the message stays at the head of group %s "
+                    "(unsubscribe the group, or subscribe it anew with another dead-letter topic)",
+                    name_.c_str(), origin.group);
+    }
     // Its origin headers weigh like any others: a copy they push over the budget is too large.
     const auto bytes = static_cast<int64_t>(record_bytes(r));
     if (settings_.max_bytes && bytes > settings_.max_bytes) {
@@ -193,12 +262,14 @@ mq_status Topic::publish_dead_letter(const mq_record &r, const mq_dead_letter &o
 }
 
 void Topic::wake_members() {
-    for (const Group *g : *groups_.load(std::memory_order_acquire)) g->membership->wake_all();
+    std::lock_guard lk(groups_mu_);
+    for (const Group *g : *groups_.load(std::memory_order_relaxed)) g->membership->wake_all();
 }
 
 std::vector<std::string> Topic::group_names() const {
     std::vector<std::string> names;
-    for (const Group *g : *groups_.load(std::memory_order_acquire)) names.push_back(g->name);
+    std::lock_guard lk(groups_mu_);
+    for (const Group *g : *groups_.load(std::memory_order_relaxed)) names.push_back(g->name);
     return names;
 }
 

@@ -48,6 +48,12 @@ public:
     Waitable &waitable() noexcept { return w_; }
     Mutex &mutex() noexcept { return w_.mu; }
     bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+    // Under the lock: the topic was deleted (mq_topic_delete). Every wait loop ends with
+    // MQ_ERR_NO_TOPIC from then on; the caller wakes the waiters.
+    void mark_deleted() noexcept {
+        deleted_ = true;
+        announce();
+    }
 
     // Under the lock: something a waiting consumer may want happened (a publish, a nack, a
     // group gone). True if a poll is blocked and must be sent a wake-up.
@@ -85,6 +91,10 @@ public:
         bool spun = false;
         for (;;) {
             if (closed()) return fail_fixed(MQ_CLOSED, "the broker is closed");
+            if (deleted_) {
+                return fail_fixed(MQ_ERR_NO_TOPIC,
+                                  "the topic was deleted (mq_topic_delete) during the call");
+            }
             const Pending p = step();
             if (p.done) return p.status;
             if (wait.over()) {
@@ -155,6 +165,7 @@ private:
     alignas(64) int pollers_waiting_ = 0;
     int publishers_waiting_ = 0;
     int64_t producer_waits_ = 0;
+    bool deleted_ = false;
 };
 
 }  // namespace mq

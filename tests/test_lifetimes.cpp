@@ -588,9 +588,9 @@ TEST(LifetimesGate, MayBeDestroyedAsSoonAsDrainReturns) {
         auto *gate = new mq::CallGate;
         std::atomic<bool> entered{false};
         std::thread caller([gate, &entered] {
-            gate->enter();
+            const unsigned parity = gate->enter();
             entered = true;
-            gate->leave();  // races the drain below
+            gate->leave(parity);  // races the drain below
         });
         while (!entered.load()) std::this_thread::yield();
         gate->drain();

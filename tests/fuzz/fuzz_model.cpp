@@ -315,6 +315,13 @@ struct Run {
                 if (in.pick(4) == 0) {
                     CHECK(mq_broker_close(b) == MQ_OK, "close failed");
                     model.closed = true;
+                } else if (in.pick(3) == 0) {
+                    // Views its groups were handed may go with the topic (mq.h).
+                    model.delete_topic(topic, e);
+                    expect("delete", mq_topic_delete(b, topic.c_str()), e);
+                    if (e.ok_statuses[0] == MQ_OK) {
+                        std::erase_if(views, [&](const HeldView &v) { return v.topic == topic; });
+                    }
                 } else {
                     truncated_lists(in, topic);
                 }

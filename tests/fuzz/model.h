@@ -208,6 +208,16 @@ public:
         return MQ_OK;
     }
 
+    // mq_topic_delete: the name is free at once, and a topic created under it later is new.
+    void delete_topic(const std::string &name, Expect &e) {
+        std::vector<mq_status> f;
+        lookup_faults(name, nullptr, nullptr, f);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return void(e.ok_statuses = f);
+        std::erase_if(topics, [&](const Topic &t) { return t.name == name; });
+        e.ok_statuses = {MQ_OK};
+    }
+
     void subscribe(const std::string &topic, const std::string &group, int32_t start, Expect &e) {
         std::vector<mq_status> f;
         lookup_faults(topic, nullptr, nullptr, f);

@@ -5,8 +5,9 @@
 #     libmq cannot interpose on or clash with what the program links besides it);
 #   - every exported mq_ symbol is declared MQ_API in mq.h (nothing undocumented escapes), and
 #     every MQ_API function is exported (the header promises nothing the library lacks).
-#   - every function of the 1.0 interface (abi_1.0.symbols beside this script) is still declared
-#     and exported: 1.x only adds (docs/ABI.md).
+#   - every function of the 1.0 interface (abi_1.0.symbols beside this script) and of each later
+#     minor (abi_1.1.symbols, ...) is still declared and exported under its version node: 1.x
+#     only adds (docs/ABI.md).
 # Usage: abi_exports.sh <path to libmq.so> <path to mq.h>   (NM / READELF may name the tools)
 set -euo pipefail
 
@@ -29,7 +30,7 @@ fi
 # "value type name"; binutils >= 2.37 prints versioned names as name@@MQ_1. The version nodes
 # of src/mq.map appear as absolute (A) symbols named after the node: they are not functions.
 exported=$("$nm" -D --defined-only "$lib" |
-    awk '!($2 == "A" && $3 ~ /^MQ_[0-9_]+$/) { print $NF }' | sed 's/@.*//' | sort -u)
+    awk '!($2 == "A" && $3 ~ /^MQ_[0-9_.]+$/) { print $NF }' | sed 's/@.*//' | sort -u)
 if [ -z "$exported" ]; then
     fail "$lib exports no symbol at all"
 fi
@@ -63,12 +64,26 @@ if [ -n "$undeclared" ]; then
     sed 's/^/    /' <<<"$undeclared"
 fi
 
-frozen="$(dirname "$0")/abi_1.0.symbols"
-removed=$(comm -23 <(sort -u "$frozen") <(echo "$declared"))
-if [ -n "$removed" ]; then
-    fail "functions of the 1.0 interface ($frozen) no longer declared in $header:"
-    sed 's/^/    /' <<<"$removed"
-fi
+# Each abi_1.<minor>.symbols beside this script lists the functions that minor version added:
+# all stay declared, and each is exported under its version node (MQ_1 for 1.0, MQ_1.<minor>
+# after), so a program linked against 1.n fails to load on an older library by name.
+for frozen in "$(dirname "$0")"/abi_1.*.symbols; do
+    removed=$(comm -23 <(sort -u "$frozen") <(echo "$declared"))
+    if [ -n "$removed" ]; then
+        fail "functions of $(basename "$frozen") no longer declared in $header:"
+        sed 's/^/    /' <<<"$removed"
+    fi
+    minor=$(basename "$frozen" .symbols | sed 's/^abi_1\.//')
+    node=MQ_1
+    [ "$minor" = 0 ] || node=MQ_1.$minor
+    while read -r fn; do
+        [ -n "$fn" ] || continue
+        "$nm" -D --defined-only "$lib" | grep -q '@' || break  # an nm that prints no versions
+        if ! "$nm" -D --defined-only "$lib" | grep -q " $fn@@$node\$"; then
+            fail "$fn is not exported under version node $node"
+        fi
+    done <"$frozen"
+done
 
 if [ "$failed" -ne 0 ]; then
     exit 1

@@ -424,7 +424,8 @@ private:
                 r.integer("max_deliveries", m);
             }
             if (c.has("dead_letter")) r.bytes("dead_letter_topic", c.opt("dead_letter"));
-        } else if (v == "unsubscribe" || v == "group_list" || v == "topic_get_info") {
+        } else if (v == "unsubscribe" || v == "group_list" || v == "topic_get_info" ||
+                   v == "topic_delete") {
             r.bytes("topic", w[0]);
             if (v == "unsubscribe") r.bytes("group", w[1]);
         } else if (v == "publish") {

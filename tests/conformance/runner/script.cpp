@@ -102,6 +102,7 @@ const std::vector<VerbSpec> &verb_specs() {
          {"partitions", "capacity", "max_bytes", "ack_timeout_ms", "retention", "max_age_ms"}, {}},
         {"subscribe", 2, 2, {"start", "max_deliveries", "dead_letter"}, {}},
         {"unsubscribe", 2, 2, {}, {}},
+        {"topic_delete", 1, 1, {}, {}},
         {"broker_close", 0, 0, {}, {}},
         {"publish", 2, 2, {"key", "headers", "wait"}, {"partition", "offset"}, true, false, true},
         {"publish_batch", 2, -1, {"headers", "wait"}, {"published", "results"}, true, false, true},

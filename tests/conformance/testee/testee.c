@@ -436,6 +436,8 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
         status(out, mq_group_subscribe(broker, S("topic"), S("group"), &o));
     } else if (strcmp(v, "unsubscribe") == 0) {
         status(out, mq_group_unsubscribe(broker, S("topic"), S("group")));
+    } else if (strcmp(v, "topic_delete") == 0) {
+        status(out, mq_topic_delete(broker, S("topic")));
     } else if (strcmp(v, "broker_close") == 0) {
         status(out, mq_broker_close(broker));
     } else if (strcmp(v, "publish") == 0 || strcmp(v, "publish_batch") == 0) {
