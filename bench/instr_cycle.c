@@ -2,10 +2,11 @@
  * (no contention, no waiting), so the count per message is the same on every run and machine
  * load does not change it. Times on a shared machine vary; instruction counts do not.
  *
- *   mq_instr_cycle single|batch|headers N
+ *   mq_instr_cycle single|batch|headers|ackpoll N
  *
  * single: publish one, poll one, ack it; batch: 64 at a time; headers: single with two
- * headers. Run it twice under callgrind with two message counts, and the difference of the
+ * headers; ackpoll: single, but each ack travels with the next poll (mq_group_ack_poll, 1.1).
+ * Run it twice under callgrind with two message counts, and the difference of the
  * totals over the difference of the counts is the cost per message, start-up excluded:
  *
  *   for n in 20480 40960; do
@@ -27,7 +28,7 @@ static void must(mq_status st, const char *what) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s single|batch|headers N\n", argv[0]);
+        fprintf(stderr, "usage: %s single|batch|headers|ackpoll N\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1];
@@ -43,6 +44,8 @@ int main(int argc, char **argv) {
     memset(payload, 'p', sizeof payload);
     const mq_header hdrs[2] = {{"trace", 5, "0123456789abcdef", 16}, {"type", 4, "json", 4}};
     const int batch = strcmp(mode, "batch") == 0;
+    const int ackpoll = strcmp(mode, "ackpoll") == 0;
+    int64_t unacked = -1; /* ackpoll: the offset the next poll acks */
     const size_t hcount = strcmp(mode, "headers") == 0 ? 2 : 0;
     mq_record recs[64];
     mq_message msgs[64];
@@ -57,6 +60,23 @@ int main(int argc, char **argv) {
                  "mq_topic_publish_batch");
             must(mq_group_poll(b, "t", "g", 0, msgs, sizeof(mq_message), 64, MQ_NO_WAIT, NULL, &got),
                  "mq_group_poll");
+        } else if (ackpoll) {
+            must(mq_topic_publish(b, "t", NULL, 0, payload, sizeof payload, NULL, 0, MQ_NO_WAIT,
+                                  NULL, NULL, NULL),
+                 "mq_topic_publish");
+            if (unacked < 0) {
+                must(mq_group_poll(b, "t", "g", 0, msgs, sizeof(mq_message), 1, MQ_NO_WAIT, NULL,
+                                   &got),
+                     "mq_group_poll");
+            } else {
+                must(mq_group_ack_poll(b, "t", "g", 0, unacked, msgs, sizeof(mq_message), 1,
+                                       MQ_NO_WAIT, NULL, &got),
+                     "mq_group_ack_poll");
+            }
+            if (got == 0) return 1;
+            unacked = msgs[0].offset;
+            done += 1;
+            continue;
         } else {
             must(mq_topic_publish(b, "t", NULL, 0, payload, sizeof payload, hcount ? hdrs : NULL,
                                   hcount, MQ_NO_WAIT, NULL, NULL, NULL),

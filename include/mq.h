@@ -477,6 +477,23 @@ MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *grou
 MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group,
                               int32_t partition, int64_t offset);
 
+/* Since 1.1. Exactly mq_group_ack(offset) then mq_group_poll of the same partition, in one
+ * critical section: one lock round trip instead of two, and the publishers the ack makes room
+ * for are woken once, with the poll's unlock (or before it would block). A consumer loop that
+ * acks its last handled offset and asks for more uses it instead of the pair.
+ * The ack comes first and stands whatever the poll then finds (MQ_TIMEOUT, MQ_CANCELLED after
+ * the ack: the offset is acked). A rejected ack polls nothing: MQ_ERR_NOT_IN_FLIGHT (as
+ * mq_group_ack, with its message; nothing changes, *count_out is 0, no wait). Blocking, wake-ups
+ * and views as mq_group_poll; the ack ends the views it passes before the poll hands out new
+ * ones. Statuses in mq.h's order: MQ_ERR_INVALID (NULL broker), MQ_CLOSED, the topic, group and
+ * partition (MQ_ERR_INVALID / MQ_ERR_NO_TOPIC / MQ_ERR_NO_GROUP / MQ_ERR_PARTITION), then
+ * msgs, msg_size, max, wait_ms and count_out (MQ_ERR_INVALID), then MQ_ERR_NOT_IN_FLIGHT, then
+ * MQ_TIMEOUT / MQ_CANCELLED. Any thread. */
+MQ_API mq_status mq_group_ack_poll(mq_broker *b, const char *topic, const char *group,
+                                   int32_t partition, int64_t offset, mq_message *msgs,
+                                   size_t msg_size, size_t max, int64_t wait_ms,
+                                   mq_cancel *cancel, size_t *count_out);
+
 /* Rewinds the group's `next` to `committed`: the in-flight messages are handed out again by the
  * next poll (which is woken). With delay_ms > 0 they come back no sooner than that (by the
  * broker clock): the group's polls of that partition hand out nothing until then (order within
@@ -663,6 +680,19 @@ MQ_API mq_status mq_member_poll(mq_member *member, mq_message *msgs, size_t msg_
 MQ_API mq_status mq_member_ack(mq_member *member, int32_t partition, int64_t offset);
 MQ_API mq_status mq_member_nack(mq_member *member, int32_t partition, int64_t delay_ms);
 MQ_API mq_status mq_member_extend_lease(mq_member *member, int32_t partition);
+
+/* Since 1.1. Exactly mq_member_ack(partition, offset) then mq_member_poll: when the poll's
+ * rotation looks at `partition` first (always, for a member owning one partition) the ack and
+ * that look share one critical section; otherwise the ack is made first on its own. The ack
+ * stands whatever the poll then finds. A rejected ack polls nothing (*count_out 0, no wait):
+ * MQ_REBALANCED, MQ_ERR_FENCED, MQ_ERR_NOT_IN_FLIGHT as mq_member_ack. Statuses in mq.h's order:
+ * MQ_ERR_INVALID (NULL member), MQ_CLOSED, MQ_ERR_PARTITION, then msgs, msg_size, max, wait_ms,
+ * count_out (MQ_ERR_INVALID), then MQ_ERR_FENCED / MQ_REBALANCED / MQ_ERR_NOT_IN_FLIGHT, then
+ * the poll's own outcome as mq_member_poll (MQ_REBALANCED during the wait, MQ_TIMEOUT,
+ * MQ_CANCELLED). Any thread. */
+MQ_API mq_status mq_member_ack_poll(mq_member *member, int32_t partition, int64_t offset,
+                                    mq_message *msgs, size_t msg_size, size_t max,
+                                    int64_t wait_ms, mq_cancel *cancel, size_t *count_out);
 
 /* ---- partitioning helpers ---------------------------------------------------------------- */
 

@@ -136,6 +136,17 @@ private:
 
 mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel,
                           size_t *count) {
+    return poll_after(nullptr, out, max, wait, cancel, count);
+}
+
+mq_status mq_member::ack_poll(int32_t partition, int64_t offset, mq_message *out, size_t max,
+                              mq::Wait wait, mq_cancel *cancel, size_t *count) {
+    const Ack ack{partition, offset};
+    return poll_after(&ack, out, max, wait, cancel, count);
+}
+
+mq_status mq_member::poll_after(const Ack *ack, mq_message *out, size_t max, mq::Wait wait,
+                                mq_cancel *cancel, size_t *count) {
     Call call(*this);
     mq::Notifier &n = state->notifier;
     mq::CancelScope scope(cancel, n);
@@ -156,10 +167,23 @@ mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel 
         const uint64_t seen = n.signals.load(std::memory_order_acquire);
         const size_t k = parts.size();
         const uint32_t first = state->rotate.fetch_add(1, std::memory_order_relaxed);
+        const int64_t *with_ack = nullptr;  // the ack rides with the first look if it can
+        if (ack) {
+            if (k && parts[first % k] == ack->partition) {
+                with_ack = &ack->offset;
+            } else if (mq_status st = topic->partition(ack->partition).ack(group, caller(),
+                                                                             ack->offset);
+                       st != MQ_OK) {
+                return st;
+            }
+            ack = nullptr;  // done (or riding): later rounds only poll
+        }
         for (size_t i = 0; i < k; i++) {
             const int32_t p = parts[(first + i) % k];
             const mq_status st = mq::poll_group(topic->partition(p), group, caller(), out, max,
-                                                mq::Wait{mq::Wait::kNone}, nullptr, count);
+                                                mq::Wait{mq::Wait::kNone}, nullptr, count,
+                                                i == 0 ? with_ack : nullptr);
+            if (i == 0 && with_ack && st != MQ_OK && st != MQ_TIMEOUT) return st;  // ack refused
             if (st == MQ_OK) return st;
             if (st == MQ_TIMEOUT || st == MQ_ERR_FENCED) continue;  // fenced: a rebalance is on
             return st;

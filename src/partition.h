@@ -66,8 +66,13 @@ public:
     // poll), *count is 0 and the status MQ_OK, and the caller publishes the copy to the
     // dead-letter topic within `wait` (started here), then calls finish_dead_letter. Use
     // poll_group (group_poll.h), which does all of that. *due is left alone otherwise.
+    //
+    // With `ack` set, first acks *ack as ack() does, in the same critical section (ABI 1.1's
+    // ack+poll: one lock round trip instead of two, and the publishers the ack frees are woken
+    // with the poll's own unlock). A rejected ack returns its status and polls nothing.
     mq_status poll(const Group *g, Caller who, mq_message *out, size_t max, Wait &wait,
-                   mq_cancel *cancel, size_t *count, const DeadLetter **due);
+                   mq_cancel *cancel, size_t *count, const DeadLetter **due,
+                   const int64_t *ack = nullptr);
     // The dead letter `due` reported is published (`published` is that publish's status):
     // MQ_OK moves the group past it, MQ_ERR_TOO_LARGE too (counted as lost); any other status
     // leaves it at the head. Returns `published`, or MQ_ERR_NO_GROUP if the group went meanwhile.
@@ -159,6 +164,9 @@ private:
 
     // Consuming (partition_consume.cpp).
     void fill(mq_message &m, int64_t offset, uint32_t count) const noexcept;
+    // Rule 5's check and commit, under the lock: MQ_OK, or MQ_ERR_NOT_IN_FLIGHT with nothing
+    // changed.
+    mq_status commit_ack(Cursor &c, const Group *g, int64_t offset, Deferred &err) noexcept;
 
     Waiting waiting_;
     const int32_t index_;

@@ -19,7 +19,8 @@ void Partition::fill(mq_message &m, int64_t offset, uint32_t count) const noexce
 }
 
 mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t max, Wait &wait,
-                          mq_cancel *cancel, size_t *count, const DeadLetter **due) {
+                          mq_cancel *cancel, size_t *count, const DeadLetter **due,
+                          const int64_t *ack) {
     CancelScope scope(cancel, waiting_.waitable());
     *count = 0;
     // Read before the lock, and coarse: a precise reading costs tens of nanoseconds, a
@@ -29,8 +30,17 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
     int64_t now = clock_.coarse();
     Deferred err;  // declared before the lock: formats after it is released
     Lock lk = enter(now);
+    Wakeup freed;  // publishers the ack makes room for: woken once the lock is released
+    if (ack) {
+        if (waiting_.closed()) return fail_fixed(MQ_CLOSED, kClosed);
+        mq_status st;
+        Cursor *c = find_owned(g, who, err, &st);
+        if (!c) return st;
+        if (mq_status r = commit_ack(*c, g, *ack, err); r != MQ_OK) return r;
+        freed = trim_and_wake(false);
+    }
     bool again = false, unused = false;
-    return waiting_.wait(lk, Waiting::kConsumer, wait, scope, unused, [&]() -> Pending {
+    const mq_status result = waiting_.wait(lk, Waiting::kConsumer, wait, scope, unused, [&]() -> Pending {
         if (again) {  // the lock was released meanwhile
             now = clock_.coarse();
             enforce_max_age(now);
@@ -78,7 +88,12 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
                              "delayed nack)";
         }
         return p;
-    });
+    }, &freed);
+    if (freed.publishers) {
+        lk.unlock();
+        waiting_.send(freed);
+    }
+    return result;
 }
 
 mq_status Partition::finish_dead_letter(const Group *g, const DeadLetter &due,
@@ -110,13 +125,9 @@ mq_status Partition::finish_dead_letter(const Group *g, const DeadLetter &due,
     return too_large ? MQ_OK : published;
 }
 
-mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
-    Deferred err;
-    Lock lk = enter();
-    if (waiting_.closed()) return fail_fixed(MQ_CLOSED, kClosed);
-    mq_status st;
-    Cursor *c = find_owned(g, who, err, &st);
-    if (!c) return st;
+mq_status Partition::commit_ack(Cursor &cur, const Group *g, int64_t offset,
+                                Deferred &err) noexcept {
+    Cursor *c = &cur;
     // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
     if (offset < c->committed || offset >= c->next) {
         if (!c->in_flight()) {
@@ -130,6 +141,17 @@ mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
     }
     c->commit(offset + 1);
     c->end_views();
+    return MQ_OK;
+}
+
+mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
+    Deferred err;
+    Lock lk = enter();
+    if (waiting_.closed()) return fail_fixed(MQ_CLOSED, kClosed);
+    mq_status st;
+    Cursor *c = find_owned(g, who, err, &st);
+    if (!c) return st;
+    if (mq_status r = commit_ack(*c, g, offset, err); r != MQ_OK) return r;
     const Wakeup w = trim_and_wake(false);
     lk.unlock();
     waiting_.send(w);

@@ -188,28 +188,51 @@ void mq_subscription::stop_loops(const std::vector<int32_t> *keep) {
     loops_.erase(std::remove_if(loops_.begin(), loops_.end(), going), loops_.end());
 }
 
+// Rule 10 with coalesced acks: the acks of one polled batch become one, the last handled
+// offset, sent with the next poll (one critical section, mq_group_ack_poll's) or on its own
+// before a handler could find the lease run out, before a nack (the successes first) and when
+// the loop ends. A handled message is thus redelivered only after a crash or when a handler
+// outran the lease; publishers blocked on a full partition are woken once per batch, not once
+// per message.
 void mq_subscription::run_loop(Loop &loop) {
     mq::Partition &part = topic_->partition(loop.partition);
     std::vector<mq_message> batch(static_cast<size_t>(prefetch_));
     tl_loop = LoopContext{this, &part, group_, id_, 0};
+    const mq::Caller me{id_};
+    const mq::Clock &clock = broker_->clock;
+    // Half the lease: a pending ack older than this is sent before the next handler runs, so
+    // a later handler's time does not count against messages already handled.
+    const int64_t flush_after = topic_->settings().ack_timeout_ns / 2;
+    int64_t pending = -1;  // the last handled offset not acked yet; -1: none
+    auto flush = [&] {
+        const bool ok = pending < 0 || part.ack(group_, me, pending) == MQ_OK;
+        pending = -1;
+        return ok;
+    };
     while (!loop.stop.load(std::memory_order_acquire)) {
         size_t n = 0;
-        if (mq::poll_group(part, group_, mq::Caller{id_}, batch.data(), batch.size(),
-                           mq::Wait{mq::Wait::kForever}, &loop.waker, &n) != MQ_OK) {
-            break;  // closed, stopped, fenced (the partition moved), or the group is gone
-        }
+        const int64_t *ack = pending >= 0 ? &pending : nullptr;
+        const mq_status st = mq::poll_group(part, group_, me, batch.data(), batch.size(),
+                                            mq::Wait{mq::Wait::kForever}, &loop.waker, &n, ack);
+        pending = -1;  // acked, or refused (then nothing was polled)
+        if (st == MQ_ERR_NOT_IN_FLIGHT) continue;  // the ack was refused: poll again
+        if (st != MQ_OK) break;  // closed, stopped, fenced (the partition moved), group gone
+        const int64_t polled_at = clock.coarse();
         for (size_t k = 0; k < n; k++) {
             // After a close no handler is called, also for the rest of a batch polled before.
             if (loop.stop.load(std::memory_order_acquire) || topic_->closed()) break;
+            if (pending >= 0 && clock.coarse() - polled_at >= flush_after && !flush()) break;
             tl_loop.nack_delay_ns = 0;
             if (handler_(user_, &batch[k]) != 0) {
-                // Rule 10: the rest of the batch is not attempted; it comes again after the nack.
-                part.nack(group_, mq::Caller{id_}, tl_loop.nack_delay_ns);
+                // Rule 10: the successes are acked, then the rest of the batch is not attempted;
+                // it comes again after the nack.
+                if (flush()) part.nack(group_, me, tl_loop.nack_delay_ns);
                 break;
             }
-            if (part.ack(group_, mq::Caller{id_}, batch[k].offset) != MQ_OK) break;
+            pending = batch[k].offset;
         }
     }
+    flush();  // on close: what was handled is acked before the subscription gives the rest back
     tl_loop = LoopContext{};
     loop.exited.store(true, std::memory_order_release);
 }

@@ -85,9 +85,14 @@ public:
     // (MQ_FULL or MQ_TIMEOUT with a fixed text), the cancel token, one spin (consumers, with the
     // broker's spin_ns), else block until woken, the deadline, or the step's change_in_ns.
     // `waited` is set (and producer_waits counted) the first time a publisher blocks.
+    //
+    // `pending` (may be null): wake-ups the caller owes from before the loop (an ack+poll's
+    // freed room). They are sent, without the lock, before the loop first spins or blocks, so
+    // no publisher sleeps through the room while the caller waits; otherwise the caller sends
+    // them after unlocking.
     template <class Step>
     mq_status wait(std::unique_lock<Mutex> &lk, Side side, Wait &wait, const CancelScope &cancel,
-                   bool &waited, Step &&step) {
+                   bool &waited, Step &&step, Wakeup *pending = nullptr) {
         bool spun = false;
         for (;;) {
             if (closed()) return fail_fixed(MQ_CLOSED, "the broker is closed");
@@ -111,6 +116,14 @@ public:
                 return fail_fixed(MQ_CANCELLED, side == kConsumer
                                                     ? "poll cancelled by its mq_cancel token"
                                                     : "publish cancelled by its mq_cancel token");
+            }
+            if (pending && pending->publishers) {  // owed first; then look again
+                const Wakeup w = *pending;
+                *pending = Wakeup{};
+                lk.unlock();
+                send(w);
+                lk.lock();
+                continue;
             }
             if (side == kConsumer && !spun && spin_ns_ > 0) {  // spin once, then block
                 spun = true;

@@ -19,7 +19,9 @@ constexpr size_t kBatch = 64;
 double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns = 0);
 // The reference stress without the pause: 4 producers over 40 keys, 4 partitions, capacity 64,
 // 2 groups x 2 consumers, polls of 10. Returns published messages per second.
-double bench_mq_stress(uint64_t n);
+// ack_with_poll: each consumer acks a batch with mq_group_ack_poll (ABI 1.1), which hands it the
+// partition's next batch in the same critical section, until the partition is drained.
+double bench_mq_stress(uint64_t n, bool ack_with_poll = false);
 // 1 producer (publish_batch 64) -> 1 push subscription with the given prefetch.
 double bench_mq_push(uint64_t n, int32_t prefetch);
 // Publish -> delivery latency at a fixed rate, the consumer already waiting in mq_group_poll; spin_ns
@@ -38,6 +40,9 @@ MemoryResult bench_mq_memory(uint64_t retained);
 
 // ---- peers ----
 double bench_ring(uint64_t n);
+// Workload 4's peer: the reference design (mutex + 2 condition variables + deque per partition,
+// signal-all on append and ack) on the same stress. Published messages per second.
+double bench_reference_stress(uint64_t n);
 double bench_mutex_value(uint64_t n, size_t batch);
 double bench_mutex_string(uint64_t n, size_t batch);
 Latency bench_mutex_latency(uint64_t n, int64_t interval_ns);

@@ -6,6 +6,7 @@
 //   mq_bench_suite [--runs N] [--scale F] [--out DIR]
 //
 // --out DIR writes tables.md (Markdown), throughput.dat and latency.dat (for the chart).
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -121,6 +122,13 @@ bool selected(const char *id) {
     return false;
 }
 
+// Voluntary + involuntary context switches of the whole process so far (every thread).
+int64_t context_switches() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return int64_t(u.ru_nvcsw) + int64_t(u.ru_nivcsw);
+}
+
 void one_round(Suite &s, const Counts &c, int round, int rounds) {
     auto step = [&](const char *id, const char *what, const std::function<void()> &fn) {
         if (!selected(id)) return;
@@ -133,11 +141,22 @@ void one_round(Suite &s, const Counts &c, int round, int rounds) {
     auto tput = [&](const char *id, const char *label, const std::function<double()> &fn) {
         step(id, label, [&] { s.row(id, label, "msg/s").samples.push_back(fn()); });
     };
+    // The same, also counting context switches per message (rows 2, 4, 5 and their peers).
+    auto tput_cs = [&](const char *id, const char *label, uint64_t n,
+                       const std::function<double()> &fn) {
+        step(id, label, [&] {
+            const int64_t c0 = context_switches();
+            const double v = fn();
+            const int64_t c1 = context_switches();
+            s.row(id, label, "msg/s").samples.push_back(v);
+            s.row(std::string(id) + ".cs", label, "n").samples.push_back(double(c1 - c0) / double(n));
+        });
+    };
     tput("ring", "SPSC lock-free ring", [&] { return bench_ring(c.ring); });
-    tput("mv1", "mutex+2cv queue, 64 B by value, single",
-         [&] { return bench_mutex_value(c.mutex_single, 1); });
-    tput("mv64", "mutex+2cv queue, 64 B by value, batch 64",
-         [&] { return bench_mutex_value(c.mutex_batch, kBatch); });
+    tput_cs("mv1", "mutex+2cv queue, 64 B by value, single", c.mutex_single,
+            [&] { return bench_mutex_value(c.mutex_single, 1); });
+    tput_cs("mv64", "mutex+2cv queue, 64 B by value, batch 64", c.mutex_batch,
+            [&] { return bench_mutex_value(c.mutex_batch, kBatch); });
     tput("ms1", "mutex+2cv queue, std::string, single",
          [&] { return bench_mutex_string(c.mutex_single, 1); });
     tput("ms64", "mutex+2cv queue, std::string, batch 64",
@@ -148,8 +167,8 @@ void one_round(Suite &s, const Counts &c, int round, int rounds) {
              [&] { return bench_zmq(c.zmq, 2); });
     }
     tput("w1", "1. mq 1→1, batch 64", [&] { return bench_mq_pull(c.mq_batch, kBatch, 1); });
-    tput("w2", "2. mq 1→1, single (publish, poll, ack)",
-         [&] { return bench_mq_pull(c.mq_single, 1, 1); });
+    tput_cs("w2", "2. mq 1→1, single (publish, poll, ack)", c.mq_single,
+            [&] { return bench_mq_pull(c.mq_single, 1, 1); });
     tput("w3", "3. mq 1→2 groups, batch 64 (each group)",
          [&] { return bench_mq_pull(c.mq_fanout, kBatch, 2); });
     // The same with the broker's spinning wait strategy: what a consumer gains by not parking.
@@ -157,10 +176,17 @@ void one_round(Suite &s, const Counts &c, int round, int rounds) {
          [&] { return bench_mq_pull(c.mq_batch, kBatch, 1, kSpin); });
     tput("w2s", "2. mq 1→1, single, spin_ns 20 µs",
          [&] { return bench_mq_pull(c.mq_single, 1, 1, kSpin); });
-    tput("w4", "4. mq reference stress (published msg/s)",
-         [&] { return bench_mq_stress(c.mq_stress); });
-    tput("w5a", "5. mq push subscription, prefetch 10", [&] { return bench_mq_push(c.mq_push, 10); });
-    tput("w5b", "5. mq push subscription, prefetch 64", [&] { return bench_mq_push(c.mq_push, 64); });
+    tput_cs("w4r", "reference design (mutex+2cv+deque, C++), reference stress", c.mq_stress,
+            [&] { return bench_reference_stress(c.mq_stress); });
+    tput_cs("w4", "4. mq reference stress (published msg/s)", c.mq_stress,
+            [&] { return bench_mq_stress(c.mq_stress); });
+    if (MQ_VERSION_MINOR >= 1)
+        tput_cs("w4a", "4. mq reference stress, acks with polls (mq_group_ack_poll)", c.mq_stress,
+                [&] { return bench_mq_stress(c.mq_stress, true); });
+    tput_cs("w5a", "5. mq push subscription, prefetch 10", c.mq_push,
+            [&] { return bench_mq_push(c.mq_push, 10); });
+    tput_cs("w5b", "5. mq push subscription, prefetch 64", c.mq_push,
+            [&] { return bench_mq_push(c.mq_push, 64); });
     step("pps", "cross-core ping-pong, spinning", [&] {
         add_latency(s, "pps", "ping-pong round trip, spinning", bench_pingpong_spin(c.pingpong_spin));
     });
@@ -227,7 +253,7 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
     };
     const Cmp mq_rows[] = {{"w1", "ring", "mv64", "ms64", "z1"}, {"w2", "ring", "mv1", "ms1", "z1"},
                            {"w1s", "ring", "mv64", "ms64", "z1"}, {"w2s", "ring", "mv1", "ms1", "z1"},
-                           {"w3", "ring", "mv64", "ms64", "z2"}, {"w4", nullptr, nullptr, nullptr, nullptr},
+                           {"w3", "ring", "mv64", "ms64", "z2"}, {"w4", nullptr, nullptr, nullptr, nullptr}, {"w4a", nullptr, nullptr, nullptr, nullptr},
                            {"w5a", "ring", "mv64", "ms64", "z1"}, {"w5b", "ring", "mv64", "ms64", "z1"}};
     md << "## Throughput\n\n"
        << "| benchmark | median | min – max | vs ring | vs mutex queue, by value | "
@@ -244,7 +270,7 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
            << range(*r) << " | " << cell(cmp.ring) << " | " << cell(cmp.mv) << " | "
            << cell(cmp.ms) << " | " << cell(cmp.zmq) << " |\n";
     }
-    for (const char *peer : {"ring", "mv1", "mv64", "ms1", "ms64", "z1", "z2"}) {
+    for (const char *peer : {"ring", "mv1", "mv64", "ms1", "ms64", "z1", "z2", "w4r"}) {
         const Row *r = s.find(peer);
         if (!r) continue;
         md << "| *peer:* " << r->label << " | " << fmt_value(*r, median(r->samples)) << " | "
@@ -253,8 +279,21 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
     md << "\nThe mutex-queue and ZeroMQ columns compare with the variant of the same shape: "
           "batch 64 for mq's batch and push rows, single messages for row 2; ZeroMQ with 2 "
           "subscribers for the fan-out row, else 1. The reference stress (4 producers, 40 keys, "
-          "4 partitions, capacity 64, 2 groups × 2 consumers, polls of 10) has no peer of its "
-          "shape.\n\n";
+          "4 partitions, capacity 64, 2 groups × 2 consumers, polls of 10) is compared with the "
+          "reference design on the same workload: " << ratio_cell(s, "w4", "w4r") << ".\n\n";
+    if (s.find("w4.cs") || s.find("w2.cs")) {
+        md << "## Context switches per message\n\n(getrusage ru_nvcsw + ru_nivcsw of the whole "
+              "process over the run, divided by the messages published)\n\n| benchmark | median "
+              "| min – max |\n|---|---:|---:|\n";
+        for (const char *id : {"w2", "mv1", "w4", "w4a", "w4r", "w5a", "w5b", "mv64"}) {
+            const Row *r = s.find(std::string(id) + ".cs");
+            if (!r) continue;
+            auto [lo, hi] = std::minmax_element(r->samples.begin(), r->samples.end());
+            md << "| " << r->label << " | " << fmt(median(r->samples), "%.3f") << " | "
+               << fmt(*lo, "%.3f") << " – " << fmt(*hi, "%.3f") << " |\n";
+        }
+        md << "\n";
+    }
 
     md << "## Latency\n\nAt a fixed 20,000 messages per second, the receiver already waiting "
           "(mq: in `mq_group_poll`; the mutex queue: in `pop`). Ping-pong figures are round trips "
@@ -302,6 +341,10 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
          s.ratio("w2s", "mv1"), 1.0, true},
         {"3. fan-out, each group ≥ 5 × ZeroMQ per subscriber with 2 subscribers",
          s.ratio("w3", "z2"), 5.0, true},
+        {"4. reference stress ≥ 3 × the reference design (C++, same run)", s.ratio("w4", "w4r"),
+         3.0, true},
+        {"4. (acks with polls) reference stress ≥ 3 × the reference design",
+         s.ratio("w4a", "w4r"), 3.0, true},
         {"6. p50 latency ≤ 0.25 × the blocking ping-pong round trip",
          s.ratio("w6.p50", "ppb.p50"), 0.25, false},
         {"6. (with spin_ns = 2 × the interval) p50 ≤ 0.25 × the blocking round trip",

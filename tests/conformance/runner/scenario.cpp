@@ -213,10 +213,11 @@ private:
         take_name(name);
         Call c = parse_call(toks, 2);
         if (!find_spec(c.verb)->background)
-            fail("'async' runs publish, publish_batch, poll or member_poll");
+            fail("'async' runs publish, publish_batch, poll, member_poll, ack_poll or "
+                 "member_ack_poll");
         if (c.arrow) fail("put the expectations on the 'await' line");
         need_broker();
-        if (c.verb == "member_poll") open_member(c.words[0]);
+        if (c.verb == "member_poll" || c.verb == "member_ack_poll") open_member(c.words[0]);
         Request req = request_for(c);
         req.bytes("async", name);
         Reply r = ask(req);
@@ -292,7 +293,8 @@ private:
         if (v.rfind("member_", 0) == 0 && v != "member_join") open_member(c.words[0]);
         if (v == "member_close")
             for (const auto &[name, bg] : background_)
-                if (bg.call.verb == "member_poll" && bg.call.words[0] == c.words[0] && !bg.awaited)
+                if ((bg.call.verb == "member_poll" || bg.call.verb == "member_ack_poll") &&
+                    bg.call.words[0] == c.words[0] && !bg.awaited)
                     fail("'" + name + "' polls this member in the background: await it first");
     }
 
@@ -452,6 +454,10 @@ private:
         } else if (v == "poll") {
             topic_group_partition();
             max_wait();
+        } else if (v == "ack_poll") {
+            topic_group_partition();
+            r.integer("offset", parse_int(w[3], "offset"));
+            max_wait();
         } else if (v == "ack" || v == "seek") {
             topic_group_partition();
             if (v == "ack") r.integer("offset", parse_int(w[3], "offset"));
@@ -498,6 +504,10 @@ private:
         } else if (v == "member_poll") {
             r.bytes("member", w[0]);
             max_wait();
+        } else if (v == "member_ack_poll") {
+            r.bytes("member", w[0]).integer("partition", int32_arg(w[1], "partition"));
+            r.integer("offset", parse_int(w[2], "offset"));
+            max_wait();
         } else if (v.rfind("member_", 0) == 0) {  // close, get_assignment, ack, nack, extend_lease
             r.bytes("member", w[0]);
             if (w.size() > 1) r.integer("partition", int32_arg(w[1], "partition"));
@@ -538,7 +548,8 @@ private:
             for (const auto &[name, raw] : r.fields)
                 if (name == "result") results.push_back(raw);
             if (!results.empty()) o.fields["results"] = join(results, ",");
-        } else if (v == "poll" || v == "member_poll" || v == "calls") {
+        } else if (v == "poll" || v == "member_poll" || v == "calls" || v == "ack_poll" ||
+                   v == "member_ack_poll") {
             std::vector<Message> msgs = messages_of(r);
             if (v == "calls") {
                 std::vector<Message> mine;
@@ -567,7 +578,8 @@ private:
                 fail(v + " handed out " + std::to_string(count) + " messages, more than max");
             if (!ok && count != 0)
                 fail(v + " returned " + o.status + " with " + std::to_string(count) + " messages");
-            describe_messages(msgs, v == "poll" ? int32_arg(c.words[2], "partition") : kAnyPartition, o);
+            const bool one_partition = v == "poll" || v == "ack_poll";
+            describe_messages(msgs, one_partition ? int32_arg(c.words[2], "partition") : kAnyPartition, o);
         } else if (v == "partition_describe" && ok) {
             auto text = r.bytes("text");
             if (!text) fail("testee: the reply lacks text=");

@@ -108,6 +108,7 @@ const std::vector<VerbSpec> &verb_specs() {
         {"publish_batch", 2, -1, {"headers", "wait"}, {"published", "results"}, true, false, true},
         {"poll", 3, 3, {"max", "wait"}, kMessageResults, true, false, true},
         {"ack", 4, 4, {}, {}},
+        {"ack_poll", 4, 4, {"max", "wait"}, kMessageResults, true, false, true},
         {"nack", 3, 3, {"delay"}, {}},
         {"extend_lease", 3, 3, {}, {}},
         {"seek", 4, 4, {}, {}},
@@ -138,6 +139,7 @@ const std::vector<VerbSpec> &verb_specs() {
         {"member_get_assignment", 1, 1, {}, {"generation", "partitions"}},
         {"member_poll", 1, 1, {"max", "wait"}, kMessageResults, true, false, true},
         {"member_ack", 3, 3, {}, {}},
+        {"member_ack_poll", 3, 3, {"max", "wait"}, kMessageResults, true, false, true},
         {"member_nack", 2, 2, {"delay"}, {}},
         {"member_extend_lease", 2, 2, {}, {}},
         {"rebalances", 1, 1, {}, {}, true, true},
@@ -163,7 +165,8 @@ const std::set<std::string> kIntegerResults = {
     "lag",       "in_flight",      "dropped",     "dead_lettered", "generation"};
 
 bool is_message_verb(const std::string &v) {
-    return v == "poll" || v == "member_poll" || v == "calls";
+    return v == "poll" || v == "member_poll" || v == "calls" || v == "ack_poll" ||
+           v == "member_ack_poll";
 }
 
 // Rewrites expected integers in canonical form and checks the shape of expected message words
@@ -176,7 +179,7 @@ void normalize(Call &c) {
         if (integer) v = std::to_string(parse_int(v, k + "="));
     }
     if (!is_message_verb(c.verb)) return;
-    bool member = c.verb == "member_poll";
+    bool member = c.verb == "member_poll" || c.verb == "member_ack_poll";
     for (const auto &w : c.want_words) {
         size_t colon = w.find(':');
         size_t slash = member ? w.find('/') : std::string::npos;

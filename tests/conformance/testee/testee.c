@@ -263,9 +263,20 @@ static void publish(request *r, FILE *out, mq_cancel *cancel, int batch) {
 static void poll_messages(request *r, FILE *out, mq_cancel *cancel, member *mb) {
     size_t max = (size_t)I("max", 10), count = SIZE_MAX;
     mq_message *msgs = calloc(max ? max : 1, sizeof *msgs);
-    mq_status st = mb ? mq_member_poll(mb->m, msgs, sizeof *msgs, max, I("wait", 0), cancel, &count)
-                      : mq_group_poll(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
-                                      msgs, sizeof *msgs, max, I("wait", 0), cancel, &count);
+    int ack = strstr(r->verb, "ack_poll") != NULL; /* ack_poll, member_ack_poll */
+    mq_status st;
+    if (mb && ack)
+        st = mq_member_ack_poll(mb->m, (int32_t)I("partition", 0), I("offset", 0), msgs,
+                                sizeof *msgs, max, I("wait", 0), cancel, &count);
+    else if (mb)
+        st = mq_member_poll(mb->m, msgs, sizeof *msgs, max, I("wait", 0), cancel, &count);
+    else if (ack)
+        st = mq_group_ack_poll(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
+                               I("offset", 0), msgs, sizeof *msgs, max, I("wait", 0), cancel,
+                               &count);
+    else
+        st = mq_group_poll(broker, S("topic"), S("group"), (int32_t)I("partition", 0), msgs,
+                           sizeof *msgs, max, I("wait", 0), cancel, &count);
     status(out, st);
     fprintf(out, " count=%zu", count);
     for (size_t i = 0; i < count && i < max; ++i) put_message(out, &msgs[i]);
@@ -442,7 +453,8 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
         status(out, mq_broker_close(broker));
     } else if (strcmp(v, "publish") == 0 || strcmp(v, "publish_batch") == 0) {
         publish(r, out, cancel, v[7] == '_');
-    } else if (strcmp(v, "poll") == 0 || strcmp(v, "member_poll") == 0) {
+    } else if (strcmp(v, "poll") == 0 || strcmp(v, "member_poll") == 0 ||
+               strcmp(v, "ack_poll") == 0 || strcmp(v, "member_ack_poll") == 0) {
         poll_messages(r, out, cancel, mb);
     } else if (strcmp(v, "ack") == 0) {
         status(out, mq_group_ack(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
