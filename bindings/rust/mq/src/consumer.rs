@@ -210,7 +210,10 @@ impl PartitionConsumer {
             self.group.as_ptr(),
             self.partition,
         );
-        let (msgs, size) = (self.buf.as_mut_ptr(), std::mem::size_of::<sys::mq_message>());
+        let (msgs, size) = (
+            self.buf.as_mut_ptr(),
+            std::mem::size_of::<sys::mq_message>(),
+        );
         // SAFETY: live broker; `buf` has room for `max` messages of the size passed.
         check(unsafe {
             match ack {
@@ -444,7 +447,8 @@ impl<'c> Batch<'c> {
         token: &CancelToken,
     ) -> Result<Batch<'c>> {
         let last = self.last_offset();
-        self.release().poll_inner(last, max, wait.into(), Some(token))
+        self.release()
+            .poll_inner(last, max, wait.into(), Some(token))
     }
 
     /// Hands the in-flight messages out again, after `delay`.

@@ -433,7 +433,13 @@ impl Member {
         wait: impl Into<Wait>,
         token: &CancelToken,
     ) -> Result<MemberBatch<'_>> {
-        self.poll_inner(None, Some((partition, offset)), max, wait.into(), Some(token))
+        self.poll_inner(
+            None,
+            Some((partition, offset)),
+            max,
+            wait.into(),
+            Some(token),
+        )
     }
 
     /// A poll into `reuse` (a finished batch's buffers) or pooled buffers, after acking `ack`

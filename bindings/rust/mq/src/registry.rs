@@ -191,3 +191,58 @@ impl Registry {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The interleaving a flag set only during the call lets through: the C poll returns its
+    /// views, the whole unsubscribe (or deletion) runs, and only then does the poll mark its
+    /// views alive. The poll must give them up.
+    #[test]
+    fn a_poll_that_returned_before_a_whole_unsubscribe_gives_up_its_views() {
+        let r = Registry::default();
+        let c = r.claim("t", "g", 0).unwrap();
+        let before = c.before_poll();
+        // ... the C poll hands out views here ...
+        let mut ran = false;
+        r.while_no_views("t", "g", || {
+            ran = true;
+            Ok(())
+        })
+        .unwrap();
+        assert!(ran, "nothing held views when the unsubscribe looked");
+        assert!(matches!(
+            c.after_poll(before, "t", "g"),
+            Err(Error::NoGroup(_))
+        ));
+        assert!(!c.holding.load(Ordering::SeqCst));
+
+        let before = c.before_poll();
+        r.while_no_views_on_topic("t", || Ok(())).unwrap();
+        assert!(matches!(
+            c.after_poll(before, "t", "g"),
+            Err(Error::NoTopic(_))
+        ));
+    }
+
+    #[test]
+    fn a_poll_after_the_call_keeps_its_views_and_blocks_the_next_call() {
+        let r = Registry::default();
+        let c = r.claim("t", "g", 0).unwrap();
+        r.while_no_views_on_topic("t", || Ok(())).unwrap();
+        let before = c.before_poll();
+        c.after_poll(before, "t", "g").unwrap();
+        assert!(matches!(
+            r.while_no_views_on_topic("t", || Ok(())),
+            Err(Error::Owned(_))
+        ));
+        assert!(matches!(
+            r.while_no_views("t", "g", || Ok(())),
+            Err(Error::Owned(_))
+        ));
+        // Other topics and groups are not held.
+        r.while_no_views("t", "h", || Ok(())).unwrap();
+        r.while_no_views_on_topic("u", || Ok(())).unwrap();
+    }
+}
