@@ -39,7 +39,8 @@ static long rss_kib(void) {
 
 static void check(mq_status st, const char *what) {
     if (st != MQ_OK) {
-        fprintf(stderr, "churn soak: %s failed: %s (%s)\n", what, mq_status_name(st), mq_last_error());
+        fprintf(stderr, "churn soak: %s failed: %s (%s)\n", what, mq_status_name(st),
+                mq_last_error());
         exit(1);
     }
 }
@@ -60,7 +61,8 @@ static void *consumer(void *arg) {
     mq_message m[64];
     while (!atomic_load(&stop)) {
         size_t n = 0;
-        mq_status st = mq_group_poll(broker, "steady", "reader", p, m, sizeof m[0], 64, 10, NULL, &n);
+        mq_status st =
+            mq_group_poll(broker, "steady", "reader", p, m, sizeof m[0], 64, 10, NULL, &n);
         if (st == MQ_TIMEOUT) continue;
         check(st, "steady poll");
         check(mq_group_ack(broker, "steady", "reader", p, m[n - 1].offset), "steady ack");
@@ -137,7 +139,8 @@ int main(int argc, char **argv) {
 
     pthread_t pub, cons[PARTITIONS];
     pthread_create(&pub, NULL, publisher, NULL);
-    for (int p = 0; p < PARTITIONS; p++) pthread_create(&cons[p], NULL, consumer, (void *)(intptr_t)p);
+    for (int p = 0; p < PARTITIONS; p++)
+        pthread_create(&cons[p], NULL, consumer, (void *)(intptr_t)p);
 
     const long long step = cycles / samples > 0 ? cycles / samples : 1, warm = cycles / 10;
     long rss_warm = -1, rss_max_after = 0, rss_end = 0;
@@ -162,12 +165,14 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &now);
     fclose(out);
     mq_broker_free(broker);
-    const double secs = (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;
+    const double secs =
+        (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;
     const long growth = rss_max_after - rss_warm;
-    printf("churn soak: %lld cycles in %.1f s (%.0f cycles/s), %lld messages flowed; RSS at warm-up "
-           "%ld KiB, at the end %ld KiB, max after warm-up %ld KiB (growth %ld KiB)\n",
-           cycles, secs, (double)cycles / secs, atomic_load(&flowed), rss_warm, rss_end,
-           rss_max_after, growth);
+    printf(
+        "churn soak: %lld cycles in %.1f s (%.0f cycles/s), %lld messages flowed; RSS at warm-up "
+        "%ld KiB, at the end %ld KiB, max after warm-up %ld KiB (growth %ld KiB)\n",
+        cycles, secs, (double)cycles / secs, atomic_load(&flowed), rss_warm, rss_end, rss_max_after,
+        growth);
     const int ok = growth < 8 * 1024;
     printf("churn soak: %s\n", ok ? "OK" : "FAILED");
     return ok ? 0 : 1;

@@ -65,7 +65,8 @@ private:
     // Acquire: a reclaimer that reads a count of 0 sees everything the calls did before leaving.
     int64_t inside(unsigned parity) const noexcept {
         int64_t n = 0;
-        for (const Shard &s : shards_) n += s.count[parity].load(std::memory_order_seq_cst) & ~kDraining;
+        for (const Shard &s : shards_)
+            n += s.count[parity].load(std::memory_order_seq_cst) & ~kDraining;
         return n;
     }
     Shard &shard() noexcept {
@@ -79,7 +80,8 @@ private:
     // library is loaded with dlopen by a language runtime).
     [[gnu::tls_model("initial-exec")]] static inline thread_local unsigned tl_shard_ = 0;
     Shard shards_[kShards];
-    alignas(64) std::atomic<uint64_t> epoch_{0};  // read by every call, written only by the reclaimer
+    alignas(64) std::atomic<uint64_t> epoch_{
+        0};  // read by every call, written only by the reclaimer
 };
 
 // Enter on construction, leave on destruction.

@@ -30,7 +30,8 @@ void Reclaimer::collect() noexcept {
     size_t n = 0;
     // Under the lock, and without allocating (a call that reclaims must not fail for it): no
     // free takes a lock or retires anything (a topic's or group's destructor only releases).
-    for (; n < retired_.size() && retired_[n].epoch + 2 <= now; n++) retired_[n].free(retired_[n].p);
+    for (; n < retired_.size() && retired_[n].epoch + 2 <= now; n++)
+        retired_[n].free(retired_[n].p);
     retired_.erase(retired_.begin(), retired_.begin() + static_cast<ptrdiff_t>(n));
 }
 

@@ -11,9 +11,7 @@ std::atomic<int64_t> tables_alive{0};
 TopicTable::Table::Table(size_t n) : slots(n) {
     tables_alive.fetch_add(1, std::memory_order_relaxed);
 }
-TopicTable::Table::~Table() {
-    tables_alive.fetch_sub(1, std::memory_order_relaxed);
-}
+TopicTable::Table::~Table() { tables_alive.fetch_sub(1, std::memory_order_relaxed); }
 
 int64_t TopicTable::alive_for_testing() noexcept {
     return tables_alive.load(std::memory_order_relaxed);
@@ -29,9 +27,7 @@ TopicTable::TopicTable(Reclaimer &reclaimer) : reclaimer_(reclaimer) {
     current_.store(new Table(16), std::memory_order_release);
 }
 
-TopicTable::~TopicTable() {
-    delete current_.load(std::memory_order_relaxed);
-}
+TopicTable::~TopicTable() { delete current_.load(std::memory_order_relaxed); }
 
 // Eight bytes at a time (names are short, and this runs on every call that names a topic).
 uint64_t TopicTable::hash(std::string_view s) noexcept {

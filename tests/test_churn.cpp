@@ -70,9 +70,7 @@ void create(mq_broker *b, const char *name, int32_t partitions = 2, int64_t capa
     ASSERT_EQ(mq_topic_create(b, name, &cfg), MQ_OK) << mq_last_error();
 }
 
-int ack_handler(void *, const mq_message *) {
-    return 0;
-}
+int ack_handler(void *, const mq_message *) { return 0; }
 
 // The short version of the churn soak (bench/churn_soak.c): each kind of churn a few thousand
 // times while a publisher and a poller keep traffic flowing on a topic that stays.
@@ -85,8 +83,8 @@ TEST(Churn, EveryKindOfChurnLeavesLiveObjectCountsFlat) {
     std::thread traffic([&] {
         mq_message m[16];
         while (!stop) {
-            mq_topic_publish(b.get(), "steady", nullptr, 0, "x", 1, nullptr, 0, 0, nullptr,
-                             nullptr, nullptr);
+            mq_topic_publish(b.get(), "steady", nullptr, 0, "x", 1, nullptr, 0, 0, nullptr, nullptr,
+                             nullptr);
             for (int32_t p = 0; p < 2; p++) {
                 size_t n = 0;
                 if (mq_group_poll(b.get(), "steady", "reader", p, m, sizeof m[0], 16, 0, nullptr,
@@ -109,8 +107,8 @@ TEST(Churn, EveryKindOfChurnLeavesLiveObjectCountsFlat) {
 
         if (i % 4 == 0) {  // threads are slow to start: a quarter of the cycles
             mq_subscription *s = nullptr;
-            ASSERT_EQ(mq_subscription_open(b.get(), "churn", "push", nullptr, ack_handler,
-                                           nullptr, nullptr, &s),
+            ASSERT_EQ(mq_subscription_open(b.get(), "churn", "push", nullptr, ack_handler, nullptr,
+                                           nullptr, &s),
                       MQ_OK);
             ASSERT_EQ(mq_subscription_close(s), MQ_OK);
             ASSERT_EQ(mq_group_unsubscribe(b.get(), "churn", "push"), MQ_OK);

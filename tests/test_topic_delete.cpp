@@ -162,8 +162,8 @@ TEST(TopicDelete, ThePerThreadTopicCacheForgetsADeletedTopic) {
     b->collect_for_testing();
     create(b.get(), "t", 1, 4);
     int64_t offset = -1;
-    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "new", 3, nullptr, 0, 0, nullptr,
-                               nullptr, &offset),
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "new", 3, nullptr, 0, 0, nullptr, nullptr,
+                               &offset),
               MQ_OK);
     EXPECT_EQ(offset, 0);  // the new topic, not the old one (whose next offset was 1)
 }
@@ -177,8 +177,7 @@ TEST(TopicDelete, WakesABlockedPoll) {
         auto poll = std::async(std::launch::async, [&] {
             mq_message m[1];
             size_t n = 0;
-            return mq_group_poll(b.get(), "t", "g", 0, m, sizeof m[0], 1, MQ_WAIT_FOREVER, c.c,
-                                 &n);
+            return mq_group_poll(b.get(), "t", "g", 0, m, sizeof m[0], 1, MQ_WAIT_FOREVER, c.c, &n);
         });
         if (wait_for_block) ASSERT_TRUE(eventually([&] { return token_in_use(c.c); }));
         ASSERT_EQ(mq_topic_delete(b.get(), "t"), MQ_OK);
@@ -203,8 +202,8 @@ TEST(TopicDelete, WakesBlockedPublishesSingleAndBatch) {
                 const mq_record r[2] = {{nullptr, 0, "a", 1, nullptr, 0},
                                         {nullptr, 0, "b", 1, nullptr, 0}};
                 size_t published = 9;
-                st = mq_topic_publish_batch(b.get(), "t", r, sizeof r[0], 2, MQ_WAIT_FOREVER,
-                                            c.c, nullptr, sizeof(mq_publish_result), &published);
+                st = mq_topic_publish_batch(b.get(), "t", r, sizeof r[0], 2, MQ_WAIT_FOREVER, c.c,
+                                            nullptr, sizeof(mq_publish_result), &published);
                 EXPECT_EQ(published, 0u);
             }
             EXPECT_NE(std::strstr(mq_last_error(), "deleted"), nullptr) << mq_last_error();
@@ -311,9 +310,9 @@ TEST(TopicDelete, PushSubscriptionsStopAndTheirHandlerMessageStaysValid) {
             o.partition_count = 1;
         }
         mq_subscription *sub = nullptr;
-        ASSERT_EQ(mq_subscription_open(b.get(), "t", "g", &o, blocking_handler, &push, nullptr,
-                                       &sub),
-                  MQ_OK)
+        ASSERT_EQ(
+            mq_subscription_open(b.get(), "t", "g", &o, blocking_handler, &push, nullptr, &sub),
+            MQ_OK)
             << mq_last_error();
         const std::string text(300, 'p');
         ASSERT_EQ(publish(b.get(), "t", text), MQ_OK);
@@ -344,9 +343,9 @@ TEST(TopicDelete, ASubscriptionOrMemberCannotStartOnADeletedTopic) {
     EXPECT_EQ(mq_member_join(b.get(), "t", "g", nullptr, &m), MQ_ERR_NO_TOPIC);
     Push push;
     mq_subscription *sub = nullptr;
-    EXPECT_EQ(mq_subscription_open(b.get(), "t", "g", nullptr, blocking_handler, &push, nullptr,
-                                   &sub),
-              MQ_ERR_NO_TOPIC);
+    EXPECT_EQ(
+        mq_subscription_open(b.get(), "t", "g", nullptr, blocking_handler, &push, nullptr, &sub),
+        MQ_ERR_NO_TOPIC);
 }
 
 // A group that dead-letters into a deleted topic keeps its poison message at the head and says
@@ -371,8 +370,7 @@ TEST(TopicDelete, DeadLetterTopicDeleted) {
     };
     poison("first");
     ASSERT_EQ(mq_group_poll(b.get(), "t", "g", 0, m, sizeof m[0], 1, 0, nullptr, &n), MQ_TIMEOUT);
-    ASSERT_EQ(mq_group_poll(b.get(), "dlq", "reader", 0, m, sizeof m[0], 1, 0, nullptr, &n),
-              MQ_OK);
+    ASSERT_EQ(mq_group_poll(b.get(), "dlq", "reader", 0, m, sizeof m[0], 1, 0, nullptr, &n), MQ_OK);
     ASSERT_NE(m[0].dead_letter, nullptr);
     const mq_dead_letter *origin = m[0].dead_letter;
     ASSERT_EQ(mq_group_unsubscribe(b.get(), "t", "g"), MQ_OK);
