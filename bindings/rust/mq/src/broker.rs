@@ -550,7 +550,7 @@ pub fn round_robin(partitions: i32, members: i32, member: i32) -> Result<Vec<i32
     Ok(out)
 }
 
-/// The library's version at run time, e.g. `"1.0.0"`.
+/// The library's version at run time, e.g. `"1.1.0"`.
 pub fn version() -> &'static str {
     // SAFETY: a static NUL-terminated string.
     unsafe { std::ffi::CStr::from_ptr(sys::mq_version_string()) }
