@@ -8,6 +8,8 @@
 # build-fuzz/artifacts/. To keep it as a regression: copy it to tests/fuzz/regressions/ (ctest's
 # fuzz_corpus_replay then replays it in every build). MQ_FUZZ_JOBS runs that many fuzzing
 # processes in parallel (default 1). Extra libFuzzer flags can follow the seconds.
+# MQ_FUZZ_MERGE=1: after a passing run, add to tests/fuzz/corpus/ the inputs that reach new
+# coverage (libFuzzer -merge=1: the committed corpus stays minimal; ctest replays it).
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "$0")")/.."
@@ -63,3 +65,9 @@ if [ "$status" -ne 0 ]; then
     exit 1
 fi
 echo "== fuzzing passed: $(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$dir/fuzz.log" | awk '{s+=$2} END {print s+0}') executions, corpus $(ls "$work" | wc -l) inputs"
+if [ "${MQ_FUZZ_MERGE:-0}" = 1 ]; then
+    before=$(ls tests/fuzz/corpus | wc -l)
+    "$dir/tests/fuzz/mq_fuzz_model" -merge=1 -max_len=4096 -timeout=10 tests/fuzz/corpus "$work" \
+        > "$dir/merge.log" 2>&1
+    echo "== merged: tests/fuzz/corpus has $(ls tests/fuzz/corpus | wc -l) inputs (was $before)"
+fi

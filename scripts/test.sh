@@ -5,8 +5,8 @@
 #                             and ThreadSanitizer (build-tsan/); each configured, built, ctest'd
 #   scripts/test.sh --quick   the plain build only (also: MQ_TEST_QUICK=1)
 #
-# The full run then runs the model-based fuzzer for MQ_FUZZ_SECONDS (default 60), and every
-# binding's bindings/<language>/test.sh (Rust, Python, Go, Java), also with --quick.
+# The full run then runs the model-based fuzzer for MQ_FUZZ_SECONDS (default 60), spin on the wake
+# model (scripts/check-model.sh), and every binding's bindings/<language>/test.sh, also --quick.
 #
 # Exits non-zero as soon as a step fails. Build directories are relative to the repository root,
 # whatever directory it is started from. MQ_TEST_JOBS sets ctest's parallelism (default 2).
@@ -113,6 +113,13 @@ if [ "$quick" != 1 ]; then
     fuzz_start=$SECONDS
     scripts/fuzz.sh "${MQ_FUZZ_SECONDS:-60}"
     timings+=("$(printf '%-12s build + run %4d s' fuzz $((SECONDS - fuzz_start)))")
+
+    # The wake protocol's model (tests/model/): exhaustive search plus mutants, with spin.
+    phase="model check (spin)"
+    section "$phase"
+    model_start=$SECONDS
+    scripts/check-model.sh
+    timings+=("$(printf '%-12s check %4d s' model $((SECONDS - model_start)))")
 fi
 
 # ---- bindings: every bindings/<language>/ has a test.sh that installs what it needs, builds the

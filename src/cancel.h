@@ -7,6 +7,8 @@
 // Lifetime: the token is reference-counted. mq_cancel_new's reference belongs to the user
 // (mq_cancel_free drops it); a call waiting with the token holds another for the call's scope,
 // so the token may be freed while a call waits with it (that call then cannot be cancelled).
+// Model-checked: tests/model/wake.pml (cancelled[w] = triggered, registered[w] = where; see
+// tests/model/README.md).
 #pragma once
 
 #include <atomic>

@@ -1,3 +1,5 @@
+// Model-checked (the member poll's Notifier wait): tests/model/wake.pml, MemberPoller with
+// -DMEMBER; names mapped in tests/model/README.md.
 #include "member.h"
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 // Consuming a partition: poll (rule 4), leases (rule 7), ack (rule 5), nack (rule 6, delayed
 // too), the dead-letter hand-over, and seek. What each does to a cursor is written in cursor.h.
+// Model-checked: tests/model/wake.pml (Poller = poll then ack/nack, Admin's seek = seek; names
+// mapped in tests/model/README.md).
 #include <algorithm>
 
 #include "partition.h"

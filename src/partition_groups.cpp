@@ -1,5 +1,7 @@
 // A partition's groups: joining, leaving, ownership by push subscriptions and members,
 // introspection.
+// Model-checked: tests/model/wake.pml (Admin's unsubscribe = remove_group; see
+// tests/model/README.md).
 #include <algorithm>
 #include <cstdio>
 
@@ -20,7 +22,9 @@ void Partition::remove_group(const Group *g) {
     cursors_.erase(it);
     // Rule 12: what only this group held back goes now, and its publishers wake; its pollers
     // learn it is gone.
-    const Wakeup w = trim_and_wake(true);
+    Wakeup w = trim_and_wake(true);
+    // Without cursors every publisher has room (rule 8), however few messages the trim freed.
+    if (cursors_.empty()) w.publishers = INT64_MAX;
     lk.unlock();
     waiting_.send(w);
 }

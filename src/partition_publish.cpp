@@ -1,5 +1,7 @@
 // Publishing to a partition: rule 2 (append), rule 3 (back-pressure), rule 8 (nothing kept
 // without groups) and bounded retention (drop the oldest instead of waiting).
+// Model-checked: tests/model/wake.pml (Publisher = publish, BatchPublisher = publish_many; names
+// mapped in tests/model/README.md).
 #include <algorithm>
 
 #include "partition.h"

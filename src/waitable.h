@@ -1,5 +1,7 @@
 // The lock and the two condition variables of one partition (the bounded-buffer pattern), kept
 // apart from the partition's rules so that close and cancel can wake it.
+// Model-checked: tests/model/wake.pml (mu, nf = not_full, ne = not_empty, wake_all; names mapped in
+// tests/model/README.md).
 #pragma once
 
 #include <algorithm>

@@ -2,6 +2,9 @@
 // polls (waiting for messages) share, the counters spinning pollers watch, and the wake-ups.
 // The partition's lock is the Waitable's mutex; everything here is guarded by it except
 // `changes_`, which spinning pollers read without it.
+// Model-checked: tests/model/wake.pml (names mapped in tests/model/README.md: Waiting::wait is
+// publisher_wait and the poll loop, block() sleeps on nf/ne, send and publishers_to_wake keep
+// their names).
 #pragma once
 
 #include <algorithm>

@@ -4,7 +4,9 @@ One run measures, with 64-byte messages between two threads (or two asyncio task
   queue.Queue        put / get
   asyncio.Queue      put / get between two tasks
   mq single          publish, then poll(max=1) + ack per message
+  mq single ack_poll publish, then ack_poll(max=1) per message (the ack travels with the poll)
   mq batch           publish_many(64), then poll(max=64) + one ack per batch
+  mq batch ack_poll  publish_many(64), then ack_poll(max=64) per batch: one crossing per batch
   mq push            publish one at a time, a push subscription's handler receives them
 and prints messages per second with each mq figure's ratio to queue.Queue.
 
@@ -89,6 +91,46 @@ def bench_mq_single(n: int) -> float:
         return timed(produce, consume)
 
 
+def bench_mq_single_ack_poll(n: int) -> float:
+    with mq.Broker() as b:
+        b.create_topic("t", capacity=1024)
+        b.subscribe("t", "g")
+
+        def produce() -> None:
+            for _ in range(n):
+                b.publish("t", PAYLOAD)
+
+        def consume() -> None:
+            # timeout=None: a poll returns at least one message
+            (m,) = b.poll("t", "g", 0, max=1)
+            for _ in range(n - 1):
+                (m,) = b.ack_poll("t", "g", 0, m.offset, max=1)
+            b.ack("t", "g", 0, m.offset)
+
+        return timed(produce, consume)
+
+
+def bench_mq_batch_ack_poll(n: int) -> float:
+    with mq.Broker() as b:
+        b.create_topic("t", capacity=1024)
+        b.subscribe("t", "g")
+        batch = [PAYLOAD] * BATCH
+
+        def produce() -> None:
+            for _ in range(n // BATCH):
+                b.publish_many("t", batch)
+
+        def consume() -> None:
+            msgs = b.poll("t", "g", 0, max=BATCH)  # timeout=None: never empty
+            got = len(msgs)
+            while got < n // BATCH * BATCH:
+                msgs = b.ack_poll("t", "g", 0, msgs[-1].offset, max=BATCH)
+                got += len(msgs)
+            b.ack("t", "g", 0, msgs[-1].offset)
+
+        return timed(produce, consume)
+
+
 def bench_mq_batch(n: int) -> float:
     with mq.Broker() as b:
         b.create_topic("t", capacity=1024)
@@ -132,13 +174,22 @@ def bench_mq_push(n: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--messages", type=int, default=200_000)
-    n = ap.parse_args().messages
+    ap.add_argument("--only", help="run only the rows whose name contains this (and queue.Queue)")
+    args = ap.parse_args()
+    n = args.messages
+    benches: list[tuple[str, Callable[[int], float]]] = [
+        ("queue.Queue", bench_queue),
+        ("asyncio.Queue", bench_asyncio_queue),
+        ("mq single (publish; poll max=1 + ack)", bench_mq_single),
+        ("mq single (publish; ack_poll max=1)", bench_mq_single_ack_poll),
+        ("mq batch (publish_many 64; poll max=64 + ack)", bench_mq_batch),
+        ("mq batch (publish_many 64; ack_poll max=64)", bench_mq_batch_ack_poll),
+        ("mq push (publish; handler)", bench_mq_push),
+    ]
     rows = [
-        ("queue.Queue", bench_queue(n)),
-        ("asyncio.Queue", bench_asyncio_queue(n)),
-        ("mq single (publish; poll max=1 + ack)", bench_mq_single(n)),
-        ("mq batch (publish_many 64; poll max=64 + ack)", bench_mq_batch(n)),
-        ("mq push (publish; handler)", bench_mq_push(n)),
+        (name, fn(n))
+        for i, (name, fn) in enumerate(benches)
+        if i == 0 or args.only is None or args.only in name
     ]
     base = n / rows[0][1]
     print(f"{n:,} messages of {len(PAYLOAD)} bytes, two threads (asyncio: two tasks)")

@@ -26,6 +26,9 @@ typedef struct mqpy_ctx {
     int32_t partition;       /* single publish: where it went */
     int64_t offset;
     size_t count;            /* poll: messages copied; batch publish: records published */
+    size_t keys;             /* poll: how many of the messages have a key, */
+    size_t header_total;     /* headers in all, */
+    size_t dead_letters;     /* and dead letters (0: the Python side skips those fields) */
     int64_t *meta;           /* poll: MQPY_META int64 fields per message */
     size_t meta_cap;
     char *data;              /* poll: keys, values, header names and values, dead-letter names */
@@ -41,6 +44,7 @@ typedef struct mqpy_ctx {
     size_t headers_cap;
     mq_publish_result *pubres; /* batch publish: what mq writes, before flattening */
     size_t pubres_cap;
+    void *busy;              /* the thread's group poll in progress (mqpy.c, "deletion") */
 } mqpy_ctx;
 
 mqpy_ctx *mqpy_ctx_new(void);
@@ -76,6 +80,20 @@ int mqpy_poll(mq_broker *b, const char *topic, const char *group, int32_t partit
               int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
 int mqpy_member_poll(mq_member *m, size_t max, int64_t wait_ms, mq_cancel *cancel,
                      mqpy_ctx *ctx);
+/* mq_group_ack_poll / mq_member_ack_poll (ABI 1.1): the ack of offset, then the poll, in one
+ * crossing (the batch consumer's loop: one call per batch), copying as above. */
+int mqpy_ack_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                  int64_t offset, size_t max, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
+int mqpy_member_ack_poll(mq_member *m, int32_t partition, int64_t offset, size_t max,
+                         int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
+
+/* mq_topic_delete / mq_group_unsubscribe, then a wait until no group poll of this binding is
+ * still copying views of that topic (group): those views die with the deletion, and another
+ * thread's poll may have received them just before it. The polls waited for were woken by the
+ * deletion or are copying, so the wait is short. The caller keeps a new topic (group) of the
+ * name from being created during the call (the Python side serialises them). */
+int mqpy_topic_delete(mq_broker *b, const char *topic, mqpy_ctx *ctx);
+int mqpy_group_unsubscribe(mq_broker *b, const char *topic, const char *group, mqpy_ctx *ctx);
 
 /* Threads currently inside a blocking helper above (with wait_ms != 0): what tests watch to
  * know that a call is really waiting in C, with the GIL released. */

@@ -368,6 +368,10 @@ class World:
         self.b().unsubscribe(req.text("topic"), req.text("group"))
         return ["MQ_OK"]
 
+    def v_topic_delete(self, req: Request, _: object) -> list[str]:
+        self.b().delete_topic(req.text("topic"))
+        return ["MQ_OK"]
+
     def v_broker_close(self, req: Request, _: object) -> list[str]:
         self.b().close()
         return ["MQ_OK"]
@@ -431,6 +435,20 @@ class World:
                 req.text("topic"),
                 req.text("group"),
                 req.integer("partition"),
+                max=req.integer("max"),
+                timeout=timeout(req.integer("wait")),
+                cancel=cancel,
+            )
+        )
+
+    def v_ack_poll(self, req: Request, cancel: mq.CancelToken | None) -> list[str]:
+        b = self.b()
+        return polled(
+            lambda: b.ack_poll(
+                req.text("topic"),
+                req.text("group"),
+                req.integer("partition"),
+                req.integer("offset"),
                 max=req.integer("max"),
                 timeout=timeout(req.integer("wait")),
                 cancel=cancel,
@@ -627,6 +645,19 @@ class World:
         m = self.member(req)
         wait = timeout(req.integer("wait"))
         return polled(lambda: m.poll(max=req.integer("max"), timeout=wait, cancel=cancel))
+
+    def v_member_ack_poll(self, req: Request, cancel: mq.CancelToken | None) -> list[str]:
+        m = self.member(req)
+        wait = timeout(req.integer("wait"))
+        return polled(
+            lambda: m.ack_poll(
+                req.integer("partition"),
+                req.integer("offset"),
+                max=req.integer("max"),
+                timeout=wait,
+                cancel=cancel,
+            )
+        )
 
     def v_member_ack(self, req: Request, _: object) -> list[str]:
         self.member(req).ack(req.integer("partition"), req.integer("offset"))

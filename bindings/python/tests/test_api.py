@@ -225,7 +225,7 @@ def test_headers_round_trip(broker: mq.Broker) -> None:
 def test_version_is_checked_and_exposed() -> None:
     from mq import _native
 
-    assert mq.LIBRARY_VERSION == "1.0.0"
+    assert mq.LIBRARY_VERSION == "1.1.0"
     _native._check_version(1_000_000, 1_002_003)
     with pytest.raises(ImportError, match=r"built for libmq 1\.2"):
         _native._check_version(1_002_000, 1_001_000)

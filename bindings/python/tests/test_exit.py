@@ -57,6 +57,24 @@ CASES = {
                 await asyncio.sleep(0.001)
         asyncio.run(main())
         """,
+    "a deleted topic's subscription, member, stream and messages left open": """
+        import asyncio, mq
+        b = mq.Broker()
+        b.create_topic("t", partitions=2)
+        b.subscribe("t", "g")
+        b.publish("t", b"kept")
+        kept = b.poll("t", "g", 0, timeout=0) + b.poll("t", "g", 1, timeout=0)
+        sub = b.open_subscription("t", "push", lambda m: None)
+        member = b.join("t", "live")
+        async def main():
+            s = b.stream("t", "stream")
+            s.__aiter__()
+            b.delete_topic("t")
+            assert [m async for m in s] == []
+        asyncio.run(main())
+        b.create_topic("t")
+        assert [m.value for m in kept] == [b"kept"]
+        """,
     "a handler still running at exit": """
         import threading, mq
         b = mq.Broker()

@@ -107,3 +107,39 @@ def test_session_timeout_removes_a_silent_member(clock: mq.ManualClock) -> None:
             a.assignment()
         a.close()
         c.close()
+
+
+@pytest.mark.parametrize("call", ["poll", "ack_poll"])
+def test_broker_close_wakes_a_member_poll_with_the_callers_token(call: str) -> None:
+    # The member's close cannot trigger a token the caller owns: the broker's close wakes it.
+    b = mq.Broker()
+    b.create_topic("t")
+    m = b.join("t", "g")
+    m.assignment()
+    b.publish("t", b"x")
+    (msg,) = m.poll(timeout=0)
+    tok = mq.CancelToken()
+    got: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            if call == "poll":
+                m.poll(timeout=None, cancel=tok)
+            else:
+                m.ack_poll(0, msg.offset, timeout=None, cancel=tok)
+        except BaseException as e:
+            got.append(e)
+
+    th = threading.Thread(target=wait)
+    th.start()
+    wait_until(lambda: blocked_calls() == 1, what="member poll waiting")
+    closer = threading.Thread(target=b.close)
+    closer.start()
+    th.join(5)
+    closer.join(5)
+    if th.is_alive():
+        tok.cancel()  # let the test end
+        th.join(5)
+    assert not closer.is_alive()
+    assert [type(e) for e in got] == [mq.Closed]
+    assert m.closed and not tok.cancelled

@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "ba766bace92b936d153767dd8ff584ca8ab74cd4bdda92efe6a217f64898b435"
+const coreSourcesSHA256 = "797011878e8f07647c3665d167aae299a45acbd02bf03cd427d963db2aaf9d87"

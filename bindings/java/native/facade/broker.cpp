@@ -73,6 +73,13 @@ jbytebuffer PollBuffer::view(JNIEnv *jenv) {
     return jenv->NewDirectByteBuffer(arena.data(), static_cast<jlong>(arena.capacity()));
 }
 
+size_t PollBuffer::prepare(int32_t max) {
+    if (max < 0) fail(MQ_ERR_INVALID, "max is " + std::to_string(max) + "; it must be at least 1");
+    const size_t room = static_cast<size_t>(std::min(max, kMaxPerPoll));
+    if (msgs.size() < room) msgs.resize(room);
+    return room;
+}
+
 int32_t PollBuffer::fill(size_t n) {
     const size_t size = encoded_size(msgs.data(), n);
     if (size > INT32_MAX) fail(MQ_ERR_TOO_LARGE, "a poll's messages exceed 2 GiB; poll fewer at a time");
@@ -145,6 +152,8 @@ void NativeBroker::unsubscribe(const char *topic, const char *group) {
     check(mq_group_unsubscribe(broker_, topic, group));
 }
 
+void NativeBroker::deleteTopic(const char *topic) { check(mq_topic_delete(broker_, topic)); }
+
 int64_t NativeBroker::publish(const char *topic, int64_t in, int32_t key_len, int32_t value_len,
                               int32_t headers_len, int64_t wait_ms, CancelToken *cancel) {
     char *p = reinterpret_cast<char *>(static_cast<intptr_t>(in));
@@ -194,13 +203,24 @@ int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, int64_t reco
 
 int32_t NativeBroker::poll(const char *topic, const char *group, int32_t partition, int32_t max,
                            int64_t wait_ms, CancelToken *cancel, PollBuffer &out) {
-    if (max < 0) fail(MQ_ERR_INVALID, "max is " + std::to_string(max) + "; it must be at least 1");
-    const int32_t room = std::min(max, kMaxPerPoll);
-    if (out.msgs.size() < static_cast<size_t>(room)) out.msgs.resize(static_cast<size_t>(room));
+    const size_t room = out.prepare(max);
     size_t n = 0;
-    const mq_status st =
-        mq_group_poll(broker_, topic, group, partition, out.msgs.data(), sizeof(mq_message),
-                      static_cast<size_t>(room), wait_ms, cancel ? cancel->raw() : nullptr, &n);
+    const mq_status st = mq_group_poll(broker_, topic, group, partition, out.msgs.data(),
+                                       sizeof(mq_message), room, wait_ms,
+                                       cancel ? cancel->raw() : nullptr, &n);
+    if (st == MQ_TIMEOUT) return 0;
+    check(st);
+    return out.fill(n);
+}
+
+int32_t NativeBroker::ackPoll(const char *topic, const char *group, int32_t partition,
+                              int64_t offset, int32_t max, int64_t wait_ms, CancelToken *cancel,
+                              PollBuffer &out) {
+    const size_t room = out.prepare(max);
+    size_t n = 0;
+    const mq_status st = mq_group_ack_poll(broker_, topic, group, partition, offset,
+                                           out.msgs.data(), sizeof(mq_message), room, wait_ms,
+                                           cancel ? cancel->raw() : nullptr, &n);
     if (st == MQ_TIMEOUT) return 0;
     check(st);
     return out.fill(n);

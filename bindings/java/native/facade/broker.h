@@ -69,6 +69,9 @@ public:
 #ifndef SWIG
     PollBuffer(const PollBuffer &) = delete;
     PollBuffer &operator=(const PollBuffer &) = delete;
+    // Room for a poll of up to max messages (capped, so a huge max costs no huge
+    // allocation); MQ_ERR_INVALID for a negative max (0 is the library's to refuse).
+    size_t prepare(int32_t max);
     // Encodes n messages of msgs; returns the bytes written.
     int32_t fill(size_t n);
     std::vector<mq_message> msgs;
@@ -89,6 +92,8 @@ public:
     void subscribe(const char *topic, const char *group, int32_t start, int64_t max_deliveries,
                    const char *dead_letter_topic);
     void unsubscribe(const char *topic, const char *group);
+    // mq_topic_delete (ABI 1.1).
+    void deleteTopic(const char *topic);
 
     // The message is at `in` (a direct buffer's address): key_len bytes of key (-1: no key),
     // value_len of value, then headers_len of encoded headers (0: none). Returns the offset and
@@ -105,6 +110,10 @@ public:
     // Bytes of the encoded messages in out; 0 when the wait ended with nothing (MQ_TIMEOUT).
     int32_t poll(const char *topic, const char *group, int32_t partition, int32_t max,
                  int64_t wait_ms, CancelToken *cancel, PollBuffer &out);
+    // mq_group_ack_poll (ABI 1.1): as poll, after the ack of offset (which stands when the
+    // poll then times out: 0 is returned). A rejected ack throws and polls nothing.
+    int32_t ackPoll(const char *topic, const char *group, int32_t partition, int64_t offset,
+                    int32_t max, int64_t wait_ms, CancelToken *cancel, PollBuffer &out);
     void ack(const char *topic, const char *group, int32_t partition, int64_t offset);
     void nack(const char *topic, const char *group, int32_t partition, int64_t delay_ms);
     void extendLease(const char *topic, const char *group, int32_t partition);

@@ -74,13 +74,24 @@ jintArray NativeMember::assignment(JNIEnv *jenv, jlongArray generation_out) {
 }
 
 int32_t NativeMember::poll(int32_t max, int64_t wait_ms, CancelToken *cancel, PollBuffer &out) {
-    if (max < 0) fail(MQ_ERR_INVALID, "max is " + std::to_string(max) + "; it must be at least 1");
-    const int32_t room = std::min(max, int32_t{1} << 16);
-    if (out.msgs.size() < static_cast<size_t>(room)) out.msgs.resize(static_cast<size_t>(room));
+    mq_member *m = handle();
+    const size_t room = out.prepare(max);
     size_t n = 0;
-    const mq_status st = mq_member_poll(handle(), out.msgs.data(), sizeof(mq_message),
-                                        static_cast<size_t>(room), wait_ms,
+    const mq_status st = mq_member_poll(m, out.msgs.data(), sizeof(mq_message), room, wait_ms,
                                         cancel ? cancel->raw() : nullptr, &n);
+    if (st == MQ_TIMEOUT) return 0;
+    check(st);
+    return out.fill(n);
+}
+
+int32_t NativeMember::ackPoll(int32_t partition, int64_t offset, int32_t max, int64_t wait_ms,
+                              CancelToken *cancel, PollBuffer &out) {
+    mq_member *m = handle();
+    const size_t room = out.prepare(max);
+    size_t n = 0;
+    const mq_status st = mq_member_ack_poll(m, partition, offset, out.msgs.data(),
+                                            sizeof(mq_message), room, wait_ms,
+                                            cancel ? cancel->raw() : nullptr, &n);
     if (st == MQ_TIMEOUT) return 0;
     check(st);
     return out.fill(n);

@@ -1,4 +1,4 @@
-// Group members: join, assignment, poll, ack, nack, and the two callbacks (an assignor and a
+// Group members: join, assignment, poll, ack (also with the next poll), nack, and the two callbacks (an assignor and a
 // rebalance listener), both SWIG directors implemented in Java.
 #pragma once
 
@@ -43,6 +43,10 @@ public:
     // The owned partitions; the generation goes to generation_out[0].
     jintArray assignment(JNIEnv *jenv, jlongArray generation_out);
     int32_t poll(int32_t max, int64_t wait_ms, CancelToken *cancel, PollBuffer &out);
+    // mq_member_ack_poll (ABI 1.1): as poll, after the ack (which stands when the poll then
+    // times out: 0 is returned). A rejected ack throws and polls nothing.
+    int32_t ackPoll(int32_t partition, int64_t offset, int32_t max, int64_t wait_ms,
+                    CancelToken *cancel, PollBuffer &out);
     void ack(int32_t partition, int64_t offset);
     void nack(int32_t partition, int64_t delay_ms);
     void extendLease(int32_t partition);

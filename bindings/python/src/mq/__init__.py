@@ -68,9 +68,9 @@ from mq.errors import (
     TooLarge,
 )
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 LIBRARY_VERSION: str = _native.ffi.string(_native.lib.mq_version_string()).decode()
-"""The version of the mq library in use, e.g. ``"1.0.0"``."""
+"""The version of the mq library in use, e.g. ``"1.1.0"``."""
 
 __all__ = [
     "LIBRARY_VERSION",

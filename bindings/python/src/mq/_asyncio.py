@@ -78,7 +78,8 @@ class Stream:
     Each partition's library thread hands its message over and waits until the iterator has
     taken it: at most ``buffer`` messages wait to be taken, and an iterator nobody reads stops
     the subscription from taking more. A message is acked when the iterator hands it out;
-    messages still waiting when the stream closes are nacked (delivered again)."""
+    messages still waiting when the stream closes are nacked (delivered again). When its topic
+    is deleted (:meth:`Broker.delete_topic`) the iteration ends."""
 
     def __init__(
         self,
@@ -127,6 +128,7 @@ class Stream:
             topic, group, self._handler, prefetch=prefetch, partitions=partitions
         )
         sub._before_close = self._release_all
+        sub._on_topic_deleted = self._topic_deleted
         self._sub = sub
 
     def _handler(self, msg: Message) -> bool:
@@ -146,6 +148,17 @@ class Stream:
             self._release_all()
         slot.done.wait()
         return slot.acked
+
+    def _topic_deleted(self) -> None:
+        # No handler is called any more: the iterator ends (what waits in the buffer is of a
+        # topic that is gone).
+        self._release_all()
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            try:
+                loop.call_soon_threadsafe(wake.set)
+            except RuntimeError:  # the loop is closed: nobody iterates any more
+                pass
 
     def _release_all(self) -> None:
         with self._cond:

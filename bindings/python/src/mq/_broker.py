@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
@@ -32,6 +33,7 @@ __all__ = ["Broker", "CancelToken", "ManualClock"]
 _TIMEOUT = lib.MQ_TIMEOUT
 _NULL = ffi.NULL
 _NS = 1_000_000_000
+_SIZE_T = next(t for t in "QLI" if array(t).itemsize == ffi.sizeof("size_t"))
 
 PublishItem = Union[Bytes, Record, tuple[Optional[Bytes], Bytes], tuple[Any, ...]]
 
@@ -135,6 +137,10 @@ class Broker:
         self._h: Any = _NULL
         self._closed = False
         self._lock = threading.Lock()
+        # Serialises what creates and removes topics and groups: a deletion waits (briefly) for
+        # other threads' polls still copying from what it removed, and no topic or group of
+        # the same name may appear meanwhile (mqpy.h: mqpy_topic_delete).
+        self._admin = threading.Lock()
         self._children: weakref.WeakSet[Any] = weakref.WeakSet()
         self._keep: list[Any] = []  # assignor handles: the group may call them until the end
         opts = ffi.new("mq_broker_options *")
@@ -174,10 +180,12 @@ class Broker:
         with self._lock:
             self._closed = True
             children = list(self._children)
+        if self._h != _NULL:
+            # First: it wakes every wait (a member's poll with the caller's own cancel token
+            # too, which the member's close could not wake) and never blocks on handlers.
+            lib.mq_broker_close(self._h)
         for child in children:
             child._close_from_broker()
-        if self._h != _NULL:
-            lib.mq_broker_close(self._h)
 
     @property
     def closed(self) -> bool:
@@ -228,8 +236,36 @@ class Broker:
         cfg.ack_timeout_ms = _seconds_ms(ack_timeout, "ack_timeout")
         cfg.retention = cv.int32(int(retention), "retention")
         cfg.max_age_ms = _seconds_ms(max_age, "max_age")
+        t = cv.name(name, "topic")
         c = ctx()
-        check(lib.mqw_topic_create(self._h, cv.name(name, "topic"), cfg, c), c)
+        with self._admin:
+            s = lib.mqw_topic_create(self._h, t, cfg, c)
+        check(s, c)
+
+    def delete_topic(self, name: str) -> None:
+        """Deletes a topic (mq 1.1); the name is free when this returns, and
+        :meth:`create_topic` then makes a new, empty topic of that name.
+
+        What used the topic: publishes and polls waiting on it (in any thread) raise
+        :class:`mq.NoSuchTopic`, and so do later calls naming it; its members' calls raise
+        :class:`mq.NoSuchTopic` (``close()`` works as usual); its push subscriptions stop calling
+        their handlers (a running handler finishes; ``close()`` works as usual) and its
+        :class:`mq.Stream` iterators end. Messages already polled are copies: they stay valid.
+        Raises :class:`mq.NoSuchTopic` if there is no such topic. Safe from a push handler."""
+        t = cv.name(name, "topic")
+        c = ctx()
+        gone: list[Any] = []
+        with self._admin:
+            s = lib.mqpy_topic_delete(self._h, t, c)
+            if s == 0:
+                # Under _admin no new topic of the name can exist yet: these were all on it.
+                with self._lock:
+                    gone = [ch for ch in self._children if getattr(ch, "topic", None) == name]
+        check(s, c)
+        for child in gone:
+            hook = getattr(child, "_on_topic_deleted", None)
+            if hook is not None:
+                hook()
 
     def subscribe(
         self,
@@ -255,21 +291,22 @@ class Broker:
         if dead_letter_topic is not None:
             keep = ffi.new("char[]", cv.name(dead_letter_topic, "dead_letter_topic"))
             opts.dead_letter_topic = keep
+        t = cv.name(topic, "topic")
+        g = cv.name(group, "group")
         c = ctx()
-        check(
-            lib.mqw_group_subscribe(
-                self._h, cv.name(topic, "topic"), cv.name(group, "group"), opts, c
-            ),
-            c,
-        )
+        with self._admin:
+            s = lib.mqw_group_subscribe(self._h, t, g, opts, c)
+        check(s, c)
 
     def unsubscribe(self, topic: str, group: str) -> None:
-        """Removes a group: its cursors go and what only it held back is trimmed."""
+        """Removes a group: its cursors go and what only it held back is trimmed. Its polls
+        waiting in other threads raise :class:`mq.NoSuchGroup`."""
+        t = cv.name(topic, "topic")
+        g = cv.name(group, "group")
         c = ctx()
-        check(
-            lib.mqw_group_unsubscribe(self._h, cv.name(topic, "topic"), cv.name(group, "group"), c),
-            c,
-        )
+        with self._admin:
+            s = lib.mqpy_group_unsubscribe(self._h, t, g, c)
+        check(s, c)
 
     def topics(self) -> list[str]:
         """Topic names in creation order."""
@@ -368,7 +405,8 @@ class Broker:
         hl: Any = _NULL
         if set(map(type, recs)) <= {bytes}:
             vd = b"".join(recs)  # type: ignore[arg-type]
-            vl = ffi.new("size_t[]", list(map(len, recs)))
+            lens = array(_SIZE_T, map(len, recs))  # converted in C, not element by element
+            vl = ffi.from_buffer("size_t[]", lens)
         else:
             vd, vl, kd, kl, hcs, hd, hl = _pack_records(recs)
         w = wait_ms(timeout)
@@ -431,6 +469,46 @@ class Broker:
                 user_token=tok is not None,
                 pretry=True,
             )
+        if s == 0:
+            return cv.messages(c, topic)
+        if s == _TIMEOUT:
+            return []
+        fail(s, c)
+
+    def ack_poll(
+        self,
+        topic: str,
+        group: str,
+        partition: int,
+        offset: int,
+        max: int = 10,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[Message]:
+        """:meth:`ack` of ``offset``, then :meth:`poll` of the same partition, in one call into
+        mq (mq 1.1): the loop of a consumer that acks what it handled and asks for more.
+
+        The ack comes first and stands whatever the poll then finds: ``[]`` when nothing came
+        within ``timeout``, :class:`mq.Cancelled`, ``KeyboardInterrupt``. A rejected ack raises
+        :class:`mq.NotInFlight` (as :meth:`ack`) and polls nothing."""
+        t = cv.name(topic, "topic")
+        g = cv.name(group, "group")
+        p = cv.int32(partition, "partition")
+        o = cv.int64(offset, "offset")
+        n = cv.count(max, "max")
+        w = wait_ms(timeout)
+        c = ctx()
+        tok = _token(cancel)
+        if w == 0 or threading.get_ident() != _MAIN:
+            s = lib.mqpy_ack_poll(self._h, t, g, p, o, n, w, _NULL if tok is None else tok, c)
+        else:
+            # Where Ctrl-C must end the wait: the ack with a look that does not wait, then the
+            # wait as poll's (which may retry after a signal: the ack must not be made twice).
+            s = lib.mqpy_ack_poll(self._h, t, g, p, o, n, 0, _NULL, c)
+            if s == _TIMEOUT:
+                s = call_blocking(
+                    lib.mqpy_poll, (self._h, t, g, p, n), w, tok, (c,), user_token=tok is not None
+                )
         if s == 0:
             return cv.messages(c, topic)
         if s == _TIMEOUT:

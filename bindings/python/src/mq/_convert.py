@@ -114,12 +114,10 @@ def messages(c: Any, topic: str) -> list[Message]:
     if n == 0:
         return []
     k = META
-    m = ffi.unpack(c.meta, n * k)
+    nh = c.header_total
     buf = ffi.buffer(c.data, c.data_len)[:]
-    hcs = m[9::k]
-    nh = sum(hcs)
-    hm = ffi.unpack(c.meta, n * k + 4 * nh) if nh else m
     if n == 1:
+        m = ffi.unpack(c.meta, k + 4 * nh)
         ko, vo = m[3], m[5]
         return [
             _new(
@@ -130,28 +128,51 @@ def messages(c: Any, topic: str) -> list[Message]:
                     m[2],
                     None if ko < 0 else buf[ko : ko + m[4]],
                     buf[vo : vo + m[6]],
-                    _headers_of(hm, m[10], m[9], buf) if nh else (),
+                    _headers_of(m, m[10], m[9], buf) if nh else (),
                     m[1],
                     m[7],
                     m[8],
-                    _dead_letter(m, 0, buf),
+                    _dead_letter(m, 0, buf) if c.dead_letters else None,
                 ),
             )
         ]
-    voffs = m[5::k]
-    values = list(map(buf.__getitem__, map(slice, voffs, map(add, voffs, m[6::k]))))
-    koffs = m[3::k]
+    # Per message the Python objects are the cost (bytes, ints, the tuple): only the columns
+    # in use are converted, read in place as int64 (the helper says which kinds occur).
+    end = n * k
+    mv = memoryview(ffi.buffer(c.meta, (end + 4 * nh) * 8)).cast("q")
+    voffs = mv[5:end:k].tolist()
+    values = list(map(buf.__getitem__, map(slice, voffs, map(add, voffs, mv[6:end:k].tolist()))))
     keys: Iterable[bytes | None]
-    if max(koffs) < 0:
+    if c.keys == 0:
         keys = repeat(None)
     else:
-        keys = [None if o < 0 else buf[o : o + ln] for o, ln in zip(koffs, m[4::k])]
+        keys = [
+            None if o < 0 else buf[o : o + ln]
+            for o, ln in zip(mv[3:end:k].tolist(), mv[4:end:k].tolist())
+        ]
     hdrs: Iterable[tuple[Header, ...]]
-    hdrs = [_headers_of(hm, at, hc, buf) for at, hc in zip(m[10::k], hcs)] if nh else repeat(())
+    if nh:
+        hdrs = [
+            _headers_of(mv, at, hc, buf)
+            for at, hc in zip(mv[10:end:k].tolist(), mv[9:end:k].tolist())
+        ]
+    else:
+        hdrs = repeat(())
     dls: Iterable[DeadLetter | None]
-    if max(m[11::k]) < 0:
+    if c.dead_letters == 0:
         dls = repeat(None)
     else:
-        dls = [_dead_letter(m, i, buf) for i in range(0, n * k, k)]
-    rows = zip(repeat(topic), m[0::k], m[2::k], keys, values, hdrs, m[1::k], m[7::k], m[8::k], dls)
+        dls = [_dead_letter(mv, i, buf) for i in range(0, end, k)]
+    rows = zip(
+        repeat(topic),
+        mv[0:end:k].tolist(),
+        mv[2:end:k].tolist(),
+        keys,
+        values,
+        hdrs,
+        mv[1:end:k].tolist(),
+        mv[7:end:k].tolist(),
+        mv[8:end:k].tolist(),
+        dls,
+    )
     return list(map(_new, repeat(Message), rows))

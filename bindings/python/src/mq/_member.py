@@ -12,7 +12,7 @@ from mq import _lifecycle
 from mq._native import check, ctx, fail, ffi, lib
 from mq._push import report
 from mq._types import Assignment, Message
-from mq._wait import call_blocking, wait_ms
+from mq._wait import MAIN_IDENT, call_blocking, wait_ms
 from mq.errors import Closed, Deadlock
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ join included), on the thread that caused it. It may call ``member.assignment()`
 
 _TIMEOUT = lib.MQ_TIMEOUT
 _CANCELLED = lib.MQ_CANCELLED
+_AGAIN = -1  # not a status: poll (again)
 _in_rebalance = threading.local()  # .member: whose on_rebalance this thread is running
 
 
@@ -40,7 +41,8 @@ class Member:
     The group divides the topic's partitions among its members; each change is a new
     generation. A call made after a change raises :class:`mq.Rebalanced` until
     :meth:`assignment` is fetched; a call on a partition the member no longer owns raises
-    :class:`mq.Fenced`."""
+    :class:`mq.Fenced`. Once its topic is deleted, every call but :meth:`close` raises
+    :class:`mq.NoSuchTopic`."""
 
     def __init__(self) -> None:
         raise TypeError("use Broker.join(...)")
@@ -174,6 +176,30 @@ class Member:
     ) -> list[Message]:
         """Messages of one of the member's partitions (``message.partition`` says which), or
         ``[]`` if nothing came within ``timeout``."""
+        return self._poll(max, timeout, cancel, None)
+
+    def ack_poll(
+        self,
+        partition: int,
+        offset: int,
+        max: int = 10,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[Message]:
+        """:meth:`ack` of ``offset`` on ``partition``, then :meth:`poll`, in one call into mq
+        (mq 1.1). The ack stands whatever the poll then finds (``[]``, :class:`mq.Cancelled`,
+        ``KeyboardInterrupt``); a rejected ack (:class:`mq.NotInFlight`, :class:`mq.Fenced`,
+        :class:`mq.Rebalanced`) raises and polls nothing."""
+        ack = (cv.int32(partition, "partition"), cv.int64(offset, "offset"))
+        return self._poll(max, timeout, cancel, ack)
+
+    def _poll(
+        self,
+        max: int,
+        timeout: float | None,
+        cancel: CancelToken | None,
+        ack: tuple[int, int] | None,
+    ) -> list[Message]:
         from mq._broker import _token
 
         n = cv.count(max, "max")
@@ -192,16 +218,32 @@ class Member:
                 own = tok = ffi.gc(out[0], lib.mq_cancel_free)
                 with self._lock:
                     self._tokens.add(own)
-            while True:
-                s = call_blocking(
-                    lib.mqpy_member_poll, (h, n), w, tok, (c,), user_token=True, pretry=True
+            s = _AGAIN
+            if ack is not None:
+                # Where Ctrl-C must end the wait (the main thread), the ack goes with a look
+                # that does not wait, then the wait is a plain poll's, which may be retried
+                # after a signal without making the ack twice.
+                split = w != 0 and threading.get_ident() == MAIN_IDENT
+                s = lib.mqpy_member_ack_poll(
+                    h, *ack, n, 0 if split else w, ffi.NULL if split or tok is None else tok, c
                 )
-                if s != _CANCELLED or own is None:
-                    break
-                if self._closing:
-                    raise Closed("the member was closed while it polled")
-                # A signal whose handler did not raise (it would have): wait again.
-                lib.mq_cancel_reset(own)
+                if split and s == _TIMEOUT:
+                    s = _AGAIN
+            while s == _AGAIN or (s == _CANCELLED and own is not None):
+                if s == _CANCELLED:
+                    if self._closing:
+                        raise Closed("the member was closed while it polled")
+                    # A signal whose handler did not raise (it would have): wait again.
+                    lib.mq_cancel_reset(own)
+                s = call_blocking(
+                    lib.mqpy_member_poll,
+                    (h, n),
+                    w,
+                    tok,
+                    (c,),
+                    user_token=True,
+                    pretry=ack is None,
+                )
         finally:
             if own is not None:
                 with self._lock:

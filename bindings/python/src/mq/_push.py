@@ -98,7 +98,8 @@ class Subscription:
     claims exactly those partitions.
 
     A subscription runs until it is closed (``close()``, the ``with`` block, ``Broker.close()``
-    or interpreter exit), whether or not it is referenced, as a thread does.
+    or interpreter exit), whether or not it is referenced, as a thread does. If its topic is
+    deleted, its handler is no longer called; close it as usual.
     """
 
     def __init__(self) -> None:
@@ -125,6 +126,7 @@ class Subscription:
         self._h = ffi.NULL
         self._closed = False
         self._before_close = None
+        self._on_topic_deleted = None
         t = cv.name(topic, "topic")
         g = cv.name(group, "group")
         opts = ffi.new("mq_subscription_options *")
@@ -160,6 +162,7 @@ class Subscription:
     _h: Any
     _closed: bool
     _before_close: Callable[[], None] | None
+    _on_topic_deleted: Callable[[], None] | None
     _handle: Any
 
     @property

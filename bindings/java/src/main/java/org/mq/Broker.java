@@ -134,6 +134,38 @@ public final class Broker implements AutoCloseable {
         }
     }
 
+    /**
+     * Deletes a topic; its name is free when this returns ({@link #createTopic} then makes a
+     * new, empty topic that shares nothing with the old one). What was using it:
+     * <ul>
+     * <li>publishes and polls waiting on it end with {@link MqNoSuchTopicException} at once;
+     * later calls naming it throw the same;
+     * <li>its push {@link Subscription}s stop calling their handlers (a running handler
+     * finishes; close them as usual);
+     * <li>its {@link Member}s throw {@link MqNoSuchTopicException} from every call but
+     * {@link Member#close()} and {@link Member#id()}, and their rebalance listeners are not
+     * called any more (close them as usual);
+     * <li>{@link Message}s already returned are copies and stay valid;
+     * <li>groups of other topics that dead-letter into it: the poll that must dead-letter a
+     * message throws {@link MqNoSuchTopicException} and the message stays at the head (a new
+     * topic of the name does not take its place: subscribe the group anew).
+     * </ul>
+     * Never waits for the topic's waiters (it wakes them); may be called from a handler or a
+     * listener, also one of this topic.
+     *
+     * @throws MqNoSuchTopicException if there is no topic of that name
+     * @throws MqInvalidArgumentException for an illegal name
+     * @since 1.1
+     */
+    public void deleteTopic(String topic) {
+        state.enter();
+        try {
+            nb.deleteTopic(topic);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
     // ---- publishing ----------------------------------------------------------------------
 
     /** Publishes a message without headers; see {@link #publish(String, byte[], byte[], List, Duration)}. */
@@ -264,6 +296,56 @@ public final class Broker implements AutoCloseable {
             // interruptible wait. A poll that hands out nothing changes nothing, so trying
             // first is invisible.
             int len = nb.poll(topic, group, partition, max, 0, null, buf);
+            if (len == 0 && ms != 0) {
+                Waiter w = pt.waiter();
+                w.enter();
+                try {
+                    len = nb.poll(topic, group, partition, max, ms, w.token, buf);
+                } finally {
+                    if (w.exit()) {
+                        pt.replaceWaiter();
+                    }
+                }
+            }
+            return len == 0 ? List.of() : Wire.decode(pt.view(len), len, topic);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Exactly {@link #ack ack(topic, group, partition, offset)} then {@link #poll poll(topic,
+     * group, partition, max, wait)}, with one lock round trip (and one call into the native
+     * library) instead of two when messages are there: the consumer loop that acks what it
+     * handled and asks for more. The ack comes first and stands whatever the poll then finds
+     * (nothing before the wait ends, an interrupt, shutdown). A rejected ack polls nothing.
+     *
+     * <pre>{@code
+     * List<Message> batch = broker.poll(topic, group, p, 64, wait);
+     * while (!batch.isEmpty()) {
+     *     handle(batch);
+     *     batch = broker.ackPoll(topic, group, p, batch.get(batch.size() - 1).offset(), 64, wait);
+     * }
+     * }</pre>
+     *
+     * @return the messages (copies), in offset order; empty if the wait ended with none (the
+     *     ack was made)
+     * @throws MqNotInFlightException if the offset is not in flight (the message names the
+     *     in-flight range); nothing changes and nothing is polled
+     * @throws MqInterruptedException if the thread was interrupted while it waited (the ack
+     *     was made)
+     * @since 1.1
+     */
+    public List<Message> ackPoll(String topic, String group, int partition, long offset, int max,
+            Duration wait) {
+        long ms = Waits.waitMillis(wait);
+        state.enter();
+        try {
+            PerThread pt = PerThread.get();
+            NativePollBuffer buf = pt.pollBuffer();
+            // As in poll: first without waiting, so the busy case needs no interruptible wait.
+            // The ack is made by this first call; a wait is then a plain poll.
+            int len = nb.ackPoll(topic, group, partition, offset, max, 0, null, buf);
             if (len == 0 && ms != 0) {
                 Waiter w = pt.waiter();
                 w.enter();
@@ -540,7 +622,7 @@ public final class Broker implements AutoCloseable {
         return List.copyOf(out);
     }
 
-    /** The native library's version, e.g. {@code "1.0.0"}. */
+    /** The native library's version, e.g. {@code "1.1.0"}. */
     public static String version() {
         return NativeBroker.version();
     }

@@ -99,20 +99,45 @@ public final class Member implements AutoCloseable {
      * @throws MqInterruptedException if the thread was interrupted while it waited
      */
     public List<Message> poll(int max, Duration wait) {
-        long ms = Waits.waitMillis(wait);
+        return poll(false, 0, 0, max, Waits.waitMillis(wait));
+    }
+
+    /**
+     * Exactly {@link #ack ack(partition, offset)} then {@link #poll poll(max, wait)}: when the
+     * poll looks at {@code partition} first (always, for a member that owns one partition) the
+     * ack and that look share one lock round trip and one call into the native library. The
+     * ack stands whatever the poll then finds (nothing before the wait ends, a rebalance
+     * during the wait, an interrupt, close). A rejected ack polls nothing.
+     *
+     * @return the messages; empty if the wait ended with none (the ack was made)
+     * @throws MqRebalancedException if the group rebalanced: before the ack (nothing changed)
+     *     or during the wait (the ack was made)
+     * @throws MqFencedException if the member does not own the partition; nothing changes
+     * @throws MqNotInFlightException if the offset is not in flight; nothing changes
+     * @throws MqClosedException if the member was closed (or the broker shut down) meanwhile
+     * @throws MqInterruptedException if the thread was interrupted while it waited (the ack
+     *     was made)
+     * @since 1.1
+     */
+    public List<Message> ackPoll(int partition, long offset, int max, Duration wait) {
+        return poll(true, partition, offset, max, Waits.waitMillis(wait));
+    }
+
+    private List<Message> poll(boolean ack, int partition, long offset, int max, long ms) {
         enter();
         try {
             PerThread pt = PerThread.get();
             NativePollBuffer buf = pt.pollBuffer();
             int len;
             if (ms == 0) {
-                len = state.nm.poll(max, 0, null, buf);
+                len = ack ? state.nm.ackPoll(partition, offset, max, 0, null, buf) : state.nm.poll(max, 0, null, buf);
             } else {
                 Waiter w = pt.waiter();
                 state.startWait(w);
                 w.enter();
                 try {
-                    len = state.nm.poll(max, ms, w.token, buf);
+                    len = ack ? state.nm.ackPoll(partition, offset, max, ms, w.token, buf)
+                            : state.nm.poll(max, ms, w.token, buf);
                 } catch (MqInterruptedException e) {
                     if (state.gate.isClosed() && !Thread.currentThread().isInterrupted()) {
                         throw new MqClosedException("the member was closed while it polled", null);

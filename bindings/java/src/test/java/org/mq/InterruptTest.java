@@ -110,6 +110,29 @@ class InterruptTest {
     }
 
     @Test
+    void interruptEndsABlockedAckPollAfterItsAck() throws Exception {
+        broker.publish("t", null, new byte[] {1}, Duration.ZERO);
+        broker.poll("t", "g", 0, 1, Duration.ZERO);
+        Outcome o = interruptWhileBlocked(() -> broker.ackPoll("t", "g", 0, 0, 10, Broker.FOREVER),
+                () -> broker.groupInfo("t", "g", 0).committed() == 1);
+        assertInterrupted(o);
+        assertEquals(0, broker.groupInfo("t", "g", 0).inFlight(), "the ack stands");
+    }
+
+    @Test
+    void interruptEndsABlockedMemberAckPollAfterItsAck() throws Exception {
+        try (Member m = broker.join("t", "members")) {
+            m.assignment();
+            broker.publish("t", null, new byte[] {1}, Duration.ZERO);
+            assertEquals(1, m.poll(1, Duration.ZERO).size());
+            Outcome o = interruptWhileBlocked(() -> m.ackPoll(0, 0, 10, Broker.FOREVER),
+                    () -> broker.groupInfo("t", "members", 0).committed() == 1);
+            assertInterrupted(o);
+            assertEquals(0, broker.groupInfo("t", "members", 0).inFlight(), "the ack stands");
+        }
+    }
+
+    @Test
     void anInterruptedThreadStillCompletesWhatNeedsNoWait() throws Exception {
         runOnFreshThread(t -> {
             Thread.currentThread().interrupt();

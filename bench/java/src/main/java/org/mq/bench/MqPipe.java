@@ -74,4 +74,25 @@ abstract class MqPipe {
             got += ms.size();
         }
     }
+
+    /**
+     * As consume, with each batch's ack travelling with the next poll (Broker.ackPoll, ABI
+     * 1.1): one native call and one lock round trip per batch instead of two.
+     */
+    void consumeAckPoll(int g, int max) {
+        String group = "g" + g;
+        List<Message> ms = broker.poll("t", group, 0, max, Broker.FOREVER);
+        for (int got = 0; ; ) {
+            for (Message m : ms) {
+                Messages.check(m.value(), expected[g]++);
+            }
+            got += ms.size();
+            long last = ms.get(ms.size() - 1).offset();
+            if (got >= N) {
+                broker.ack("t", group, 0, last);
+                return;
+            }
+            ms = broker.ackPoll("t", group, 0, last, max, Broker.FOREVER);
+        }
+    }
 }

@@ -46,6 +46,24 @@ public class MqPull extends MqPipe {
         Messages.join(p);
     }
 
+    /** Workload 1 with the ack of each batch travelling with the next poll (ackPoll). */
+    @Benchmark
+    @OperationsPerInvocation(N)
+    public void w1aBatch64AckPoll() {
+        Future<?> p = produceBatches();
+        consumeAckPoll(0, BATCH);
+        Messages.join(p);
+    }
+
+    /** Workload 2 with the ack travelling with the next poll (ackPoll). */
+    @Benchmark
+    @OperationsPerInvocation(N)
+    public void w2aSingleAckPoll() {
+        Future<?> p = produceSingles();
+        consumeAckPoll(0, 1);
+        Messages.join(p);
+    }
+
     /** Workload 2: publish one, poll one, ack one. ns per message. */
     @Benchmark
     @OperationsPerInvocation(N)

@@ -341,6 +341,9 @@ public final class Testee {
             case "unsubscribe":
                 broker.unsubscribeGroup(r.string("topic"), r.string("group"));
                 return "MQ_OK";
+            case "topic_delete":
+                broker.deleteTopic(r.string("topic"));
+                return "MQ_OK";
             case "broker_close":
                 broker.shutdown();
                 return "MQ_OK";
@@ -351,6 +354,9 @@ public final class Testee {
             case "poll":
                 return pollReply(() -> broker.poll(r.string("topic"), r.string("group"), i32(r, "partition"),
                         i32(r, "max"), waitOf(r)));
+            case "ack_poll":
+                return pollReply(() -> broker.ackPoll(r.string("topic"), r.string("group"), i32(r, "partition"),
+                        r.integer("offset", 0), i32(r, "max"), waitOf(r)));
             case "ack":
                 broker.ack(r.string("topic"), r.string("group"), i32(r, "partition"), r.integer("offset", 0));
                 return "MQ_OK";
@@ -613,6 +619,9 @@ public final class Testee {
             }
             case "member_poll":
                 return pollReply(() -> m.poll(i32(r, "max"), waitOf(r)));
+            case "member_ack_poll":
+                return pollReply(() -> m.ackPoll(i32(r, "partition"), r.integer("offset", 0), i32(r, "max"),
+                        waitOf(r)));
             case "member_ack":
                 m.ack(i32(r, "partition"), r.integer("offset", 0));
                 return "MQ_OK";

@@ -1,4 +1,0 @@
-package org.mq.bench.jmh_generated;
-public class MqPull_jmhType extends MqPull_jmhType_B3 {
-}
-

@@ -1,4 +1,0 @@
-package org.mq.bench.jmh_generated;
-public class MqPush_jmhType extends MqPush_jmhType_B3 {
-}
-
