@@ -537,7 +537,11 @@ typedef struct mq_subscription mq_subscription;
  * Runs on a library thread (one per owned partition), never with a library lock held. msg is
  * valid during the call. It may call any mq function except mq_subscription_close of its own
  * subscription (which returns MQ_ERR_DEADLOCK). The loop may coalesce the acks of one polled
- * batch (SPEC rule 10). */
+ * batch (SPEC rule 10). With partitions NULL (the subscription is a member of its group), a
+ * rebalance that moves a partition away fences the loop's acks from then on: the messages of
+ * that batch handled but not yet acked are delivered again to the new owner, as Kafka
+ * redelivers what was not committed before a rebalance. Handlers must be idempotent anyway
+ * (at-least-once); subscriptions with an explicit partition list never lose their partitions. */
 typedef int (*mq_handler)(void *user, const mq_message *msg);
 
 /* Called exactly once, after the handler can no longer run (from mq_subscription_close, or

@@ -47,7 +47,7 @@ mq_status with_cursor(mq_broker *b, const char *topic, const char *group, int32_
                       F &&f) {
     mq::Topic *t;
     if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
-    const mq::Group *g;
+    const mq::Group *g = nullptr;  // set by lookup_group; gcc -O3 cannot see that
     if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
     if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
     return f(t->partition(partition), g);

@@ -91,17 +91,17 @@ mq-sys/vendor.sh
 cargo package --workspace --allow-dirty --no-verify --exclude mq-conformance --exclude mq-bench
 # A fixed place outside the source tree's crates (so reruns reuse the build), emptied first.
 pkg="$here/target/package-check"
-rm -rf "$pkg/mq-sys-1.0.0" "$pkg/mq-1.0.0"
+rm -rf "$pkg/mq-sys-1.1.0" "$pkg/mq-1.1.0"
 mkdir -p "$pkg"
 for c in mq-sys mq; do
-    tar -xzf "target/package/$c-1.0.0.crate" -C "$pkg"
+    tar -xzf "target/package/$c-1.1.0.crate" -C "$pkg"
 done
 cat > "$pkg/Cargo.toml" <<TOML
 [workspace]
-members = ["mq-sys-1.0.0", "mq-1.0.0"]
+members = ["mq-sys-1.1.0", "mq-1.1.0"]
 resolver = "2"
 [patch.crates-io]
-mq-sys = { path = "mq-sys-1.0.0" }
+mq-sys = { path = "mq-sys-1.1.0" }
 TOML
 (cd "$pkg" && CARGO_TARGET_DIR="$here/target/packaged" cargo test --workspace "${features[@]}")
 rm -rf "$here/mq-sys/vendor"

@@ -103,26 +103,42 @@ fn broker() -> Broker {
     b
 }
 
-/// Workloads 1 (batch 64), 2 (single: publish one, poll one, ack one) and 3 (2 groups).
-fn rust_pull(n: u64, batch: usize, groups: usize, want: u64) -> f64 {
+/// Workloads 1 (batch 64), 2 (single: publish one, poll one, ack one) and 3 (2 groups);
+/// `together`: each batch's ack travels with the next poll (`Batch::ack_and_poll`).
+fn rust_pull(n: u64, batch: usize, groups: usize, together: bool, want: u64) -> f64 {
     let b = broker();
     let names = ["g0", "g1", "g2", "g3"];
     for g in &names[..groups] {
         b.subscribe_group(TOPIC, g, &GroupOptions::new()).unwrap();
     }
+    // A long wait rather than forever: a lost message fails instead of hanging.
+    let wait = Duration::from_secs(10);
     let consumers: Vec<_> = names[..groups]
         .iter()
         .map(|g| {
             let mut c = b.consumer(TOPIC, g, 0).unwrap();
             thread::spawn(move || {
                 let mut v = Verifier::new("rust pull");
+                if together {
+                    let mut cur = c.poll(batch, wait).expect("poll");
+                    loop {
+                        for m in &cur {
+                            v.take(m.payload());
+                        }
+                        if v.next >= n {
+                            cur.ack().expect("ack");
+                            break;
+                        }
+                        cur = cur.ack_and_poll(batch, wait).expect("ack_and_poll");
+                    }
+                    return v;
+                }
                 while v.next < n {
-                    // A long wait rather than forever: a lost message fails instead of hanging.
-                    let batch = c.poll(batch, Duration::from_secs(10)).expect("poll");
-                    for m in &batch {
+                    let cur = c.poll(batch, wait).expect("poll");
+                    for m in &cur {
                         v.take(m.payload());
                     }
-                    batch.ack().expect("ack");
+                    cur.ack().expect("ack");
                 }
                 v
             })
@@ -304,7 +320,14 @@ fn main() {
             id: "r1",
             label: "Rust 1. 1→1, batch 64",
             n: s(2e6),
-            run: Box::new(|n, w| rust_pull(n, BATCH, 1, w)),
+            run: Box::new(|n, w| rust_pull(n, BATCH, 1, false, w)),
+            samples: vec![],
+        },
+        Row {
+            id: "r1a",
+            label: "Rust 1. 1→1, batch 64, ack_and_poll",
+            n: s(2e6),
+            run: Box::new(|n, w| rust_pull(n, BATCH, 1, true, w)),
             samples: vec![],
         },
         Row {
@@ -318,7 +341,7 @@ fn main() {
             id: "r2",
             label: "Rust 2. 1→1, single",
             n: s(4e5),
-            run: Box::new(|n, w| rust_pull(n, 1, 1, w)),
+            run: Box::new(|n, w| rust_pull(n, 1, 1, false, w)),
             samples: vec![],
         },
         Row {
@@ -332,7 +355,7 @@ fn main() {
             id: "r3",
             label: "Rust 3. 1→2 groups, batch 64 (each)",
             n: s(1e6),
-            run: Box::new(|n, w| rust_pull(n, BATCH, 2, w)),
+            run: Box::new(|n, w| rust_pull(n, BATCH, 2, false, w)),
             samples: vec![],
         },
         Row {
@@ -445,4 +468,19 @@ fn main() {
     target("1. batch 64 ÷ tokio::sync::mpsc (≥ 2)", tk, tk >= 2.0);
     let cb = ratio("r1", "cb");
     target("1. batch 64 ÷ crossbeam bounded(1024) (≥ 3)", cb, cb >= 3.0);
+    // The same targets with each ack travelling with the next poll (C's row 1 acks apart).
+    let tk = ratio("r1a", "tk");
+    target(
+        "1. batch 64, ack_and_poll ÷ tokio::sync::mpsc (≥ 2)",
+        tk,
+        tk >= 2.0,
+    );
+    let cb = ratio("r1a", "cb");
+    target(
+        "1. batch 64, ack_and_poll ÷ crossbeam bounded(1024) (≥ 3)",
+        cb,
+        cb >= 3.0,
+    );
+    let own = ratio("r1a", "r1");
+    println!("\n1. batch 64: ack_and_poll ÷ ack then poll = {own:.2}");
 }

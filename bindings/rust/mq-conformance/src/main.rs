@@ -314,11 +314,18 @@ fn poll(b: &Broker, member: Option<&Member>, r: &Req, token: Option<&CancelToken
         }
     };
     let mut body = String::new();
+    // ack_poll, member_ack_poll: the ack travels with the poll.
+    let ack = r
+        .verb
+        .ends_with("ack_poll")
+        .then(|| (r.int("partition", 0) as i32, r.int("offset", 0)));
     let res: Result<usize, Error> = match member {
         Some(m) => {
-            let got = match token {
-                Some(t) => m.poll_cancellable(max, wait, t),
-                None => m.poll(max, wait),
+            let got = match (ack, token) {
+                (Some((p, o)), Some(t)) => m.ack_and_poll_cancellable(p, o, max, wait, t),
+                (Some((p, o)), None) => m.ack_and_poll(p, o, max, wait),
+                (None, Some(t)) => m.poll_cancellable(max, wait, t),
+                (None, None) => m.poll(max, wait),
             };
             got.map(|batch| {
                 batch.iter().for_each(|m| put_message(&mut body, m));
@@ -336,9 +343,11 @@ fn poll(b: &Broker, member: Option<&Member>, r: &Req, token: Option<&CancelToken
                 )
             };
             consumer.and_then(|mut c| {
-                let got = match token {
-                    Some(t) => c.poll_cancellable(max, wait, t),
-                    None => c.poll(max, wait),
+                let got = match (ack, token) {
+                    (Some((_, o)), Some(t)) => c.ack_and_poll_cancellable(o, max, wait, t),
+                    (Some((_, o)), None) => c.ack_and_poll(o, max, wait),
+                    (None, Some(t)) => c.poll_cancellable(max, wait, t),
+                    (None, None) => c.poll(max, wait),
                 };
                 got.map(|batch| {
                     batch.iter().for_each(|m| put_message(&mut body, m));
@@ -370,7 +379,7 @@ impl World {
         let Ok(b) = self.broker().cloned() else {
             return "testee_error detail=no%20broker".into();
         };
-        let member = if r.verb == "member_poll" {
+        let member = if r.verb.starts_with("member_") {
             match self.member(&r) {
                 Ok(m) => Some(m),
                 Err(e) => return format!("testee_error detail={}", enc(e.as_bytes())),
@@ -387,7 +396,9 @@ impl World {
             let line = match r.verb.as_str() {
                 "publish" => publish(&b, &r, Some(&t), false),
                 "publish_batch" => publish(&b, &r, Some(&t), true),
-                "poll" | "member_poll" => poll(&b, member.as_deref(), &r, Some(&t)),
+                "poll" | "member_poll" | "ack_poll" | "member_ack_poll" => {
+                    poll(&b, member.as_deref(), &r, Some(&t))
+                }
                 _ => "testee_error detail=not%20a%20background%20call".into(),
             };
             drop(member);
@@ -481,12 +492,13 @@ impl World {
                     .broker()?
                     .unsubscribe_group(&r.name("topic"), &r.name("group")),
             ),
+            "topic_delete" => out.status(&self.broker()?.delete_topic(&r.name("topic"))),
             "broker_close" => out.status(&self.broker()?.close()),
             "publish" | "publish_batch" => {
                 return Ok(publish(self.broker()?, r, None, v == "publish_batch"))
             }
-            "poll" => return Ok(poll(self.broker()?, None, r, None)),
-            "member_poll" => {
+            "poll" | "ack_poll" => return Ok(poll(self.broker()?, None, r, None)),
+            "member_poll" | "member_ack_poll" => {
                 let m = self.member(r)?;
                 return Ok(poll(self.broker()?, Some(&m), r, None));
             }

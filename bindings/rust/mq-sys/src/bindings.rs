@@ -453,6 +453,21 @@ unsafe extern "C" {
     ) -> mq_status;
 }
 unsafe extern "C" {
+    pub fn mq_group_ack_poll(
+        b: *mut mq_broker,
+        topic: *const ::core::ffi::c_char,
+        group: *const ::core::ffi::c_char,
+        partition: i32,
+        offset: i64,
+        msgs: *mut mq_message,
+        msg_size: usize,
+        max: usize,
+        wait_ms: i64,
+        cancel: *mut mq_cancel,
+        count_out: *mut usize,
+    ) -> mq_status;
+}
+unsafe extern "C" {
     pub fn mq_group_nack(
         b: *mut mq_broker,
         topic: *const ::core::ffi::c_char,
@@ -649,6 +664,19 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn mq_member_extend_lease(member: *mut mq_member, partition: i32) -> mq_status;
+}
+unsafe extern "C" {
+    pub fn mq_member_ack_poll(
+        member: *mut mq_member,
+        partition: i32,
+        offset: i64,
+        msgs: *mut mq_message,
+        msg_size: usize,
+        max: usize,
+        wait_ms: i64,
+        cancel: *mut mq_cancel,
+        count_out: *mut usize,
+    ) -> mq_status;
 }
 unsafe extern "C" {
     pub fn mq_key_partition(

@@ -153,6 +153,50 @@ impl Broker {
         })
     }
 
+    /// Deletes a topic (library 1.1). When it returns the name is free: calls by name fail
+    /// with [`Error::NoTopic`], and [`create_topic`](Self::create_topic) makes a new, empty
+    /// topic of that name that shares nothing with the old one.
+    ///
+    /// What was using the topic:
+    /// - a [`publish`](Self::publish) or poll waiting on it returns [`Error::NoTopic`] at once;
+    /// - a [`PartitionConsumer`](crate::PartitionConsumer) of it gets [`Error::NoTopic`] from
+    ///   every call (it names its topic: if the name is created again and the group subscribed
+    ///   anew, it consumes the new topic);
+    /// - a [`Subscription`](crate::Subscription) stops calling its handler (a call already
+    ///   running finishes, its message valid); close or drop it as usual;
+    /// - a [`Member`](crate::Member) gets [`Error::NoTopic`] from every call but
+    ///   [`id`](crate::Member::id) and [`close`](crate::Member::close), and no rebalance
+    ///   callback runs any more; its [`MemberBatch`](crate::MemberBatch)es are copies and stay
+    ///   readable; close or drop it as usual.
+    ///
+    /// Refused with [`Error::Owned`] while a [`Batch`](crate::Batch) of a consumer of the topic
+    /// is alive in this process: the library may free the messages it borrows. Also
+    /// [`Error::NoTopic`] (no such topic), [`Error::Invalid`] (an illegal name),
+    /// [`Error::Closed`].
+    ///
+    /// ```
+    /// # fn main() -> mq::Result<()> {
+    /// let broker = mq::Broker::new()?;
+    /// broker.create_topic("t", &mq::TopicConfig::new())?;
+    /// broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
+    /// broker.publish("t", mq::Record::new(b"x"), mq::Wait::NoWait)?;
+    /// let mut c = broker.consumer("t", "g", 0)?;
+    /// let batch = c.poll(10, mq::Wait::NoWait)?;
+    /// assert!(matches!(broker.delete_topic("t"), Err(mq::Error::Owned(_))));
+    /// drop(batch);
+    /// broker.delete_topic("t")?;
+    /// assert!(matches!(c.poll(10, mq::Wait::NoWait), Err(mq::Error::NoTopic(_))));
+    /// # Ok(()) }
+    /// ```
+    pub fn delete_topic(&self, name: &str) -> Result<()> {
+        self.raw().registry.while_no_views_on_topic(name, || {
+            with_name(name, |n| {
+                // SAFETY: live handle, NUL-terminated name.
+                check(unsafe { sys::mq_topic_delete(self.ptr(), n) })
+            })
+        })
+    }
+
     /// The topics, in creation order.
     pub fn topics(&self) -> Result<Vec<String>> {
         // SAFETY: live handle; list_into passes valid buffers.
@@ -506,7 +550,7 @@ pub fn round_robin(partitions: i32, members: i32, member: i32) -> Result<Vec<i32
     Ok(out)
 }
 
-/// The library's version at run time, e.g. `"1.0.0"`.
+/// The library's version at run time, e.g. `"1.1.0"`.
 pub fn version() -> &'static str {
     // SAFETY: a static NUL-terminated string.
     unsafe { std::ffi::CStr::from_ptr(sys::mq_version_string()) }

@@ -8,7 +8,9 @@ use mq_sys as sys;
 
 use crate::broker::{Broker, Raw};
 use crate::cancel::{self, CancelToken};
-use crate::error::{check, Error, Result};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::{check, Result};
 use crate::message::Message;
 use crate::name;
 use crate::registry::Claim;
@@ -90,7 +92,7 @@ impl Broker {
     /// # Safety
     ///
     /// While a [`Batch`] of it is alive, nothing may end its views: no other party may ack or
-    /// seek that group's partition past them, nor unsubscribe the group. Dropping each batch
+    /// seek that group's partition past them, nor unsubscribe the group, nor delete the topic. Dropping each batch
     /// before anything else touches the group meets that.
     pub unsafe fn consumer_unchecked(
         &self,
@@ -133,7 +135,7 @@ impl PartitionConsumer {
     ///
     /// Steady state allocates nothing: the consumer reuses its buffer of message views.
     pub fn poll(&mut self, max: usize, wait: impl Into<Wait>) -> Result<Batch<'_>> {
-        self.poll_inner(max, wait.into(), None)
+        self.poll_inner(None, max, wait.into(), None)
     }
 
     /// [`poll`](Self::poll) that `token` can interrupt ([`Error::Cancelled`]).
@@ -143,12 +145,56 @@ impl PartitionConsumer {
         wait: impl Into<Wait>,
         token: &CancelToken,
     ) -> Result<Batch<'_>> {
-        self.poll_inner(max, wait.into(), Some(token))
+        self.poll_inner(None, max, wait.into(), Some(token))
+    }
+
+    /// [`ack`](Self::ack) of `offset`, then [`poll`](Self::poll), in one call into the library
+    /// (one lock round trip instead of two; the publishers the ack makes room for are woken
+    /// once). [`Batch::ack_and_poll`] does this for the batch just handled.
+    ///
+    /// The ack comes first and stands whatever the poll then finds: after
+    /// [`Error::Timeout`] or [`Error::Cancelled`] the offset is acked. A rejected ack polls
+    /// nothing and changes nothing: [`Error::NotInFlight`] (with the in-flight range, as
+    /// [`ack`](Self::ack)), and no wait. Other errors as [`poll`](Self::poll) (an
+    /// [`Error::Closed`] or [`Error::NoTopic`] may come before or after the ack).
+    ///
+    /// ```
+    /// # fn main() -> mq::Result<()> {
+    /// # let broker = mq::Broker::new()?;
+    /// # broker.create_topic("t", &mq::TopicConfig::new())?;
+    /// # broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
+    /// # for p in [b"a", b"b"] { broker.publish("t", mq::Record::new(p), mq::Wait::NoWait)?; }
+    /// let mut c = broker.consumer("t", "g", 0)?;
+    /// drop(c.poll(1, mq::Wait::NoWait)?); // offset 0 in flight
+    /// let batch = c.ack_and_poll(0, 10, mq::Wait::NoWait)?;
+    /// assert_eq!(batch.messages()[0].payload(), b"b");
+    /// # Ok(()) }
+    /// ```
+    pub fn ack_and_poll(
+        &mut self,
+        offset: i64,
+        max: usize,
+        wait: impl Into<Wait>,
+    ) -> Result<Batch<'_>> {
+        self.poll_inner(Some(offset), max, wait.into(), None)
+    }
+
+    /// [`ack_and_poll`](Self::ack_and_poll) whose poll `token` can interrupt
+    /// ([`Error::Cancelled`], the ack made).
+    pub fn ack_and_poll_cancellable(
+        &mut self,
+        offset: i64,
+        max: usize,
+        wait: impl Into<Wait>,
+        token: &CancelToken,
+    ) -> Result<Batch<'_>> {
+        self.poll_inner(Some(offset), max, wait.into(), Some(token))
     }
 
     #[inline]
     fn poll_inner(
         &mut self,
+        ack: Option<i64>,
         max: usize,
         wait: Wait,
         token: Option<&CancelToken>,
@@ -157,33 +203,48 @@ impl PartitionConsumer {
             self.buf.resize(max, sys::mq_message::default());
         }
         let mut n = 0usize;
+        let before = self.claim.before_poll();
+        let (b, t, g, p) = (
+            self.raw.as_ptr(),
+            self.topic.as_ptr(),
+            self.group.as_ptr(),
+            self.partition,
+        );
+        let (msgs, size) = (
+            self.buf.as_mut_ptr(),
+            std::mem::size_of::<sys::mq_message>(),
+        );
         // SAFETY: live broker; `buf` has room for `max` messages of the size passed.
         check(unsafe {
-            sys::mq_group_poll(
-                self.raw.as_ptr(),
-                self.topic.as_ptr(),
-                self.group.as_ptr(),
-                self.partition,
-                self.buf.as_mut_ptr(),
-                std::mem::size_of::<sys::mq_message>(),
-                max,
-                wait.millis(),
-                cancel::ptr(token),
-                &mut n,
-            )
+            match ack {
+                None => sys::mq_group_poll(
+                    b,
+                    t,
+                    g,
+                    p,
+                    msgs,
+                    size,
+                    max,
+                    wait.millis(),
+                    cancel::ptr(token),
+                    &mut n,
+                ),
+                Some(offset) => sys::mq_group_ack_poll(
+                    b,
+                    t,
+                    g,
+                    p,
+                    offset,
+                    msgs,
+                    size,
+                    max,
+                    wait.millis(),
+                    cancel::ptr(token),
+                    &mut n,
+                ),
+            }
         })?;
-        // See registry::Claim: mark the views alive, then give them up if an unsubscribe of
-        // the group is deciding (it may free them).
-        self.claim.holding.store(true, Ordering::SeqCst);
-        if self.claim.blocked.load(Ordering::SeqCst) {
-            self.claim.holding.store(false, Ordering::SeqCst);
-            return Err(Error::NoGroup(format!(
-                "group {} of {} was being unsubscribed while this poll returned; its messages \
-                 stay in flight",
-                self.group(),
-                self.topic()
-            )));
-        }
+        self.claim.after_poll(before, self.topic(), self.group())?;
         Ok(Batch { c: self, len: n })
     }
 
@@ -301,14 +362,14 @@ pub struct Batch<'c> {
     len: usize,
 }
 
-impl Batch<'_> {
+impl<'c> Batch<'c> {
     /// The messages, in partition order. They borrow the batch.
     pub fn messages(&self) -> &[Message<'_>] {
         // SAFETY: the first `len` entries were written by the poll; their views stay valid
         // until the group acks past them, which needs the batch consumed or dropped (ack
         // takes it by value, the consumer's ack needs `&mut`), or a seek (likewise), or an
-        // unsubscribe (refused while `holding`), or the broker's memory going (the consumer
-        // keeps it).
+        // unsubscribe or the topic's deletion (refused while `holding`, see registry::Claim),
+        // or the broker's memory going (the consumer keeps it).
         unsafe { Message::slice(&self.c.buf[..self.len]) }
     }
 
@@ -345,6 +406,49 @@ impl Batch<'_> {
     pub fn ack_through(self, offset: i64) -> Result<()> {
         let c = self.release();
         c.ack(offset)
+    }
+
+    /// Acknowledges the whole batch and polls again, in one call into the library (see
+    /// [`PartitionConsumer::ack_and_poll`]): the batch ends with the ack, the next one borrows
+    /// the consumer in its place. An empty batch acks nothing and just polls.
+    ///
+    /// ```
+    /// # fn main() -> mq::Result<()> {
+    /// # let broker = mq::Broker::new()?;
+    /// # broker.create_topic("t", &mq::TopicConfig::new())?;
+    /// # broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
+    /// # for i in 0..10u8 { broker.publish("t", mq::Record::new(&[i]), mq::Wait::NoWait)?; }
+    /// let mut c = broker.consumer("t", "g", 0)?;
+    /// let mut seen = Vec::new();
+    /// let mut batch = c.poll(4, mq::Wait::NoWait)?;
+    /// loop {
+    ///     seen.extend(batch.iter().map(|m| m.payload()[0]));
+    ///     match batch.ack_and_poll(4, mq::Wait::NoWait) {
+    ///         Ok(next) => batch = next,
+    ///         Err(mq::Error::Timeout(_)) => break, // the last batch is acked
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// }
+    /// assert_eq!(seen, (0..10).collect::<Vec<u8>>());
+    /// assert_eq!(broker.group_info("t", "g", 0)?.committed, 10);
+    /// # Ok(()) }
+    /// ```
+    pub fn ack_and_poll(self, max: usize, wait: impl Into<Wait>) -> Result<Batch<'c>> {
+        let last = self.last_offset();
+        self.release().poll_inner(last, max, wait.into(), None)
+    }
+
+    /// [`ack_and_poll`](Self::ack_and_poll) whose poll `token` can interrupt
+    /// ([`Error::Cancelled`], the batch acked).
+    pub fn ack_and_poll_cancellable(
+        self,
+        max: usize,
+        wait: impl Into<Wait>,
+        token: &CancelToken,
+    ) -> Result<Batch<'c>> {
+        let last = self.last_offset();
+        self.release()
+            .poll_inner(last, max, wait.into(), Some(token))
     }
 
     /// Hands the in-flight messages out again, after `delay`.

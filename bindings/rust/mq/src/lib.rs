@@ -33,8 +33,12 @@
 //! - the calls that can end views — [`Batch::ack`] (which consumes the batch),
 //!   [`PartitionConsumer::ack`] and [`PartitionConsumer::seek`] (which need `&mut` on the
 //!   consumer, so no batch may be alive) — cannot run while a message is still borrowed;
-//! - [`Broker::unsubscribe_group`] is refused while a batch of the group is alive, and one consumer
-//!   per group and partition exists per process (others' acks would free its views);
+//! - [`Broker::unsubscribe_group`] is refused while a batch of the group is alive, and
+//!   [`Broker::delete_topic`] while a batch of any group of the topic is, and one consumer per
+//!   group and partition exists per process (others' acks would free its views);
+//! - [`Batch::ack_and_poll`] consumes the batch (ending its borrows with the ack) and returns
+//!   the next batch, which borrows the consumer in its place: the ack that travels with the
+//!   next poll is one library call, and the compiler still sees the old views end first;
 //! - [`Message::detach`] makes an owned copy ([`OwnedMessage`]) that outlives everything.
 //!
 //! The cost of this choice is nothing per message: the batch path allocates nothing in steady

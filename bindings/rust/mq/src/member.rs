@@ -379,7 +379,7 @@ impl Member {
     /// of one partition, waiting up to `wait`. [`Error::Rebalanced`] when the generation
     /// changed: fetch the [`assignment`](Self::assignment) and poll again.
     pub fn poll(&self, max: usize, wait: impl Into<Wait>) -> Result<MemberBatch<'_>> {
-        self.poll_inner(max, wait.into(), None)
+        self.poll_inner(None, None, max, wait.into(), None)
     }
 
     /// [`poll`](Self::poll) that `token` can interrupt ([`Error::Cancelled`]).
@@ -389,36 +389,106 @@ impl Member {
         wait: impl Into<Wait>,
         token: &CancelToken,
     ) -> Result<MemberBatch<'_>> {
-        self.poll_inner(max, wait.into(), Some(token))
+        self.poll_inner(None, None, max, wait.into(), Some(token))
     }
 
+    /// [`ack`](Self::ack) of `offset` on `partition`, then [`poll`](Self::poll), in one call
+    /// into the library (the ack shares the poll's first look when that is its partition,
+    /// always so for a member owning one). [`MemberBatch::ack_and_poll`] does this for the
+    /// batch just handled.
+    ///
+    /// The ack comes first and stands whatever the poll then finds (after [`Error::Timeout`],
+    /// [`Error::Cancelled`] or an [`Error::Rebalanced`] during the wait, the offset is acked).
+    /// A rejected ack polls nothing, changes nothing and does not wait:
+    /// [`Error::NotInFlight`], [`Error::Rebalanced`], [`Error::Fenced`] as [`ack`](Self::ack).
+    ///
+    /// ```
+    /// # fn main() -> mq::Result<()> {
+    /// # let broker = mq::Broker::new()?;
+    /// # broker.create_topic("t", &mq::TopicConfig::new())?;
+    /// let m = broker.join("t", "g", &mq::MemberOptions::new())?;
+    /// # for p in [b"a", b"b"] { broker.publish("t", mq::Record::new(p), mq::Wait::NoWait)?; }
+    /// drop(m.poll(1, mq::Wait::NoWait)?); // offset 0 in flight
+    /// let batch = m.ack_and_poll(0, 0, 10, mq::Wait::NoWait)?;
+    /// assert_eq!(batch.messages()[0].payload(), b"b");
+    /// # Ok(()) }
+    /// ```
+    pub fn ack_and_poll(
+        &self,
+        partition: i32,
+        offset: i64,
+        max: usize,
+        wait: impl Into<Wait>,
+    ) -> Result<MemberBatch<'_>> {
+        self.poll_inner(None, Some((partition, offset)), max, wait.into(), None)
+    }
+
+    /// [`ack_and_poll`](Self::ack_and_poll) whose poll `token` can interrupt
+    /// ([`Error::Cancelled`], the ack made).
+    pub fn ack_and_poll_cancellable(
+        &self,
+        partition: i32,
+        offset: i64,
+        max: usize,
+        wait: impl Into<Wait>,
+        token: &CancelToken,
+    ) -> Result<MemberBatch<'_>> {
+        self.poll_inner(
+            None,
+            Some((partition, offset)),
+            max,
+            wait.into(),
+            Some(token),
+        )
+    }
+
+    /// A poll into `reuse` (a finished batch's buffers) or pooled buffers, after acking `ack`
+    /// in the same call when given.
     fn poll_inner(
         &self,
+        reuse: Option<Buffers>,
+        ack: Option<(i32, i64)>,
         max: usize,
         wait: Wait,
         token: Option<&CancelToken>,
     ) -> Result<MemberBatch<'_>> {
-        let mut b = self
-            .pool
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop()
-            .unwrap_or_default();
+        let mut b = reuse.unwrap_or_else(|| {
+            self.pool
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .pop()
+                .unwrap_or_default()
+        });
         if b.msgs.len() < max {
             b.msgs.resize(max, sys::mq_message::default());
         }
         let mut n = 0usize;
-        // SAFETY: live member; `msgs` has room for `max`.
+        let (msgs, size) = (b.msgs.as_mut_ptr(), std::mem::size_of::<sys::mq_message>());
+        // SAFETY: live member; `msgs` has room for `max`. The views `b` held before are
+        // copies in `b.data`, which nothing reads any more (their batch was consumed).
         let r = check(unsafe {
-            sys::mq_member_poll(
-                self.ptr,
-                b.msgs.as_mut_ptr(),
-                std::mem::size_of::<sys::mq_message>(),
-                max,
-                wait.millis(),
-                cancel::ptr(token),
-                &mut n,
-            )
+            match ack {
+                None => sys::mq_member_poll(
+                    self.ptr,
+                    msgs,
+                    size,
+                    max,
+                    wait.millis(),
+                    cancel::ptr(token),
+                    &mut n,
+                ),
+                Some((partition, offset)) => sys::mq_member_ack_poll(
+                    self.ptr,
+                    partition,
+                    offset,
+                    msgs,
+                    size,
+                    max,
+                    wait.millis(),
+                    cancel::ptr(token),
+                    &mut n,
+                ),
+            }
         });
         if let Err(e) = r {
             self.give_back(b);
@@ -583,7 +653,7 @@ pub struct MemberBatch<'m> {
     len: usize,
 }
 
-impl MemberBatch<'_> {
+impl<'m> MemberBatch<'m> {
     fn raw(&self) -> &[sys::mq_message] {
         &self.b.as_ref().expect("a live batch has its buffers").msgs[..self.len]
     }
@@ -615,6 +685,55 @@ impl MemberBatch<'_> {
             None => Ok(()),
         }
     }
+    /// Acknowledges the batch and polls again in one call into the library (see
+    /// [`Member::ack_and_poll`]), reusing the batch's buffers. An empty batch acks nothing
+    /// and just polls.
+    ///
+    /// ```
+    /// # fn main() -> mq::Result<()> {
+    /// # let broker = mq::Broker::new()?;
+    /// # broker.create_topic("t", &mq::TopicConfig::new())?;
+    /// let m = broker.join("t", "g", &mq::MemberOptions::new())?;
+    /// # for i in 0..10u8 { broker.publish("t", mq::Record::new(&[i]), mq::Wait::NoWait)?; }
+    /// let mut seen = Vec::new();
+    /// let mut batch = m.poll(4, mq::Wait::NoWait)?;
+    /// loop {
+    ///     seen.extend(batch.iter().map(|m| m.payload()[0]));
+    ///     match batch.ack_and_poll(4, mq::Wait::NoWait) {
+    ///         Ok(next) => batch = next,
+    ///         Err(mq::Error::Timeout(_)) => break, // the last batch is acked
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// }
+    /// assert_eq!(seen, (0..10).collect::<Vec<u8>>());
+    /// # Ok(()) }
+    /// ```
+    pub fn ack_and_poll(self, max: usize, wait: impl Into<Wait>) -> Result<MemberBatch<'m>> {
+        self.ack_and_poll_inner(max, wait.into(), None)
+    }
+
+    /// [`ack_and_poll`](Self::ack_and_poll) whose poll `token` can interrupt
+    /// ([`Error::Cancelled`], the batch acked).
+    pub fn ack_and_poll_cancellable(
+        self,
+        max: usize,
+        wait: impl Into<Wait>,
+        token: &CancelToken,
+    ) -> Result<MemberBatch<'m>> {
+        self.ack_and_poll_inner(max, wait.into(), Some(token))
+    }
+
+    fn ack_and_poll_inner(
+        mut self,
+        max: usize,
+        wait: Wait,
+        token: Option<&CancelToken>,
+    ) -> Result<MemberBatch<'m>> {
+        let last = self.raw().last().map(|m| (m.partition, m.offset));
+        let m = self.m;
+        m.poll_inner(self.b.take(), last, max, wait, token)
+    }
+
     /// Hands the batch's partition's in-flight messages out again after `delay`.
     pub fn nack(self, delay: Duration) -> Result<()> {
         match self.partition() {

@@ -31,7 +31,6 @@
 //! ```
 use std::ffi::CString;
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -121,6 +120,7 @@ impl PartitionConsumer {
         );
         let (tx, rx) = oneshot::channel::<Result<Polled>>();
         let buf = Polled { buf, n: 0 };
+        let before = self.claim.before_poll();
         ::tokio::task::spawn_blocking(move || {
             let r = blocking_poll(&raw, &topic, &group, partition, buf, max, wait, &token);
             if let Err(Ok(p)) = tx.send(r) {
@@ -143,7 +143,7 @@ impl PartitionConsumer {
         guard.0 = None;
         let p = polled?;
         self.buf = p.buf;
-        self.batch_from(p.n)
+        self.batch_from(before, p.n)
     }
 }
 
@@ -180,17 +180,10 @@ fn blocking_poll(
 }
 
 impl PartitionConsumer {
-    /// Turns `n` freshly polled views in `buf` into a batch (see registry::Claim).
-    fn batch_from(&mut self, n: usize) -> Result<Batch<'_>> {
-        self.claim.holding.store(true, Ordering::SeqCst);
-        if self.claim.blocked.load(Ordering::SeqCst) {
-            self.claim.holding.store(false, Ordering::SeqCst);
-            return Err(Error::NoGroup(format!(
-                "group {} of {} was being unsubscribed while this poll returned; its messages stay in flight",
-                self.group(),
-                self.topic()
-            )));
-        }
+    /// Turns `n` freshly polled views in `buf` into a batch (see registry::Claim; `before`
+    /// was read before the C poll started).
+    fn batch_from(&mut self, before: u64, n: usize) -> Result<Batch<'_>> {
+        self.claim.after_poll(before, self.topic(), self.group())?;
         Ok(Batch::new(self, n))
     }
 }

@@ -304,7 +304,10 @@ fn introspection_lists_and_helpers() {
     assert_eq!(mq::murmur2(b"21"), -973932308);
     assert_eq!(mq::murmur2(b"foobar"), -790332482);
     assert_eq!(mq::round_robin(5, 2, 0).unwrap(), [0, 2, 4]);
-    assert_eq!(mq::version(), "1.0.0");
+    // The library linked is the one whose header the bindings were generated from.
+    let header = std::ffi::CStr::from_bytes_with_nul(mq_sys::MQ_VERSION_STRING).unwrap();
+    assert_eq!(mq::version(), header.to_str().unwrap());
+    assert!(mq::version().starts_with("1."));
     assert_eq!(mq::version_number(), mq_sys::MQ_VERSION_NUMBER);
     b.unsubscribe_group("t", "h").unwrap();
     assert_eq!(b.groups("t").unwrap(), ["g"]);
