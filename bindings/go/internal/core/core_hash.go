@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "ffef6cb9882bb8e9cf8f7cf7d7988c7e1849fd4bef80f879bcc871ddc67df305"
+const coreSourcesSHA256 = "f509e46727b5cf1ecfc3388da4a892db43ea07f29165818314d1aae09b6cb935"
