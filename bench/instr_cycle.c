@@ -58,8 +58,9 @@ int main(int argc, char **argv) {
             must(mq_topic_publish_batch(b, "t", recs, sizeof(mq_record), 64, MQ_NO_WAIT, NULL, NULL,
                                         sizeof(mq_publish_result), &published),
                  "mq_topic_publish_batch");
-            must(mq_group_poll(b, "t", "g", 0, msgs, sizeof(mq_message), 64, MQ_NO_WAIT, NULL, &got),
-                 "mq_group_poll");
+            must(
+                mq_group_poll(b, "t", "g", 0, msgs, sizeof(mq_message), 64, MQ_NO_WAIT, NULL, &got),
+                "mq_group_poll");
         } else if (ackpoll) {
             must(mq_topic_publish(b, "t", NULL, 0, payload, sizeof payload, NULL, 0, MQ_NO_WAIT,
                                   NULL, NULL, NULL),

@@ -47,9 +47,11 @@ static void *publisher(void *arg) {
         if (kp == p) break;
     }
     for (long long i = 0; i < per_partition; i++) {
-        int n = snprintf(payload, sizeof payload, "%lld........................................", i);
+        int n =
+            snprintf(payload, sizeof payload, "%lld........................................", i);
         (void)n;
-        if (mq_topic_publish(broker, "soak", key, strlen(key), payload, 48, NULL, 0, MQ_WAIT_FOREVER, NULL, NULL, NULL) != MQ_OK) {
+        if (mq_topic_publish(broker, "soak", key, strlen(key), payload, 48, NULL, 0,
+                             MQ_WAIT_FOREVER, NULL, NULL, NULL) != MQ_OK) {
             fprintf(stderr, "publish failed: %s\n", mq_last_error());
             exit(1);
         }
@@ -69,14 +71,16 @@ static void *consumer(void *argp) {
     long long expect = 0;
     while (expect < per_partition) {
         size_t n = 0;
-        mq_status st = mq_group_poll(broker, "soak", group, a->partition, msgs, sizeof(mq_message), 256, 1000, NULL, &n);
+        mq_status st = mq_group_poll(broker, "soak", group, a->partition, msgs, sizeof(mq_message),
+                                     256, 1000, NULL, &n);
         if (st == MQ_TIMEOUT) continue;
         if (st != MQ_OK) {
             fprintf(stderr, "poll failed: %s\n", mq_last_error());
             exit(1);
         }
         for (size_t i = 0; i < n; i++) {
-            if (msgs[i].offset != expect || strtoll(msgs[i].payload, NULL, 10) != expect) order_errors++;
+            if (msgs[i].offset != expect || strtoll(msgs[i].payload, NULL, 10) != expect)
+                order_errors++;
             expect++;
         }
         if (mq_group_ack(broker, "soak", group, a->partition, msgs[n - 1].offset) != MQ_OK) {
@@ -131,7 +135,8 @@ int main(int argc, char **argv) {
             args[g][p] = (struct consumer_arg){g, p};
             pthread_create(&cons[g][p], NULL, consumer, &args[g][p]);
         }
-    for (int p = 0; p < PARTITIONS; p++) pthread_create(&pubs[p], NULL, publisher, (void *)(intptr_t)p);
+    for (int p = 0; p < PARTITIONS; p++)
+        pthread_create(&pubs[p], NULL, publisher, (void *)(intptr_t)p);
 
     /* Sample every messages/samples consumed messages (checked every 10 ms). */
     const long long step = messages / samples > 0 ? messages / samples : 1;
@@ -160,12 +165,15 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &now);
     fclose(out);
     mq_broker_free(broker);
-    const double secs = (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;
+    const double secs =
+        (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;
     const long growth = rss_max_after - rss_warm;
-    printf("soak: %lld messages x %d groups in %.1f s (%.0f msg/s); RSS after warm-up %ld KiB, max %ld KiB "
-           "(growth %ld KiB); order errors %d\n",
-           messages, GROUPS, secs, (double)messages / secs, rss_warm, rss_max_after, growth,
-           atomic_load(&order_errors));
+    printf(
+        "soak: %lld messages x %d groups in %.1f s (%.0f msg/s); RSS after warm-up %ld KiB, max "
+        "%ld KiB "
+        "(growth %ld KiB); order errors %d\n",
+        messages, GROUPS, secs, (double)messages / secs, rss_warm, rss_max_after, growth,
+        atomic_load(&order_errors));
     const int ok = order_errors == 0 && growth < 8 * 1024;
     printf("soak: %s\n", ok ? "OK" : "FAILED");
     return ok ? 0 : 1;

@@ -19,48 +19,52 @@
 #include <string.h>
 #include <time.h>
 
-enum { PAYLOAD = 64, MAX_KEYS = 40, MAX_PARTS = 4, MAX_PRODUCERS = 4, MAX_GROUPS = 2,
-       MAX_MEMBERS = 2, MAX_POLL = 64 };
+enum {
+    PAYLOAD = 64,
+    MAX_KEYS = 40,
+    MAX_PARTS = 4,
+    MAX_PRODUCERS = 4,
+    MAX_GROUPS = 2,
+    MAX_MEMBERS = 2,
+    MAX_POLL = 64
+};
 #define TOPIC "bench"
 
 typedef struct workload {
     const char *name;
     const char *what;
     int producers;
-    int keys;           /* multiple of producers; 1 key means "no key" (NULL) */
+    int keys; /* multiple of producers; 1 key means "no key" (NULL) */
     int32_t partitions;
     int64_t capacity;
     int groups;
-    int members;        /* consumers per group, partitions assigned round-robin */
+    int members; /* consumers per group, partitions assigned round-robin */
     size_t poll_max;
     size_t publish_batch; /* 0: mq_topic_publish one at a time */
 } workload;
 
 static const workload WORKLOADS[] = {
     {"single", "publish 1, poll 1, ack 1; 1 producer -> 1 group", 1, 1, 1, 1024, 1, 1, 1, 0},
-    {"batch64", "publish_batch 64, poll 64, 1 ack per batch; 1 producer -> 1 group", 1, 1, 1,
-     1024, 1, 1, 64, 64},
-    {"stress", "4 producers, 40 keys, 4 partitions, cap 64, 2 groups x 2 consumers, poll 10",
-     4, 40, 4, 64, 2, 2, 10, 0},
+    {"batch64", "publish_batch 64, poll 64, 1 ack per batch; 1 producer -> 1 group", 1, 1, 1, 1024,
+     1, 1, 64, 64},
+    {"stress", "4 producers, 40 keys, 4 partitions, cap 64, 2 groups x 2 consumers, poll 10", 4, 40,
+     4, 64, 2, 2, 10, 0},
 };
 
-static double now_s(void)
-{
+static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void die(const char *fmt, const char *a, const char *b)
-{
+static void die(const char *fmt, const char *a, const char *b) {
     fprintf(stderr, "mq_bench_throughput: FAILED: ");
     fprintf(stderr, fmt, a, b);
     fprintf(stderr, "\n");
     exit(1);
 }
 
-static void must(mq_status s, const char *what)
-{
+static void must(mq_status s, const char *what) {
     if (s != MQ_OK) {
         fprintf(stderr, "mq_bench_throughput: FAILED: %s: %s: %s\n", what, mq_status_name(s),
                 mq_last_error());
@@ -70,16 +74,14 @@ static void must(mq_status s, const char *what)
 
 /* ---- messages: 64 bytes = key index, per-key sequence, then filler derived from both ------ */
 
-static uint64_t mix64(uint64_t x)
-{
+static uint64_t mix64(uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
 }
 
-static void make_payload(unsigned char *p, uint32_t key, uint32_t seq)
-{
+static void make_payload(unsigned char *p, uint32_t key, uint32_t seq) {
     memcpy(p, &key, 4);
     memcpy(p + 4, &seq, 4);
     uint64_t w = ((uint64_t)key << 32) | seq;
@@ -90,8 +92,7 @@ static void make_payload(unsigned char *p, uint32_t key, uint32_t seq)
 }
 
 /* A digest term per message; summed, so the total does not depend on cross-partition order. */
-static uint64_t payload_hash(const unsigned char *p)
-{
+static uint64_t payload_hash(const unsigned char *p) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (int i = 0; i < PAYLOAD; i += 8) {
         uint64_t w;
@@ -110,13 +111,12 @@ typedef struct run {
     mq_broker *b;
     int64_t per_producer[MAX_PRODUCERS];
     pthread_mutex_t mu;
-    char first_error[480];     /* the cause of a failed run: later failures are its echoes */
+    char first_error[480]; /* the cause of a failed run: later failures are its echoes */
 } run;
 
 /* Records a thread's failure and closes the broker, which wakes every other thread (they then
  * fail with MQ_CLOSED), so a failed run ends at once instead of stalling on back-pressure. */
-static void fail_run(run *r, const char *who, const char *error)
-{
+static void fail_run(run *r, const char *who, const char *error) {
     pthread_mutex_lock(&r->mu);
     if (!r->first_error[0]) snprintf(r->first_error, sizeof r->first_error, "%s: %s", who, error);
     pthread_mutex_unlock(&r->mu);
@@ -140,26 +140,23 @@ typedef struct consumer {
     int64_t expected[MAX_PARTS];
     int64_t received;
     uint64_t digest;
-    uint32_t *next_seq;        /* per key, shared by the group: each key has one owner */
+    uint32_t *next_seq; /* per key, shared by the group: each key has one owner */
     char error[320];
 } consumer;
 
-static void set_error(char *buf, size_t cap, const char *what, mq_status s)
-{
+static void set_error(char *buf, size_t cap, const char *what, mq_status s) {
     snprintf(buf, cap, "%s: %s: %s", what, mq_status_name(s), mq_last_error());
 }
 
 /* Message i of producer p: its key cycles over the producer's own keys, so every key's
  * sequence numbers come from one thread in order. */
-static void message_of(const workload *w, int p, int64_t i, uint32_t *key, uint32_t *seq)
-{
+static void message_of(const workload *w, int p, int64_t i, uint32_t *key, uint32_t *seq) {
     int own = w->keys / w->producers;
     *key = (uint32_t)(p + w->producers * (int)(i % own));
     *seq = (uint32_t)(i / own);
 }
 
-static void produce(producer *pr)
-{
+static void produce(producer *pr) {
     const workload *w = pr->r->w;
     int64_t count = pr->r->per_producer[pr->index];
     unsigned char buf[MAX_POLL][PAYLOAD];
@@ -174,14 +171,14 @@ static void produce(producer *pr)
             make_payload(buf[n], key, seq);
             pr->digest += payload_hash(buf[n]);
             key_name((int)key, keys[n]);
-            recs[n] = (mq_record){w->keys > 1 ? keys[n] : NULL, w->keys > 1 ? 6 : 0, buf[n],
-                                  PAYLOAD, NULL, 0};
+            recs[n] = (mq_record){
+                w->keys > 1 ? keys[n] : NULL, w->keys > 1 ? 6 : 0, buf[n], PAYLOAD, NULL, 0};
         }
         mq_status s;
         if (w->publish_batch) {
             size_t published = 0;
-            s = mq_topic_publish_batch(pr->r->b, TOPIC, recs, sizeof(mq_record), n, MQ_WAIT_FOREVER, NULL, NULL, sizeof(mq_publish_result),
-                                 &published);
+            s = mq_topic_publish_batch(pr->r->b, TOPIC, recs, sizeof(mq_record), n, MQ_WAIT_FOREVER,
+                                       NULL, NULL, sizeof(mq_publish_result), &published);
             if (s == MQ_OK && published != n) {
                 snprintf(pr->error, sizeof pr->error, "publish_batch: %zu of %zu published",
                          published, n);
@@ -189,7 +186,7 @@ static void produce(producer *pr)
             }
         } else {
             s = mq_topic_publish(pr->r->b, TOPIC, recs[0].key, recs[0].key_len, recs[0].payload,
-                           PAYLOAD, NULL, 0, MQ_WAIT_FOREVER, NULL, NULL, NULL);
+                                 PAYLOAD, NULL, 0, MQ_WAIT_FOREVER, NULL, NULL, NULL);
         }
         if (s != MQ_OK) {
             set_error(pr->error, sizeof pr->error, w->publish_batch ? "publish_batch" : "publish",
@@ -199,16 +196,14 @@ static void produce(producer *pr)
     }
 }
 
-static void *producer_main(void *arg)
-{
+static void *producer_main(void *arg) {
     producer *pr = arg;
     produce(pr);
     if (pr->error[0]) fail_run(pr->r, "producer", pr->error);
     return NULL;
 }
 
-static int check_message(consumer *c, const mq_message *m)
-{
+static int check_message(consumer *c, const mq_message *m) {
     uint32_t key, seq;
     char name[8];
     if (m->payload_len != PAYLOAD) {
@@ -237,8 +232,7 @@ static int check_message(consumer *c, const mq_message *m)
     return 1;
 }
 
-static void consume(consumer *c)
-{
+static void consume(consumer *c) {
     const workload *w = c->r->w;
     int64_t remaining[MAX_PARTS], total = 0;
     for (size_t i = 0; i < c->nparts; ++i) total += remaining[i] = c->expected[i];
@@ -253,8 +247,8 @@ static void consume(consumer *c)
              * that found nothing, so a quiet partition does not hold up a busy one. */
             int64_t wait = c->nparts == 1 ? 100 : idle ? 1 : MQ_NO_WAIT;
             size_t n = 0;
-            mq_status s = mq_group_poll(c->r->b, TOPIC, c->group, c->parts[i], msgs, sizeof(mq_message), w->poll_max, wait,
-                                  NULL, &n);
+            mq_status s = mq_group_poll(c->r->b, TOPIC, c->group, c->parts[i], msgs,
+                                        sizeof(mq_message), w->poll_max, wait, NULL, &n);
             if (s == MQ_TIMEOUT || (s == MQ_OK && n == 0)) continue;
             if (s != MQ_OK) {
                 set_error(c->error, sizeof c->error, "poll", s);
@@ -287,8 +281,7 @@ static void consume(consumer *c)
     }
 }
 
-static void *consumer_main(void *arg)
-{
+static void *consumer_main(void *arg) {
     consumer *c = arg;
     consume(c);
     if (c->error[0]) fail_run(c->r, c->group, c->error);
@@ -296,8 +289,7 @@ static void *consumer_main(void *arg)
 }
 
 /* Runs the workload once with `messages` messages; returns the elapsed seconds. */
-static double run_once(const workload *w, int64_t messages)
-{
+static double run_once(const workload *w, int64_t messages) {
     run r = {.w = w};
     pthread_mutex_init(&r.mu, NULL);
     for (int p = 0; p < w->producers; ++p)
@@ -339,7 +331,7 @@ static double run_once(const workload *w, int64_t messages)
             c->group = group_names[g];
             c->next_seq = next_seq[g];
             must(mq_assignment_round_robin(w->partitions, w->members, m, c->parts, MAX_PARTS,
-                                       &c->nparts),
+                                           &c->nparts),
                  "mq_assignment_round_robin");
             for (size_t i = 0; i < c->nparts; ++i) c->expected[i] = per_part[c->parts[i]];
         }
@@ -375,8 +367,8 @@ static double run_once(const workload *w, int64_t messages)
                      (long long)got, (long long)messages);
             die("%s: %s", w->name, detail);
         }
-        if (digest != sent) die("%s: %s: payload digest differs from what was published",
-                                w->name, group_names[g]);
+        if (digest != sent)
+            die("%s: %s: payload digest differs from what was published", w->name, group_names[g]);
         for (int k = 0; k < w->keys; ++k)
             if (next_seq[g][k] != (uint32_t)per_key[k]) {
                 snprintf(detail, sizeof detail, "%s: key %d ended at seq %u of %lld",
@@ -389,15 +381,13 @@ static double run_once(const workload *w, int64_t messages)
     return elapsed;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* 1234567 -> "1,234,567" */
-static const char *grouped(int64_t v, char *buf)
-{
+static const char *grouped(int64_t v, char *buf) {
     char digits[32];
     int n = snprintf(digits, sizeof digits, "%lld", (long long)v), o = 0;
     for (int i = 0; i < n; ++i) {
@@ -408,20 +398,17 @@ static const char *grouped(int64_t v, char *buf)
     return buf;
 }
 
-static int64_t parse_count(const char *flag, const char *arg, int64_t min)
-{
+static int64_t parse_count(const char *flag, const char *arg, int64_t min) {
     char *end = NULL;
     long long v = arg ? strtoll(arg, &end, 10) : 0;
     if (!arg || *end || v < min) {
-        fprintf(stderr, "mq_bench_throughput: %s needs an integer >= %lld\n", flag,
-                (long long)min);
+        fprintf(stderr, "mq_bench_throughput: %s needs an integer >= %lld\n", flag, (long long)min);
         exit(2);
     }
     return v;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int64_t runs = 3, messages = 1000000;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--runs") == 0) {
@@ -429,9 +416,11 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--messages") == 0) {
             messages = parse_count("--messages", i + 1 < argc ? argv[++i] : NULL, 1);
         } else {
-            fprintf(stderr, "usage: %s [--runs N] [--messages N]\n"
-                            "  N messages per workload (default 1000000), median of N runs "
-                            "(default 3)\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--runs N] [--messages N]\n"
+                    "  N messages per workload (default 1000000), median of N runs "
+                    "(default 3)\n",
+                    argv[0]);
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
     }
@@ -455,7 +444,8 @@ int main(int argc, char **argv)
         fflush(stdout);
         free(t);
     }
-    printf("\nmsg/s counts messages published; in stress each is delivered to both groups.\n"
-           "Every run verified: per-group count, per-key order, payload digest.\n");
+    printf(
+        "\nmsg/s counts messages published; in stress each is delivered to both groups.\n"
+        "Every run verified: per-group count, per-key order, payload digest.\n");
     return 0;
 }

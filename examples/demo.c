@@ -29,24 +29,21 @@ static const char *ansi(const char *code) { return g_color ? code : ""; }
 #define RESET ansi("\033[0m")
 
 /* A setup call that must succeed; the demo cannot go on without it. */
-static void must(mq_status s, const char *what)
-{
+static void must(mq_status s, const char *what) {
     if (s == MQ_OK) return;
     fprintf(stderr, "mq_demo: %s failed: %s: %s\n", what, mq_status_name(s), mq_last_error());
     exit(1);
 }
 
 /* Compares what happened with what the specification says, printing the difference. */
-static void expect_str(const char *what, const char *got, const char *want)
-{
+static void expect_str(const char *what, const char *got, const char *want) {
     if (strcmp(got, want) == 0) return;
     ++g_failures;
     printf("     %sMISMATCH%s %s\n       got:      %s\n       expected: %s\n", RED, RESET, what,
            got, want);
 }
 
-static void expect_true(int cond, const char *fmt, ...)
-{
+static void expect_true(int cond, const char *fmt, ...) {
     if (cond) return;
     ++g_failures;
     va_list ap;
@@ -59,23 +56,20 @@ static void expect_true(int cond, const char *fmt, ...)
 
 /* "MQ_FULL (partition 1 of orders is full)": a status with its detail, for results. Per thread
  * because stress threads report failures concurrently. */
-static const char *status_text(mq_status s)
-{
+static const char *status_text(mq_status s) {
     static _Thread_local char buf[320];
     snprintf(buf, sizeof buf, "%s (%s)", mq_status_name(s), mq_last_error());
     return buf;
 }
 
-static double now_s(void)
-{
+static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* 1234567 -> "1,234,567" */
-static const char *grouped(int64_t v, char *buf, size_t cap)
-{
+static const char *grouped(int64_t v, char *buf, size_t cap) {
     char digits[32];
     int n = snprintf(digits, sizeof digits, "%lld", (long long)(v < 0 ? -v : v));
     size_t o = 0;
@@ -88,8 +82,7 @@ static const char *grouped(int64_t v, char *buf, size_t cap)
     return buf;
 }
 
-static void describe(mq_broker *b, const char *topic, int32_t partition, char *buf, size_t cap)
-{
+static void describe(mq_broker *b, const char *topic, int32_t partition, char *buf, size_t cap) {
     must(mq_partition_describe(b, topic, partition, buf, cap, NULL), "mq_partition_describe");
 }
 
@@ -98,8 +91,7 @@ static void describe(mq_broker *b, const char *topic, int32_t partition, char *b
 /* The trace moves time by hand: "clock +31 s" must be exact, not slept. Atomic because push
  * loops read it from library threads. */
 static _Atomic int64_t g_now_ns = 1000000000;
-static int64_t manual_clock(void *user)
-{
+static int64_t manual_clock(void *user) {
     (void)user;
     return atomic_load(&g_now_ns);
 }
@@ -108,29 +100,27 @@ static int64_t manual_clock(void *user)
 #define CALL_W 46
 
 static mq_status publish_str(mq_broker *b, const char *topic, const char *key, const char *payload,
-                             int64_t wait_ms, int32_t *partition, int64_t *offset)
-{
-    return mq_topic_publish(b, topic, key, key ? strlen(key) : 0, payload, strlen(payload), NULL, 0, wait_ms,
-                      NULL, partition, offset);
+                             int64_t wait_ms, int32_t *partition, int64_t *offset) {
+    return mq_topic_publish(b, topic, key, key ? strlen(key) : 0, payload, strlen(payload), NULL, 0,
+                            wait_ms, NULL, partition, offset);
 }
 
 /* "0:o-1, 1:o-2" (the trace's notation for polled messages) */
-static void format_messages(const mq_message *m, size_t n, char *buf, size_t cap)
-{
+static void format_messages(const mq_message *m, size_t n, char *buf, size_t cap) {
     size_t o = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < n && o < cap; ++i)
-        o += (size_t)snprintf(buf + o, cap - o, "%s%lld:%.*s", i ? ", " : "",
-                              (long long)m[i].offset, (int)m[i].payload_len,
-                              (const char *)m[i].payload);
+        o +=
+            (size_t)snprintf(buf + o, cap - o, "%s%lld:%.*s", i ? ", " : "", (long long)m[i].offset,
+                             (int)m[i].payload_len, (const char *)m[i].payload);
 }
 
 /* A poll of partition 1 (no wait: the trace is single-threaded) written as the trace shows it. */
-static void poll_row(mq_broker *b, const char *group, size_t max, char *res, size_t cap)
-{
+static void poll_row(mq_broker *b, const char *group, size_t max, char *res, size_t cap) {
     mq_message msgs[16];
     size_t n = 0;
-    mq_status s = mq_group_poll(b, ORDERS, group, 1, msgs, sizeof(mq_message), max, MQ_NO_WAIT, NULL, &n);
+    mq_status s =
+        mq_group_poll(b, ORDERS, group, 1, msgs, sizeof(mq_message), max, MQ_NO_WAIT, NULL, &n);
     if (s != MQ_OK) {
         snprintf(res, cap, "poll: %s", status_text(s));
         return;
@@ -143,8 +133,7 @@ static void poll_row(mq_broker *b, const char *group, size_t max, char *res, siz
     }
 }
 
-static void ack_into(mq_broker *b, const char *group, int64_t offset, char *res, size_t cap)
-{
+static void ack_into(mq_broker *b, const char *group, int64_t offset, char *res, size_t cap) {
     mq_status s = mq_group_ack(b, ORDERS, group, 1, offset);
     if (s != MQ_OK) {
         size_t len = strlen(res);
@@ -154,8 +143,7 @@ static void ack_into(mq_broker *b, const char *group, int64_t offset, char *res,
 
 /* Prints one trace row with partition 1's state after it, and checks both. */
 static void row(mq_broker *b, int n, const char *call, const char *result, const char *want_result,
-                const char *want_state)
-{
+                const char *want_state) {
     char state[256];
     describe(b, ORDERS, 1, state, sizeof state);
     int result_ok = strcmp(result, want_result) == 0, state_ok = strcmp(state, want_state) == 0;
@@ -168,8 +156,7 @@ static void row(mq_broker *b, int n, const char *call, const char *result, const
     expect_str(what, state, want_state);
 }
 
-static void run_trace(mq_broker *b)
-{
+static void run_trace(mq_broker *b) {
     mq_topic_config cfg;
     mq_topic_config_init(&cfg, sizeof cfg);
     cfg.partitions = 2;
@@ -183,10 +170,12 @@ static void run_trace(mq_broker *b)
     must(mq_key_partition("user-a", 6, 2, &pa), "mq_key_partition(user-a)");
     must(mq_key_partition("user-b", 6, 2, &pb), "mq_key_partition(user-b)");
 
-    printf("%sReference trace%s: topic orders, 2 partitions, capacity 3, ack timeout 30 s;\n",
-           BOLD, RESET);
-    printf("groups billing and email subscribed first; user-a -> partition %d, user-b -> "
-           "partition %d.\nRows trace partition 1 (committed/next per group).\n\n", pa, pb);
+    printf("%sReference trace%s: topic orders, 2 partitions, capacity 3, ack timeout 30 s;\n", BOLD,
+           RESET);
+    printf(
+        "groups billing and email subscribed first; user-a -> partition %d, user-b -> "
+        "partition %d.\nRows trace partition 1 (committed/next per group).\n\n",
+        pa, pb);
     expect_true(pa == 1 && pb == 0, "user-a/user-b should land on partitions 1/0, got %d/%d", pa,
                 pb);
     printf("  #  %-*s %s\n", CALL_W, "call", "result");
@@ -214,12 +203,9 @@ static void run_trace(mq_broker *b)
 
     /* 2: the partition is at capacity and the publish may not wait */
     s = publish_str(b, ORDERS, "user-a", "o-5", MQ_NO_WAIT, &p[0], &o[0]);
-    if (s == MQ_FULL)
-        snprintf(res, sizeof res, "full");
-    else if (s == MQ_OK)
-        snprintf(res, sizeof res, "offset %lld", (long long)o[0]);
-    else
-        snprintf(res, sizeof res, "%s", status_text(s));
+    if (s == MQ_FULL) snprintf(res, sizeof res, "full");
+    else if (s == MQ_OK) snprintf(res, sizeof res, "offset %lld", (long long)o[0]);
+    else snprintf(res, sizeof res, "%s", status_text(s));
     row(b, 2, "publish o-5 (user-a), wait 0", res, "full",
         "log 0..2, backlog 3/3; billing 0/0; email 0/0");
 
@@ -237,13 +223,11 @@ static void run_trace(mq_broker *b)
 
     /* 5 */
     s = publish_str(b, ORDERS, "user-a", "o-5", MQ_NO_WAIT, &p[0], &o[0]);
-    if (s == MQ_OK && p[0] == 1)
-        snprintf(res, sizeof res, "offset %lld", (long long)o[0]);
-    else if (s == MQ_OK)
-        snprintf(res, sizeof res, "offset %lld on p%d", (long long)o[0], p[0]);
-    else
-        snprintf(res, sizeof res, "%s", status_text(s));
-    row(b, 5, "publish o-5 again", res, "offset 3", "log 1..3, backlog 3/3; billing 1/2; email 3/3");
+    if (s == MQ_OK && p[0] == 1) snprintf(res, sizeof res, "offset %lld", (long long)o[0]);
+    else if (s == MQ_OK) snprintf(res, sizeof res, "offset %lld on p%d", (long long)o[0], p[0]);
+    else snprintf(res, sizeof res, "%s", status_text(s));
+    row(b, 5, "publish o-5 again", res, "offset 3",
+        "log 1..3, backlog 3/3; billing 1/2; email 3/3");
 
     /* 6: billing's lease (30 s) from row 3 runs out */
     atomic_fetch_add(&g_now_ns, (int64_t)31 * 1000000000);
@@ -259,10 +243,8 @@ static void run_trace(mq_broker *b)
 
     /* 8: never delivered, so rejected with a message naming the in-flight range */
     s = mq_group_ack(b, ORDERS, "billing", 1, 7);
-    if (s == MQ_ERR_NOT_IN_FLIGHT)
-        snprintf(res, sizeof res, "rejected: %s", mq_last_error());
-    else
-        snprintf(res, sizeof res, "%s", s == MQ_OK ? "ok" : status_text(s));
+    if (s == MQ_ERR_NOT_IN_FLIGHT) snprintf(res, sizeof res, "rejected: %s", mq_last_error());
+    else snprintf(res, sizeof res, "%s", s == MQ_OK ? "ok" : status_text(s));
     row(b, 8, "billing acks 7", res, "rejected: offset 7 is not in flight for billing (nothing is)",
         "log 3..3, backlog 1/3; billing 4/4; email 3/3");
 }
@@ -285,8 +267,7 @@ typedef struct ledger {
 
 static atomic_int g_ledger_frees;
 
-static int ledger_handler(void *user, const mq_message *m)
-{
+static int ledger_handler(void *user, const mq_message *m) {
     ledger *l = user;
     pthread_mutex_lock(&l->mu);
     int is_pay2 = m->payload_len == 5 && memcmp(m->payload, "pay-2", 5) == 0;
@@ -305,14 +286,12 @@ static int ledger_handler(void *user, const mq_message *m)
     return ok ? 0 : 1;
 }
 
-static void ledger_free(void *user)
-{
+static void ledger_free(void *user) {
     (void)user;
     atomic_fetch_add(&g_ledger_frees, 1);
 }
 
-static double mono_deadline(struct timespec *ts, double seconds)
-{
+static double mono_deadline(struct timespec *ts, double seconds) {
     clock_gettime(CLOCK_MONOTONIC, ts);
     double t = (double)ts->tv_sec + (double)ts->tv_nsec / 1e9 + seconds;
     ts->tv_sec = (time_t)t;
@@ -320,10 +299,11 @@ static double mono_deadline(struct timespec *ts, double seconds)
     return t;
 }
 
-static void run_push(mq_broker *b)
-{
-    printf("\n%sPush%s: topic payments, 1 partition, capacity 10; group ledger's handler fails "
-           "the first time it sees pay-2.\n\n", BOLD, RESET);
+static void run_push(mq_broker *b) {
+    printf(
+        "\n%sPush%s: topic payments, 1 partition, capacity 10; group ledger's handler fails "
+        "the first time it sees pay-2.\n\n",
+        BOLD, RESET);
     mq_topic_config cfg;
     mq_topic_config_init(&cfg, sizeof cfg);
     cfg.partitions = 1;
@@ -370,11 +350,11 @@ static void run_push(mq_broker *b)
         int match = i < 4 && strcmp(c->payload, want[i].payload) == 0 &&
                     c->offset == want[i].offset && c->ok == want[i].ok;
         printf("  handler call %d: %s (offset %lld) -> %s%s%s\n", i + 1, c->payload,
-               (long long)c->offset, match ? GREEN : RED,
-               c->ok ? "ok, acked" : "failed, nacked", RESET);
+               (long long)c->offset, match ? GREEN : RED, c->ok ? "ok, acked" : "failed, nacked",
+               RESET);
     }
-    expect_true(l.calls == 4, "expected 4 handler calls (pay-1, pay-2 failing, pay-2, pay-3), got %d",
-                l.calls);
+    expect_true(l.calls == 4,
+                "expected 4 handler calls (pay-1, pay-2 failing, pay-2, pay-3), got %d", l.calls);
     for (int i = 0; i < 4 && i < shown; ++i)
         expect_true(strcmp(l.log[i].payload, want[i].payload) == 0 && l.log[i].ok == want[i].ok,
                     "handler call %d: got %s %s, expected %s %s", i + 1, l.log[i].payload,
@@ -385,21 +365,32 @@ static void run_push(mq_broker *b)
     char state[256];
     describe(b, "payments", 0, state, sizeof state);
     printf("  %safter: %s%s\n", DIM, state, RESET);
-    expect_str("push step final state", state, "log empty, next offset 3, backlog 0/10; ledger 3/3");
+    expect_str("push step final state", state,
+               "log empty, next offset 3, backlog 0/10; ledger 3/3");
     pthread_cond_destroy(&l.cv);
     pthread_mutex_destroy(&l.mu);
 }
 
 /* ---- the reference stress ---------------------------------------------------------------- */
 
-enum { S_PRODUCERS = 4, S_PER_PRODUCER = 2500, S_KEYS = 40, S_PARTITIONS = 4, S_CAPACITY = 64,
-       S_CONSUMERS = 2, S_BATCH = 10 };
+enum {
+    S_PRODUCERS = 4,
+    S_PER_PRODUCER = 2500,
+    S_KEYS = 40,
+    S_PARTITIONS = 4,
+    S_CAPACITY = 64,
+    S_CONSUMERS = 2,
+    S_BATCH = 10
+};
 #define S_TOPIC "stress"
 #define S_TOTAL (S_PRODUCERS * S_PER_PRODUCER)
 #define LABEL_W 16
 
 /* Key k is owned by producer k % S_PRODUCERS; the payload is (key index, per-key sequence). */
-typedef struct { uint32_t key; uint32_t seq; } s_payload;
+typedef struct {
+    uint32_t key;
+    uint32_t seq;
+} s_payload;
 
 static mq_broker *g_sb;
 static int32_t g_key_partition[S_KEYS];
@@ -412,16 +403,15 @@ typedef struct producer {
 
 static void key_name(int k, char out[8]) { snprintf(out, 8, "key-%02d", k); }
 
-static void *producer_main(void *arg)
-{
+static void *producer_main(void *arg) {
     producer *p = arg;
     for (int i = 0; i < S_PER_PRODUCER; ++i) {
         int k = p->index + S_PRODUCERS * (i % (S_KEYS / S_PRODUCERS));
         s_payload pl = {(uint32_t)k, (uint32_t)(i / (S_KEYS / S_PRODUCERS))};
         char key[8];
         key_name(k, key);
-        mq_status s = mq_topic_publish(g_sb, S_TOPIC, key, 6, &pl, sizeof pl, NULL, 0, MQ_WAIT_FOREVER, NULL,
-                                 NULL, NULL);
+        mq_status s = mq_topic_publish(g_sb, S_TOPIC, key, 6, &pl, sizeof pl, NULL, 0,
+                                       MQ_WAIT_FOREVER, NULL, NULL, NULL);
         if (s != MQ_OK) {
             snprintf(p->error, sizeof p->error, "publish: %s", status_text(s));
             break;
@@ -433,18 +423,17 @@ static void *producer_main(void *arg)
 typedef struct consumer {
     pthread_t thread;
     const char *group;
-    int pause;                 /* email sleeps 0.2 ms after each batch: a slow consumer */
+    int pause; /* email sleeps 0.2 ms after each batch: a slow consumer */
     int32_t parts[S_PARTITIONS];
     size_t nparts;
     int64_t expected[S_PARTITIONS];
     int64_t received;
-    uint32_t *next_seq;        /* per key, shared by the group; each key has one owner */
-    char violation[160];       /* first order violation seen */
+    uint32_t *next_seq;  /* per key, shared by the group; each key has one owner */
+    char violation[160]; /* first order violation seen */
     char error[400];
 } consumer;
 
-static void check_message(consumer *c, const mq_message *m)
-{
+static void check_message(consumer *c, const mq_message *m) {
     s_payload pl;
     char key[8];
     const char *bad = NULL;
@@ -468,8 +457,7 @@ static void check_message(consumer *c, const mq_message *m)
                  m->partition, (long long)m->offset);
 }
 
-static void consume(consumer *c)
-{
+static void consume(consumer *c) {
     int64_t remaining[S_PARTITIONS], total = 0;
     for (size_t i = 0; i < c->nparts; ++i) total += remaining[i] = c->expected[i];
     mq_message msgs[S_BATCH];
@@ -482,8 +470,9 @@ static void consume(consumer *c)
             size_t n = 0;
             /* Block briefly only when a whole round found nothing, so one quiet partition
              * does not hold up the other. */
-            mq_status s = mq_group_poll(g_sb, S_TOPIC, c->group, c->parts[i], msgs, sizeof(mq_message), S_BATCH,
-                                  idle ? 1 : MQ_NO_WAIT, NULL, &n);
+            mq_status s =
+                mq_group_poll(g_sb, S_TOPIC, c->group, c->parts[i], msgs, sizeof(mq_message),
+                              S_BATCH, idle ? 1 : MQ_NO_WAIT, NULL, &n);
             if (s == MQ_TIMEOUT || (s == MQ_OK && n == 0)) continue;
             if (s != MQ_OK) {
                 snprintf(c->error, sizeof c->error, "poll: %s", status_text(s));
@@ -512,8 +501,7 @@ static void consume(consumer *c)
     }
 }
 
-static void *consumer_main(void *arg)
-{
+static void *consumer_main(void *arg) {
     consumer *c = arg;
     consume(c);
     /* Producers would wait forever for this consumer's acks: closing wakes them. */
@@ -521,8 +509,7 @@ static void *consumer_main(void *arg)
     return NULL;
 }
 
-static void run_stress(void)
-{
+static void run_stress(void) {
     must(mq_broker_new(NULL, &g_sb), "mq_broker_new");
     mq_topic_config cfg;
     mq_topic_config_init(&cfg, sizeof cfg);
@@ -534,8 +521,7 @@ static void run_stress(void)
     for (int k = 0; k < S_KEYS; ++k) {
         char key[8];
         key_name(k, key);
-        must(mq_key_partition(key, 6, S_PARTITIONS, &g_key_partition[k]),
-             "mq_key_partition");
+        must(mq_key_partition(key, 6, S_PARTITIONS, &g_key_partition[k]), "mq_key_partition");
         per_partition[g_key_partition[k]] += S_TOTAL / S_KEYS;
     }
 
@@ -551,18 +537,19 @@ static void run_stress(void)
             c->pause = g == 1;
             c->next_seq = next_seq[g];
             must(mq_assignment_round_robin(S_PARTITIONS, S_CONSUMERS, m, c->parts, S_PARTITIONS,
-                                       &c->nparts),
+                                           &c->nparts),
                  "mq_assignment_round_robin");
             for (size_t i = 0; i < c->nparts; ++i) c->expected[i] = per_partition[c->parts[i]];
         }
     }
 
     char per[32];
-    printf("\n%sReference stress%s: %d producers x %s messages over %d keys (each key owned by "
-           "one producer);\n%d partitions, capacity %d; groups billing and email of %d consumers "
-           "each (round-robin),\nemail pausing 0.2 ms after each batch.\n\n", BOLD, RESET,
-           S_PRODUCERS, grouped(S_PER_PRODUCER, per, sizeof per), S_KEYS, S_PARTITIONS,
-           S_CAPACITY, S_CONSUMERS);
+    printf(
+        "\n%sReference stress%s: %d producers x %s messages over %d keys (each key owned by "
+        "one producer);\n%d partitions, capacity %d; groups billing and email of %d consumers "
+        "each (round-robin),\nemail pausing 0.2 ms after each batch.\n\n",
+        BOLD, RESET, S_PRODUCERS, grouped(S_PER_PRODUCER, per, sizeof per), S_KEYS, S_PARTITIONS,
+        S_CAPACITY, S_CONSUMERS);
 
     producer prods[S_PRODUCERS];
     memset(prods, 0, sizeof prods);
@@ -626,8 +613,7 @@ static void run_stress(void)
     mq_broker_free(g_sb);
 }
 
-int main(void)
-{
+int main(void) {
     const char *no_color = getenv("NO_COLOR");
     g_color = isatty(STDOUT_FILENO) && !(no_color && no_color[0]);
     printf("%smq %s%s: the reference scenarios of the specification, checked as they run.\n\n",
@@ -648,8 +634,7 @@ int main(void)
     if (g_failures) {
         printf("%s%d check(s) differ from the specification%s\n", RED, g_failures, RESET);
         fflush(stdout);
-        fprintf(stderr, "mq_demo: FAILED: %d check(s) differ from the specification\n",
-                g_failures);
+        fprintf(stderr, "mq_demo: FAILED: %d check(s) differ from the specification\n", g_failures);
         return 1;
     }
     printf("%sEverything above matches the specification.%s\n", GREEN, RESET);

@@ -8,13 +8,13 @@
 #include <string.h>
 
 /* Every mq call returns a status; the detail of a failure is in mq_last_error(). */
-#define CHECK(call)                                                                         \
-    do {                                                                                    \
-        mq_status s_ = (call);                                                              \
-        if (s_ != MQ_OK) {                                                                  \
+#define CHECK(call)                                                                             \
+    do {                                                                                        \
+        mq_status s_ = (call);                                                                  \
+        if (s_ != MQ_OK) {                                                                      \
             fprintf(stderr, "%s failed: %s: %s\n", #call, mq_status_name(s_), mq_last_error()); \
-            exit(1);                                                                        \
-        }                                                                                   \
+            exit(1);                                                                            \
+        }                                                                                       \
     } while (0)
 
 typedef struct inbox {
@@ -22,8 +22,7 @@ typedef struct inbox {
 } inbox;
 
 /* Runs on a library thread. Returning 0 acks the message; nonzero nacks it (redelivery). */
-static int on_message(void *user, const mq_message *m)
-{
+static int on_message(void *user, const mq_message *m) {
     inbox *in = user;
     printf("push: partition %d offset %lld: %.*s\n", m->partition, (long long)m->offset,
            (int)m->payload_len, (const char *)m->payload);
@@ -32,15 +31,13 @@ static int on_message(void *user, const mq_message *m)
 }
 
 /* Called exactly once, when the handler can no longer run. */
-static void free_inbox(void *user)
-{
+static void free_inbox(void *user) {
     inbox *in = user;
     sem_destroy(&in->handled);
     free(in);
 }
 
-int main(void)
-{
+int main(void) {
     mq_broker *b = NULL;
     CHECK(mq_broker_new(NULL, &b));
 
@@ -54,10 +51,11 @@ int main(void)
     int32_t partition;
     int64_t offset;
     CHECK(mq_topic_publish(b, "orders", "user-a", strlen("user-a"), "o-1", strlen("o-1"), NULL, 0,
-                     MQ_WAIT_FOREVER, NULL, &partition, &offset));
+                           MQ_WAIT_FOREVER, NULL, &partition, &offset));
     mq_message msgs[10];
     size_t n = 0;
-    CHECK(mq_group_poll(b, "orders", "billing", partition, msgs, sizeof(mq_message), 10, 1000, NULL, &n));
+    CHECK(mq_group_poll(b, "orders", "billing", partition, msgs, sizeof(mq_message), 10, 1000, NULL,
+                        &n));
     for (size_t i = 0; i < n; ++i) /* views into the log: valid until acked */
         printf("pull: partition %d offset %lld: %.*s\n", msgs[i].partition,
                (long long)msgs[i].offset, (int)msgs[i].payload_len, (const char *)msgs[i].payload);
@@ -69,7 +67,7 @@ int main(void)
     mq_subscription *sub = NULL;
     CHECK(mq_subscription_open(b, "orders", "email", NULL, on_message, in, free_inbox, &sub));
     CHECK(mq_topic_publish(b, "orders", "user-b", strlen("user-b"), "o-2", strlen("o-2"), NULL, 0,
-                     MQ_WAIT_FOREVER, NULL, NULL, NULL));
+                           MQ_WAIT_FOREVER, NULL, NULL, NULL));
     sem_wait(&in->handled);
     CHECK(mq_subscription_close(sub)); /* waits for the handler, then calls free_inbox */
 

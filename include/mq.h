@@ -98,26 +98,26 @@ MQ_API const char *mq_version_string(void);
 /* ---- statuses ---------------------------------------------------------------------------- */
 typedef enum mq_status {
     MQ_OK = 0,
-    MQ_TIMEOUT = 1,           /* poll: nothing to hand out within the wait */
-    MQ_FULL = 2,              /* publish: the partition was still full when the wait ended */
-    MQ_CLOSED = 3,            /* the broker is closed (or was closed during the wait) */
-    MQ_CANCELLED = 4,         /* the call's mq_cancel token was triggered while it waited */
-    MQ_REBALANCED = 5,        /* member call: the group's generation changed since the member
+    MQ_TIMEOUT = 1,            /* poll: nothing to hand out within the wait */
+    MQ_FULL = 2,               /* publish: the partition was still full when the wait ended */
+    MQ_CLOSED = 3,             /* the broker is closed (or was closed during the wait) */
+    MQ_CANCELLED = 4,          /* the call's mq_cancel token was triggered while it waited */
+    MQ_REBALANCED = 5,         /* member call: the group's generation changed since the member
                                * last fetched its assignment; nothing was done; call
                                * mq_member_get_assignment and carry on */
-    MQ_ERR_INVALID = 10,      /* NULL pointer, bad value, illegal name, bad config */
-    MQ_ERR_NO_TOPIC = 11,     /* no topic of that name */
-    MQ_ERR_NO_GROUP = 12,     /* no such group on that topic */
-    MQ_ERR_EXISTS = 13,       /* the topic or group already exists */
-    MQ_ERR_PARTITION = 14,    /* partition number out of range */
-    MQ_ERR_TOO_LARGE = 15,    /* message larger than the broker maximum or the byte budget */
-    MQ_ERR_NOT_IN_FLIGHT = 16,/* ack of an offset that is not in flight for that group */
-    MQ_ERR_OWNED = 17,        /* a partition is owned by another live subscription of the group */
-    MQ_ERR_DEADLOCK = 18,     /* a subscription was closed from inside its own handler */
-    MQ_ERR_NO_MEMORY = 19,    /* allocation failed; nothing changed */
-    MQ_ERR_INTERNAL = 20,     /* a bug in mq; the message says where */
-    MQ_ERR_OUT_OF_RANGE = 21, /* seek to an offset outside the retained log */
-    MQ_ERR_FENCED = 22        /* the caller does not own that partition in the group's current
+    MQ_ERR_INVALID = 10,       /* NULL pointer, bad value, illegal name, bad config */
+    MQ_ERR_NO_TOPIC = 11,      /* no topic of that name */
+    MQ_ERR_NO_GROUP = 12,      /* no such group on that topic */
+    MQ_ERR_EXISTS = 13,        /* the topic or group already exists */
+    MQ_ERR_PARTITION = 14,     /* partition number out of range */
+    MQ_ERR_TOO_LARGE = 15,     /* message larger than the broker maximum or the byte budget */
+    MQ_ERR_NOT_IN_FLIGHT = 16, /* ack of an offset that is not in flight for that group */
+    MQ_ERR_OWNED = 17,         /* a partition is owned by another live subscription of the group */
+    MQ_ERR_DEADLOCK = 18,      /* a subscription was closed from inside its own handler */
+    MQ_ERR_NO_MEMORY = 19,     /* allocation failed; nothing changed */
+    MQ_ERR_INTERNAL = 20,      /* a bug in mq; the message says where */
+    MQ_ERR_OUT_OF_RANGE = 21,  /* seek to an offset outside the retained log */
+    MQ_ERR_FENCED = 22         /* the caller does not own that partition in the group's current
                                * generation (or the member was removed); nothing was done */
 } mq_status;
 
@@ -166,10 +166,10 @@ typedef struct mq_broker mq_broker;
 typedef int64_t (*mq_clock_fn)(void *user);
 
 typedef struct mq_broker_options {
-    size_t size;                 /* set by mq_broker_options_init */
-    mq_clock_fn clock;           /* default NULL: the system's monotonic clock */
-    void *clock_user;            /* passed to clock */
-    size_t max_message_bytes;    /* largest key + payload + headers accepted, 1 to 2^30;
+    size_t size;              /* set by mq_broker_options_init */
+    mq_clock_fn clock;        /* default NULL: the system's monotonic clock */
+    void *clock_user;         /* passed to clock */
+    size_t max_message_bytes; /* largest key + payload + headers accepted, 1 to 2^30;
                                   * default 1 MiB (1048576) */
     /* Wait strategy of mq_group_poll, mq_member_poll and push loops: before a poll with nothing to
      * hand out blocks, it spins up to spin_ns nanoseconds watching for a change. 0 (default) blocks
@@ -217,10 +217,10 @@ typedef enum mq_retention {
 } mq_retention;
 
 typedef struct mq_topic_config {
-    size_t size;               /* set by mq_topic_config_init */
-    int32_t partitions;        /* 1 to 65536; default 1 */
-    int64_t capacity;          /* messages retained per partition, 1 to 2^40; default 1024 */
-    int64_t max_bytes;         /* key + payload + header bytes retained per partition, 0 to
+    size_t size;        /* set by mq_topic_config_init */
+    int32_t partitions; /* 1 to 65536; default 1 */
+    int64_t capacity;   /* messages retained per partition, 1 to 2^40; default 1024 */
+    int64_t max_bytes;  /* key + payload + header bytes retained per partition, 0 to
                                 * INT64_MAX; 0 = no budget (default) */
     /* Lease length, a duration (top of file) of 1 to 2^40 ms; default 30000. A lease starts
      * when the poll that hands messages out
@@ -228,8 +228,8 @@ typedef struct mq_topic_config {
      * COARSE's resolution, a few ms: polls read that cheaper clock), never shorter; likewise a
      * delayed nack's pause and max_age_ms. */
     int64_t ack_timeout_ms;
-    int32_t retention;         /* an mq_retention; default MQ_RETAIN_UNTIL_ACKED */
-    int64_t max_age_ms;        /* trim messages older than this whatever the groups' cursors;
+    int32_t retention;  /* an mq_retention; default MQ_RETAIN_UNTIL_ACKED */
+    int64_t max_age_ms; /* trim messages older than this whatever the groups' cursors;
                                 * a duration (top of file), 0 to 2^40 ms; 0 = no limit
                                 * (default) */
 } mq_topic_config;
@@ -289,13 +289,13 @@ MQ_API mq_status mq_group_list(mq_broker *b, const char *topic, char *buf, size_
 
 /* ---- groups ------------------------------------------------------------------------------ */
 typedef enum mq_start {
-    MQ_START_LATEST = 0,   /* a new group sees what is published after it subscribes */
-    MQ_START_EARLIEST = 1  /* a new group starts at the oldest retained message */
+    MQ_START_LATEST = 0,  /* a new group sees what is published after it subscribes */
+    MQ_START_EARLIEST = 1 /* a new group starts at the oldest retained message */
 } mq_start;
 
 typedef struct mq_group_options {
-    size_t size;           /* set by mq_group_options_init */
-    int32_t start;         /* an mq_start (MQ_START_LATEST or MQ_START_EARLIEST); default
+    size_t size;   /* set by mq_group_options_init */
+    int32_t start; /* an mq_start (MQ_START_LATEST or MQ_START_EARLIEST); default
                             * MQ_START_LATEST */
     /* Poison messages: when a message has been handed to this group max_deliveries times
      * without an ack, the next poll does not hand it out again; it appends it to
@@ -312,7 +312,7 @@ typedef struct mq_group_options {
      * group moves past it, mq_group_info.lost counts it and the next message handed to the
      * group reports it in its `lost` field. */
     uint32_t max_deliveries;
-    const char *dead_letter_topic;  /* copied; NULL = none (default) */
+    const char *dead_letter_topic; /* copied; NULL = none (default) */
 } mq_group_options;
 
 MQ_API void mq_group_options_init(mq_group_options *opts, size_t size);
@@ -359,14 +359,14 @@ typedef struct mq_header {
  * NULL with nonzero length, wait_ms outside the duration rule (top of file). MQ_ERR_NO_TOPIC. MQ_ERR_TOO_LARGE: the message's bytes
  * (key, payload, header names and values) exceed max_message_bytes or the topic's byte budget.
  * MQ_ERR_NO_MEMORY. */
-MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *key,
-                                  size_t key_len, const void *payload, size_t payload_len,
-                                  const mq_header *headers, size_t header_count, int64_t wait_ms,
-                                  mq_cancel *cancel, int32_t *partition_out, int64_t *offset_out);
+MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
+                                  const void *payload, size_t payload_len, const mq_header *headers,
+                                  size_t header_count, int64_t wait_ms, mq_cancel *cancel,
+                                  int32_t *partition_out, int64_t *offset_out);
 
 /* One message of a batch. Grows by appending fields: pass sizeof(mq_record) as record_size. */
 typedef struct mq_record {
-    const void *key;       /* NULL = no key */
+    const void *key; /* NULL = no key */
     size_t key_len;
     const void *payload;
     size_t payload_len;
@@ -376,8 +376,8 @@ typedef struct mq_record {
 
 /* Where a record of a batch went. Grows by appending fields: pass sizeof(mq_publish_result). */
 typedef struct mq_publish_result {
-    int32_t partition;     /* where the record went (or would have gone) */
-    int64_t offset;        /* its offset, or -1 if it was not published */
+    int32_t partition; /* where the record went (or would have gone) */
+    int64_t offset;    /* its offset, or -1 if it was not published */
 } mq_publish_result;
 
 /* Appends count records, taking each partition's lock once for all of its records (waiting for
@@ -409,11 +409,11 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
 #define MQ_HEADER_DEAD_LETTER_OFFSET "mq.dead_letter.offset"
 #define MQ_HEADER_DEAD_LETTER_DELIVERY_COUNT "mq.dead_letter.delivery_count"
 typedef struct mq_dead_letter {
-    const char *topic;         /* the topic it was published to */
-    const char *group;         /* the group that gave up on it */
+    const char *topic; /* the topic it was published to */
+    const char *group; /* the group that gave up on it */
     int32_t partition;
-    uint32_t delivery_count;   /* times that group had been handed it */
-    int64_t offset;            /* its offset in that partition */
+    uint32_t delivery_count; /* times that group had been handed it */
+    int64_t offset;          /* its offset in that partition */
 } mq_dead_letter;
 
 /* A message view. Its pointers (key, payload, headers and their bytes, dead_letter) point into
@@ -430,11 +430,11 @@ typedef struct mq_message {
      * message out again does. */
     uint32_t delivery_count;
     int64_t offset;
-    const void *key;           /* NULL when the message was published without a key */
+    const void *key; /* NULL when the message was published without a key */
     size_t key_len;
-    const void *payload;       /* never NULL (a zero-length payload points at an empty buffer) */
+    const void *payload; /* never NULL (a zero-length payload points at an empty buffer) */
     size_t payload_len;
-    const mq_header *headers;  /* header_count headers, in publish order; NULL when none */
+    const mq_header *headers; /* header_count headers, in publish order; NULL when none */
     size_t header_count;
     /* Broker clock when it was published. Never less than the timestamp of the message before
      * it in the partition (two publishers racing are clamped into offset order). */
@@ -474,8 +474,8 @@ MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *grou
  * message names the in-flight range, "offset 7 is not in flight for billing (nothing is)" or
  * "offset 9 is not in flight for billing (in flight: 4..5)"; nothing changes.
  * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION, MQ_CLOSED. */
-MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group,
-                              int32_t partition, int64_t offset);
+MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                              int64_t offset);
 
 /* Since 1.1. Exactly mq_group_ack(offset) then mq_group_poll of the same partition, in one
  * critical section: one lock round trip instead of two, and the publishers the ack makes room
@@ -491,8 +491,8 @@ MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group
  * MQ_TIMEOUT / MQ_CANCELLED. Any thread. */
 MQ_API mq_status mq_group_ack_poll(mq_broker *b, const char *topic, const char *group,
                                    int32_t partition, int64_t offset, mq_message *msgs,
-                                   size_t msg_size, size_t max, int64_t wait_ms,
-                                   mq_cancel *cancel, size_t *count_out);
+                                   size_t msg_size, size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                   size_t *count_out);
 
 /* Rewinds the group's `next` to `committed`: the in-flight messages are handed out again by the
  * next poll (which is woken). With delay_ms > 0 they come back no sooner than that (by the
@@ -513,8 +513,8 @@ MQ_API mq_status mq_group_nack(mq_broker *b, const char *topic, const char *grou
 MQ_API mq_status mq_group_extend_lease(mq_broker *b, const char *topic, const char *group,
                                        int32_t partition);
 
-#define MQ_OFFSET_END (-1)       /* mq_group_seek: skip everything retained */
-#define MQ_OFFSET_EARLIEST (-2)  /* mq_group_seek: replay everything retained */
+#define MQ_OFFSET_END (-1)      /* mq_group_seek: skip everything retained */
+#define MQ_OFFSET_EARLIEST (-2) /* mq_group_seek: replay everything retained */
 
 /* Moves the group's cursor on a partition to `offset` (committed = next = offset): an offset in
  * the retained range start..end (replay or skip), MQ_OFFSET_EARLIEST or MQ_OFFSET_END. What was
@@ -549,12 +549,12 @@ typedef int (*mq_handler)(void *user, const mq_message *msg);
 typedef void (*mq_user_free)(void *user);
 
 typedef struct mq_subscription_options {
-    size_t size;                  /* set by mq_subscription_options_init */
-    int32_t prefetch;             /* messages per poll, 1 to 65536; default 10 (each loop
+    size_t size;               /* set by mq_subscription_options_init */
+    int32_t prefetch;          /* messages per poll, 1 to 65536; default 10 (each loop
                                    * holds a buffer of prefetch messages) */
-    const int32_t *partitions;    /* partitions to own, each in 0..partitions-1 of the topic and
+    const int32_t *partitions; /* partitions to own, each in 0..partitions-1 of the topic and
                                    * none twice; NULL = all (default) */
-    size_t partition_count;       /* entries in partitions: 0 with NULL, else at least 1 */
+    size_t partition_count;    /* entries in partitions: 0 with NULL, else at least 1 */
 } mq_subscription_options;
 
 MQ_API void mq_subscription_options_init(mq_subscription_options *opts, size_t size);
@@ -574,8 +574,7 @@ MQ_API void mq_subscription_options_init(mq_subscription_options *opts, size_t s
  * On any failure user_free(user) has been called (if not NULL) before return. */
 MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const char *group,
                                       const mq_subscription_options *opts, mq_handler handler,
-                                      void *user, mq_user_free user_free,
-                                      mq_subscription **out);
+                                      void *user, mq_user_free user_free, mq_subscription **out);
 
 /* From inside a handler: restarts the lease of the messages this handler's loop holds (see
  * mq_group_extend_lease), for work that outlives the ack timeout.
@@ -627,17 +626,17 @@ typedef void (*mq_assignor)(void *user, int32_t partitions, const char *const *m
 typedef void (*mq_rebalance_fn)(void *user, mq_member *member, int64_t generation);
 
 typedef struct mq_member_options {
-    size_t size;                   /* set by mq_member_options_init */
-    const char *member_id;         /* copied; NULL = generated "<group>-<n>"; a legal name */
-    int64_t session_timeout_ms;    /* a member that makes no call for this long is removed as
+    size_t size;                /* set by mq_member_options_init */
+    const char *member_id;      /* copied; NULL = generated "<group>-<n>"; a legal name */
+    int64_t session_timeout_ms; /* a member that makes no call for this long is removed as
                                     * if it had left (noticed by the group's next join or member
                                     * call); a duration (top of file) of 1 to 2^40 ms;
                                     * default 10000. A member blocked in mq_member_poll is
                                     * calling. */
-    mq_assignor assignor;          /* NULL = round-robin (partition p to member p % count); the
+    mq_assignor assignor;       /* NULL = round-robin (partition p to member p % count); the
                                     * group uses the strategy of its first member */
     void *assignor_user;
-    mq_rebalance_fn on_rebalance;  /* optional */
+    mq_rebalance_fn on_rebalance; /* optional */
     void *on_rebalance_user;
 } mq_member_options;
 
@@ -675,9 +674,8 @@ MQ_API mq_status mq_member_get_assignment(mq_member *member, int64_t *generation
  * messages of one partition, as mq_group_poll does (msg->partition tells which). Waits up to wait_ms
  * (the duration rule at the top of the file) for any of them. MQ_REBALANCED: the generation changed (before or during the wait); nothing
  * was handed out. MQ_ERR_FENCED: the member was removed. Otherwise statuses as mq_group_poll. */
-MQ_API mq_status mq_member_poll(mq_member *member, mq_message *msgs, size_t msg_size,
-                                size_t max, int64_t wait_ms, mq_cancel *cancel,
-                                size_t *count_out);
+MQ_API mq_status mq_member_poll(mq_member *member, mq_message *msgs, size_t msg_size, size_t max,
+                                int64_t wait_ms, mq_cancel *cancel, size_t *count_out);
 
 /* As mq_group_ack / mq_group_nack / mq_group_extend_lease, for a partition the
  * member owns (delay_ms: a duration, 0 to 2^40 ms). MQ_REBALANCED, MQ_ERR_FENCED as above; MQ_ERR_PARTITION; statuses as those. */
@@ -695,8 +693,8 @@ MQ_API mq_status mq_member_extend_lease(mq_member *member, int32_t partition);
  * the poll's own outcome as mq_member_poll (MQ_REBALANCED during the wait, MQ_TIMEOUT,
  * MQ_CANCELLED). Any thread. */
 MQ_API mq_status mq_member_ack_poll(mq_member *member, int32_t partition, int64_t offset,
-                                    mq_message *msgs, size_t msg_size, size_t max,
-                                    int64_t wait_ms, mq_cancel *cancel, size_t *count_out);
+                                    mq_message *msgs, size_t msg_size, size_t max, int64_t wait_ms,
+                                    mq_cancel *cancel, size_t *count_out);
 
 /* ---- partitioning helpers ---------------------------------------------------------------- */
 
@@ -723,8 +721,8 @@ typedef struct mq_topic_info {
     int64_t capacity;
     int64_t max_bytes;
     int64_t ack_timeout_ms;
-    int32_t retention;         /* an mq_retention */
-    int64_t max_age_ms;        /* 0 = no limit */
+    int32_t retention;  /* an mq_retention */
+    int64_t max_age_ms; /* 0 = no limit */
 } mq_topic_info;
 
 /* Fills *out (out_size = sizeof *out; a smaller out_size gets the fields that fit) with the
@@ -733,20 +731,20 @@ MQ_API mq_status mq_topic_get_info(mq_broker *b, const char *topic, mq_topic_inf
                                    size_t out_size);
 
 typedef struct mq_partition_info {
-    int64_t start;            /* oldest retained offset */
-    int64_t end;              /* next offset to be published */
-    int64_t backlog;          /* end - slowest committed (0 with no groups) */
+    int64_t start;   /* oldest retained offset */
+    int64_t end;     /* next offset to be published */
+    int64_t backlog; /* end - slowest committed (0 with no groups) */
     int64_t capacity;
-    int64_t retained_bytes;   /* key + payload bytes retained */
-    int64_t max_bytes;        /* byte budget, 0 = none */
-    int64_t producer_waits;   /* publishes that found the partition full and started waiting
+    int64_t retained_bytes;      /* key + payload bytes retained */
+    int64_t max_bytes;           /* byte budget, 0 = none */
+    int64_t producer_waits;      /* publishes that found the partition full and started waiting
                                * (counted once per publish when its wait begins; a publish with
                                * MQ_NO_WAIT that gets MQ_FULL does not wait and is not counted) */
-    int64_t max_backlog;      /* largest backlog seen */
-    int64_t dropped;          /* messages trimmed before every group acked them (bounded
+    int64_t max_backlog;         /* largest backlog seen */
+    int64_t dropped;             /* messages trimmed before every group acked them (bounded
                                * retention, max age) */
     int64_t oldest_timestamp_ns; /* timestamp of the message at start; -1 when the log is empty */
-    int64_t oldest_age_ns;    /* broker clock now minus oldest_timestamp_ns; -1 when empty */
+    int64_t oldest_age_ns;       /* broker clock now minus oldest_timestamp_ns; -1 when empty */
 } mq_partition_info;
 
 /* Fills *out (out_size = sizeof *out; a smaller out_size gets the fields that fit).
@@ -755,14 +753,14 @@ MQ_API mq_status mq_partition_get_info(mq_broker *b, const char *topic, int32_t 
                                        mq_partition_info *out, size_t out_size);
 
 typedef struct mq_group_info {
-    int64_t committed;        /* every offset below it is acked */
-    int64_t next;             /* next offset to hand out */
-    int64_t lag;              /* end - committed */
-    int64_t in_flight;        /* next - committed */
-    int64_t lost;             /* messages dropped before this group acked them */
-    int64_t dead_lettered;    /* messages this group sent to its dead-letter topic */
-    int64_t next_age_ns;      /* age of the message at next (by the broker clock); -1 if none */
-    int64_t paused_until_ns;  /* broker clock time a delayed nack holds the group until; 0 if
+    int64_t committed;       /* every offset below it is acked */
+    int64_t next;            /* next offset to hand out */
+    int64_t lag;             /* end - committed */
+    int64_t in_flight;       /* next - committed */
+    int64_t lost;            /* messages dropped before this group acked them */
+    int64_t dead_lettered;   /* messages this group sent to its dead-letter topic */
+    int64_t next_age_ns;     /* age of the message at next (by the broker clock); -1 if none */
+    int64_t paused_until_ns; /* broker clock time a delayed nack holds the group until; 0 if
                                * not paused */
 } mq_group_info;
 

@@ -77,7 +77,7 @@ private:
     std::atomic<uint64_t> deletions_{0};
     mq::Reclaimer reclaimer_{gate};
     mq::TopicTable table_{reclaimer_};
-    mutable std::mutex admin_mu_;  // topic creation and deletion, the creation-order list
+    mutable std::mutex admin_mu_;      // topic creation and deletion, the creation-order list
     std::vector<mq::Topic *> topics_;  // each holds the table's reference to its topic
     std::mutex names_mu_;
     std::set<std::string, std::less<>> names_;  // intern()'s

@@ -122,12 +122,8 @@ extern "C" {
 
 // ---- version, statuses, errors ------------------------------------------------------------
 
-MQ_API int mq_version_number(void) {
-    return MQ_VERSION_NUMBER;
-}
-MQ_API const char *mq_version_string(void) {
-    return MQ_VERSION_STRING;
-}
+MQ_API int mq_version_number(void) { return MQ_VERSION_NUMBER; }
+MQ_API const char *mq_version_string(void) { return MQ_VERSION_STRING; }
 
 MQ_API const char *mq_status_name(int status) {
     switch (status) {
@@ -154,9 +150,7 @@ MQ_API const char *mq_status_name(int status) {
     }
 }
 
-MQ_API const char *mq_last_error(void) {
-    return mq::last_error();
-}
+MQ_API const char *mq_last_error(void) { return mq::last_error(); }
 
 // ---- cancel tokens ---------------------------------------------------------------------------
 
@@ -176,9 +170,7 @@ MQ_API void mq_cancel_reset(mq_cancel *c) {
     if (c) c->triggered.store(false);
 }
 
-MQ_API int mq_cancel_is_triggered(const mq_cancel *c) {
-    return c && c->is_triggered() ? 1 : 0;
-}
+MQ_API int mq_cancel_is_triggered(const mq_cancel *c) { return c && c->is_triggered() ? 1 : 0; }
 
 MQ_API void mq_cancel_free(mq_cancel *c) {
     if (c) c->release();  // a call waiting with it holds a reference of its own
@@ -475,16 +467,15 @@ MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *grou
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
         if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
         return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
-            return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms), cancel,
-                                  count_out);
+            return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms), cancel, count_out);
         });
     });
 }
 
 MQ_API mq_status mq_group_ack_poll(mq_broker *b, const char *topic, const char *group,
                                    int32_t partition, int64_t offset, mq_message *msgs,
-                                   size_t msg_size, size_t max, int64_t wait_ms,
-                                   mq_cancel *cancel, size_t *count_out) {
+                                   size_t msg_size, size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                   size_t *count_out) {
     if (count_out) *count_out = 0;
     return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
@@ -494,8 +485,8 @@ MQ_API mq_status mq_group_ack_poll(mq_broker *b, const char *topic, const char *
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
         if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
         return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
-            return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms), cancel,
-                                  count_out, &offset);
+            return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms), cancel, count_out,
+                                  &offset);
         });
     });
 }

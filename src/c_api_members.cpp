@@ -102,9 +102,7 @@ MQ_API mq_status mq_member_close(mq_member *m) {
     return MQ_OK;
 }
 
-MQ_API const char *mq_member_id(const mq_member *m) {
-    return m ? m->state->member_id.c_str() : "";
-}
+MQ_API const char *mq_member_id(const mq_member *m) { return m ? m->state->member_id.c_str() : ""; }
 
 MQ_API mq_status mq_member_get_assignment(mq_member *m, int64_t *generation, int32_t *partitions,
                                           size_t cap, size_t *count) {
@@ -139,8 +137,8 @@ MQ_API mq_status mq_member_poll(mq_member *m, mq_message *msgs, size_t msg_size,
 }
 
 MQ_API mq_status mq_member_ack_poll(mq_member *m, int32_t partition, int64_t offset,
-                                    mq_message *msgs, size_t msg_size, size_t max,
-                                    int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
+                                    mq_message *msgs, size_t msg_size, size_t max, int64_t wait_ms,
+                                    mq_cancel *cancel, size_t *count_out) {
     if (count_out) *count_out = 0;
     return on_member_partition(m, partition, [&] {
         if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");

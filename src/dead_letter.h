@@ -24,8 +24,8 @@ public:
     const mq_dead_letter &origin() const noexcept { return origin_; }
 
 private:
-    std::string bytes_;                // key, payload, header names and values, origin numbers
-    std::vector<mq_header> headers_;   // the message's own, then the origin's
+    std::string bytes_;               // key, payload, header names and values, origin numbers
+    std::vector<mq_header> headers_;  // the message's own, then the origin's
     mq_record record_{};
     mq_dead_letter origin_{};
 };

@@ -35,8 +35,6 @@ void Deferred::format(mq_status, const char *fmt, ...) noexcept {
     va_end(ap);
 }
 
-const char *last_error() noexcept {
-    return tl_current;
-}
+const char *last_error() noexcept { return tl_current; }
 
 }  // namespace mq

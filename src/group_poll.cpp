@@ -10,8 +10,8 @@ mq_status dead_letter_and_poll(Partition &p, const Group *g, Caller who, mq_mess
     while (due) {
         mq_status published;
         try {
-            published = g->dead_letter->publish_dead_letter(due->record(), due->origin(), wait,
-                                                            cancel);
+            published =
+                g->dead_letter->publish_dead_letter(due->record(), due->origin(), wait, cancel);
         } catch (...) {  // out of memory: the head stays where it was
             p.finish_dead_letter(g, *due, MQ_ERR_NO_MEMORY);
             throw;

@@ -107,7 +107,7 @@ inline size_t Log::weight(const Slot &s) noexcept {
 
 // Always inlined into its one caller, Partition::append: a call boundary costs a tenth of it.
 [[gnu::always_inline]] inline int64_t Log::append(const mq_record &r, size_t bytes,
-                                                 const mq_dead_letter *origin, int64_t now) {
+                                                  const mq_dead_letter *origin, int64_t now) {
     if (static_cast<size_t>(end_ - start_) == slots_.size()) grow_slots();
     const int64_t offset = end_;
     const size_t key_len = r.key ? r.key_len : 0;

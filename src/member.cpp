@@ -173,8 +173,8 @@ mq_status mq_member::poll_after(const Ack *ack, mq_message *out, size_t max, mq:
         if (ack) {
             if (k && parts[first % k] == ack->partition) {
                 with_ack = &ack->offset;
-            } else if (mq_status st = topic->partition(ack->partition).ack(group, caller(),
-                                                                             ack->offset);
+            } else if (mq_status st =
+                           topic->partition(ack->partition).ack(group, caller(), ack->offset);
                        st != MQ_OK) {
                 return st;
             }

@@ -11,9 +11,7 @@ namespace {
 thread_local const MemberState *tl_in_callback = nullptr;
 }
 
-bool in_rebalance_callback_of(const MemberState *m) noexcept {
-    return tl_in_callback == m;
-}
+bool in_rebalance_callback_of(const MemberState *m) noexcept { return tl_in_callback == m; }
 
 namespace {
 std::atomic<int64_t> groups_alive{0};
@@ -31,9 +29,7 @@ Group::~Group() {
     groups_alive.fetch_sub(1, std::memory_order_relaxed);
 }
 
-int64_t Group::alive_for_testing() noexcept {
-    return groups_alive.load(std::memory_order_relaxed);
-}
+int64_t Group::alive_for_testing() noexcept { return groups_alive.load(std::memory_order_relaxed); }
 
 void MemberState::begin_close() {
     std::unique_lock lk(cb_mu);

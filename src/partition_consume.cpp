@@ -42,55 +42,59 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
         freed = trim_and_wake(false);
     }
     bool again = false, unused = false;
-    const mq_status result = waiting_.wait(lk, Waiting::kConsumer, wait, scope, unused, [&]() -> Pending {
-        if (again) {  // the lock was released meanwhile
-            now = clock_.coarse();
-            enforce_max_age(now);
-        }
-        again = true;
-        mq_status st;  // found anew each round: the group may have gone or moved meanwhile
-        Cursor *c = find_owned(g, who, err, &st);
-        if (!c) return Pending::finished(st);
-        if (c->end_views()) release_views();  // views of messages dropped from under it
-        c->expire_lease(now);
-        const bool paused = c->paused(now);
-        if (!paused && !c->dead_lettering && c->next < log_.end()) {
-            if (g->max_deliveries && c->next == c->committed &&
-                c->counts.head_count() >= g->max_deliveries) {
-                // Copied: the message may be dropped while the dead letter is published.
-                // `dead_lettering` keeps the group's other polls away from the head meanwhile.
-                thread_local DeadLetter copy;  // reused: its buffers keep their capacity
-                mq_message head;
-                fill(head, c->committed, c->counts.head_count());
-                copy.capture(head, mq_dead_letter{g->origin_topic, g->origin_group,
-                                                  index_, c->counts.head_count(), c->committed});
-                *due = &copy;
-                c->dead_lettering = true;
-                wait.start();  // the dead-letter publish waits within this poll's deadline
+    const mq_status result = waiting_.wait(
+        lk, Waiting::kConsumer, wait, scope, unused,
+        [&]() -> Pending {
+            if (again) {  // the lock was released meanwhile
+                now = clock_.coarse();
+                enforce_max_age(now);
+            }
+            again = true;
+            mq_status st;  // found anew each round: the group may have gone or moved meanwhile
+            Cursor *c = find_owned(g, who, err, &st);
+            if (!c) return Pending::finished(st);
+            if (c->end_views()) release_views();  // views of messages dropped from under it
+            c->expire_lease(now);
+            const bool paused = c->paused(now);
+            if (!paused && !c->dead_lettering && c->next < log_.end()) {
+                if (g->max_deliveries && c->next == c->committed &&
+                    c->counts.head_count() >= g->max_deliveries) {
+                    // Copied: the message may be dropped while the dead letter is published.
+                    // `dead_lettering` keeps the group's other polls away from the head meanwhile.
+                    thread_local DeadLetter copy;  // reused: its buffers keep their capacity
+                    mq_message head;
+                    fill(head, c->committed, c->counts.head_count());
+                    copy.capture(head, mq_dead_letter{g->origin_topic, g->origin_group, index_,
+                                                      c->counts.head_count(), c->committed});
+                    *due = &copy;
+                    c->dead_lettering = true;
+                    wait.start();  // the dead-letter publish waits within this poll's deadline
+                    return Pending::finished(MQ_OK);
+                }
+                const int64_t to =
+                    c->next + std::min<int64_t>(static_cast<int64_t>(max), log_.end() - c->next);
+                c->counts.reserve();
+                size_t i = 0;
+                const int64_t lost =
+                    c->hand_out(to, now + settings_.ack_timeout_ns + clock_.lag(),
+                                [&](int64_t o, uint32_t n) { fill(out[i++], o, n); });
+                out[0].lost = lost;  // the loss is never silent
+                *count = i;
                 return Pending::finished(MQ_OK);
             }
-            const int64_t to =
-                c->next + std::min<int64_t>(static_cast<int64_t>(max), log_.end() - c->next);
-            c->counts.reserve();
-            size_t i = 0;
-            const int64_t lost =
-                c->hand_out(to, now + settings_.ack_timeout_ns + clock_.lag(),
-                            [&](int64_t o, uint32_t n) { fill(out[i++], o, n); });
-            out[0].lost = lost;  // the loss is never silent
-            *count = i;
-            return Pending::finished(MQ_OK);
-        }
-        // Also wake when the lease runs out or the delayed nack ends: a waiting poll must
-        // notice both.
-        Pending p;
-        if (c->in_flight()) p.change_in_ns = c->lease_deadline - now;
-        if (paused) {
-            p.change_in_ns = std::min(p.change_in_ns, c->not_before - now);
-            p.timeout_text = "nothing to hand out within the wait (the group is paused by a "
-                             "delayed nack)";
-        }
-        return p;
-    }, &freed);
+            // Also wake when the lease runs out or the delayed nack ends: a waiting poll must
+            // notice both.
+            Pending p;
+            if (c->in_flight()) p.change_in_ns = c->lease_deadline - now;
+            if (paused) {
+                p.change_in_ns = std::min(p.change_in_ns, c->not_before - now);
+                p.timeout_text =
+                    "nothing to hand out within the wait (the group is paused by a "
+                    "delayed nack)";
+            }
+            return p;
+        },
+        &freed);
     if (freed.publishers) {
         lk.unlock();
         waiting_.send(freed);
@@ -133,7 +137,8 @@ mq_status Partition::commit_ack(Cursor &cur, const Group *g, int64_t offset,
     // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
     if (offset < c->committed || offset >= c->next) {
         if (!c->in_flight()) {
-            return err.fail(MQ_ERR_NOT_IN_FLIGHT, "offset %lld is not in flight for %s (nothing is)",
+            return err.fail(MQ_ERR_NOT_IN_FLIGHT,
+                            "offset %lld is not in flight for %s (nothing is)",
                             static_cast<long long>(offset), g->name.c_str());
         }
         return err.fail(MQ_ERR_NOT_IN_FLIGHT,

@@ -44,14 +44,13 @@ mq_status Partition::publish(const mq_record &r, Wait wait, mq_cancel *cancel, i
     {
         Lock lk = enter(now);
         bool waited = false;
-        const mq_status st =
-            waiting_.wait(lk, Waiting::kPublisher, wait, scope, waited, [&] {
-                if (waited) {  // the lock was released: the clock moved, messages may have aged
-                    now = clock_.now();
-                    enforce_max_age(now);
-                }
-                return room_for(bytes, now);
-            });
+        const mq_status st = waiting_.wait(lk, Waiting::kPublisher, wait, scope, waited, [&] {
+            if (waited) {  // the lock was released: the clock moved, messages may have aged
+                now = clock_.now();
+                enforce_max_age(now);
+            }
+            return room_for(bytes, now);
+        });
         if (st != MQ_OK) return st;
         *offset = append(r, bytes, origin, now);
         wake = waiting_.announce();

@@ -105,9 +105,7 @@ void mq_subscription::close(mq_subscription *sub) noexcept {
     delete sub;  // may drop the broker's last reference
 }
 
-bool mq_subscription::is_current_thread() const noexcept {
-    return tl_loop.sub == this;
-}
+bool mq_subscription::is_current_thread() const noexcept { return tl_loop.sub == this; }
 
 mq_status mq_subscription::attach() {
     if (member_mode()) {
@@ -214,7 +212,7 @@ void mq_subscription::run_loop(Loop &loop) {
         const int64_t *ack = pending >= 0 ? &pending : nullptr;
         const mq_status st = mq::poll_group(part, group_, me, batch.data(), batch.size(),
                                             mq::Wait{mq::Wait::kForever}, &loop.waker, &n, ack);
-        pending = -1;  // acked, or refused (then nothing was polled)
+        pending = -1;                              // acked, or refused (then nothing was polled)
         if (st == MQ_ERR_NOT_IN_FLIGHT) continue;  // the ack was refused: poll again
         if (st != MQ_OK) break;  // closed, stopped, fenced (the partition moved), group gone
         const int64_t polled_at = clock.coarse();

@@ -43,9 +43,9 @@ struct mq_subscription {
     static mq_status delay_current_nack(int64_t delay_ms);
 
 private:
-    mq_subscription(mq::BrokerRef broker, mq::Ref<mq::Topic> topic,
-                    mq::Ref<const mq::Group> group, uint64_t id, int32_t prefetch,
-                    std::vector<int32_t> partitions, mq_handler handler, void *user);
+    mq_subscription(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, mq::Ref<const mq::Group> group,
+                    uint64_t id, int32_t prefetch, std::vector<int32_t> partitions,
+                    mq_handler handler, void *user);
 
     struct Loop {
         int32_t partition;

@@ -20,9 +20,7 @@ void free_snapshot(void *p) {
 }
 }  // namespace
 
-int64_t Topic::alive_for_testing() noexcept {
-    return topics_alive.load(std::memory_order_relaxed);
-}
+int64_t Topic::alive_for_testing() noexcept { return topics_alive.load(std::memory_order_relaxed); }
 int64_t Topic::snapshots_alive_for_testing() noexcept {
     return snapshots_alive.load(std::memory_order_relaxed);
 }

@@ -38,7 +38,7 @@ public:
     void release() noexcept {
         if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
     }
-    static int64_t alive_for_testing() noexcept;       // topics whose memory has not gone
+    static int64_t alive_for_testing() noexcept;            // topics whose memory has not gone
     static int64_t snapshots_alive_for_testing() noexcept;  // group lists not yet freed
 
     // mq_topic_delete (the broker unlinks it first): every later call on it fails with
@@ -51,9 +51,7 @@ public:
     Partition &partition(int32_t p) noexcept { return *partitions_[static_cast<size_t>(p)]; }
     const TopicSettings &settings() const noexcept { return settings_; }
     // The broker is closed or the topic deleted: push loops and rebalance callbacks stop.
-    bool closed() const noexcept {
-        return closed_.load(std::memory_order_acquire) || deleted();
-    }
+    bool closed() const noexcept { return closed_.load(std::memory_order_acquire) || deleted(); }
 
     // The one router of the topic (single and batch publishes, dead letters): a record with a
     // key goes to Kafka's partition for it, one without takes the next round-robin slot.

@@ -46,7 +46,8 @@ class Waiting {
 public:
     enum Side { kPublisher, kConsumer };
 
-    Waiting(const std::atomic<bool> &closed, int64_t spin_ns) : closed_(closed), spin_ns_(spin_ns) {}
+    Waiting(const std::atomic<bool> &closed, int64_t spin_ns)
+        : closed_(closed), spin_ns_(spin_ns) {}
 
     Waitable &waitable() noexcept { return w_; }
     Mutex &mutex() noexcept { return w_.mu; }

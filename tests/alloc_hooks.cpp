@@ -18,7 +18,8 @@ thread_local bool t_failed = false;
 
 // Returns false when this allocation must fail.
 bool account() noexcept {
-    if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (g_counting.load(std::memory_order_relaxed))
+        g_allocations.fetch_add(1, std::memory_order_relaxed);
     if (!t_armed) return true;
     if (++t_seen == t_fail_at) {
         t_failed = true;

@@ -54,7 +54,7 @@ inline std::string payload_of(const mq_message &m) {
 inline void publish(mq_broker *b, const char *topic, const char *key, const std::string &payload,
                     int64_t wait_ms = MQ_NO_WAIT) {
     ASSERT_EQ(mq_topic_publish(b, topic, key, key ? std::strlen(key) : 0, payload.data(),
-                         payload.size(), NULL, 0, wait_ms, nullptr, nullptr, nullptr),
+                               payload.size(), NULL, 0, wait_ms, nullptr, nullptr, nullptr),
               MQ_OK)
         << mq_last_error();
 }
@@ -64,8 +64,8 @@ inline std::vector<mq_message> poll(mq_broker *b, const char *topic, const char 
                                     int32_t partition, size_t max = 16) {
     std::vector<mq_message> out(max);
     size_t n = 0;
-    const mq_status st = mq_group_poll(b, topic, group, partition, out.data(), sizeof(mq_message), max, MQ_NO_WAIT,
-                                 nullptr, &n);
+    const mq_status st = mq_group_poll(b, topic, group, partition, out.data(), sizeof(mq_message),
+                                       max, MQ_NO_WAIT, nullptr, &n);
     EXPECT_TRUE(st == MQ_OK || st == MQ_TIMEOUT) << mq_status_name(st) << ": " << mq_last_error();
     out.resize(n);
     return out;
@@ -89,8 +89,7 @@ inline mq_group_info ginfo(mq_broker *b, const char *topic, const char *group, i
 
 inline mq_partition_info partition_info(mq_broker *b, const char *topic, int32_t partition) {
     mq_partition_info pi{};
-    EXPECT_EQ(mq_partition_get_info(b, topic, partition, &pi, sizeof pi), MQ_OK)
-        << mq_last_error();
+    EXPECT_EQ(mq_partition_get_info(b, topic, partition, &pi, sizeof pi), MQ_OK) << mq_last_error();
     return pi;
 }
 

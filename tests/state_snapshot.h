@@ -74,14 +74,13 @@ inline std::string snapshot(mq_broker *b) {
         mq_topic_info ti{};
         int st = mq_topic_get_info(b, topic.c_str(), &ti, sizeof ti);
         if (st != MQ_OK) {
-            ADD_FAILURE() << "snapshot: mq_topic_get_info " << topic << ": "
-                          << mq_status_name(st) << " " << mq_last_error();
+            ADD_FAILURE() << "snapshot: mq_topic_get_info " << topic << ": " << mq_status_name(st)
+                          << " " << mq_last_error();
             out << "topic " << topic << ": info failed\n";
             continue;
         }
-        out << "topic " << topic << ": partitions=" << ti.partitions
-            << " capacity=" << ti.capacity << " max_bytes=" << ti.max_bytes
-            << " ack_timeout_ms=" << ti.ack_timeout_ms << "\n";
+        out << "topic " << topic << ": partitions=" << ti.partitions << " capacity=" << ti.capacity
+            << " max_bytes=" << ti.max_bytes << " ack_timeout_ms=" << ti.ack_timeout_ms << "\n";
         const std::string groups = group_list(b, topic);
         out << "  groups: [" << groups << "]\n";
         for (int32_t p = 0; p < ti.partitions; ++p) {
@@ -103,15 +102,14 @@ inline std::string snapshot(mq_broker *b) {
                 mq_group_info gi{};
                 st = mq_group_get_info(b, topic.c_str(), group.c_str(), p, &gi, sizeof gi);
                 if (st != MQ_OK) {
-                    ADD_FAILURE() << "snapshot: mq_group_get_info " << topic << "/" << group
-                                  << "/" << p << ": " << mq_status_name(st) << " "
-                                  << mq_last_error();
+                    ADD_FAILURE() << "snapshot: mq_group_get_info " << topic << "/" << group << "/"
+                                  << p << ": " << mq_status_name(st) << " " << mq_last_error();
                     out << "    " << group << ": info failed\n";
                     continue;
                 }
                 out << "    " << group << ": committed=" << gi.committed << " next=" << gi.next
-                    << " lag=" << gi.lag << " in_flight=" << gi.in_flight
-                    << " lost=" << gi.lost << " dead_lettered=" << gi.dead_lettered
+                    << " lag=" << gi.lag << " in_flight=" << gi.in_flight << " lost=" << gi.lost
+                    << " dead_lettered=" << gi.dead_lettered
                     << " paused_until_ns=" << gi.paused_until_ns << "\n";
             }
         }

@@ -55,8 +55,8 @@ Polled ack_poll(mq_broker *b, const char *topic, const char *group, int32_t p, i
     return r;
 }
 
-Polled ack_then_poll(mq_broker *b, const char *topic, const char *group, int32_t p,
-                     int64_t offset, size_t max = 16) {
+Polled ack_then_poll(mq_broker *b, const char *topic, const char *group, int32_t p, int64_t offset,
+                     size_t max = 16) {
     Polled r;
     r.st = mq_group_ack(b, topic, group, p, offset);
     if (r.st != MQ_OK) return r;
@@ -106,7 +106,8 @@ TEST(AckPoll, IsExactlyAckThenPoll) {
         EXPECT_EQ(c.payloads, a.payloads);
         std::string sa = state(b.get(), "pair"), sc = state(b.get(), "one");
         EXPECT_EQ(sc, sa);
-        const mq_group_info ga = group_info(b.get(), "pair", "g"), gc = group_info(b.get(), "one", "g");
+        const mq_group_info ga = group_info(b.get(), "pair", "g"),
+                            gc = group_info(b.get(), "one", "g");
         EXPECT_EQ(gc.committed, ga.committed);
         EXPECT_EQ(gc.next, ga.next);
     }
@@ -199,8 +200,8 @@ TEST(AckPoll, AWaitingAckPollWakesOnCloseAndOnCancelWithTheAckKept) {
 
     publish(b.get(), "t", nullptr, "c");
     ASSERT_EQ(poll(b.get(), "t", "g", 0).size(), 1u);
-    auto closed = std::async(std::launch::async,
-                             [&] { return ack_poll(b.get(), "t", "g", 0, 2, 16, MQ_WAIT_FOREVER); });
+    auto closed = std::async(
+        std::launch::async, [&] { return ack_poll(b.get(), "t", "g", 0, 2, 16, MQ_WAIT_FOREVER); });
     ASSERT_TRUE(eventually([&] { return group_info(b.get(), "t", "g").committed == 3; }));
     ASSERT_EQ(mq_broker_close(b.get()), MQ_OK);
     EXPECT_EQ(closed.get().st, MQ_CLOSED);
@@ -217,8 +218,8 @@ TEST(AckPoll, TheRoomItMakesWakesABlockedPublisherBeforeThePollSleeps) {
     publish(b.get(), "t", nullptr, "first");
     ASSERT_EQ(poll(b.get(), "t", "g", 0).size(), 1u);
     auto publisher = std::async(std::launch::async, [&] {
-        return mq_topic_publish(b.get(), "t", nullptr, 0, "second", 6, nullptr, 0,
-                                MQ_WAIT_FOREVER, nullptr, nullptr, nullptr);
+        return mq_topic_publish(b.get(), "t", nullptr, 0, "second", 6, nullptr, 0, MQ_WAIT_FOREVER,
+                                nullptr, nullptr, nullptr);
     });
     ASSERT_TRUE(eventually([&] { return partition_info(b.get(), "t").producer_waits == 1; }));
     const Polled r = ack_poll(b.get(), "t", "g", 0, 0, 16, 3000);
@@ -253,8 +254,8 @@ Polled member_ack_poll(mq_member *m, int32_t p, int64_t offset, size_t max = 16,
     std::vector<mq_message> out(max);
     size_t n = 99;
     Polled r;
-    r.st = mq_member_ack_poll(m, p, offset, out.data(), sizeof(mq_message), max, wait_ms, nullptr,
-                              &n);
+    r.st =
+        mq_member_ack_poll(m, p, offset, out.data(), sizeof(mq_message), max, wait_ms, nullptr, &n);
     for (size_t i = 0; i < n; i++) {
         r.offsets.push_back(out[i].partition * 1000 + out[i].offset);
         r.payloads.push_back(payload_of(out[i]));
@@ -347,8 +348,8 @@ TEST(MemberAckPoll, AcksFirstWhereverThePollLooks) {
         const int32_t q = static_cast<int32_t>(next.offsets[0] / 1000);
         ASSERT_EQ(mq_member_ack(m.get(), q, next.offsets[0] % 1000), MQ_OK);
     }
-    EXPECT_EQ(group_info(b.get(), "t", "g", 0).committed + group_info(b.get(), "t", "g", 1).committed,
-              4);
+    EXPECT_EQ(
+        group_info(b.get(), "t", "g", 0).committed + group_info(b.get(), "t", "g", 1).committed, 4);
 }
 
 TEST(MemberAckPoll, AWaitingMemberAckPollWakesOnPublish) {

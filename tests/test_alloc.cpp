@@ -43,14 +43,17 @@ struct AllocFixture : ::testing::Test {
                const std::string &payload) {
         int32_t p;
         int64_t off;
-        if (mq_topic_publish(b, topic, key, key ? std::strlen(key) : 0, payload.data(), payload.size(), NULL, 0,
-                       MQ_NO_WAIT, nullptr, &p, &off) != MQ_OK) {
+        if (mq_topic_publish(b, topic, key, key ? std::strlen(key) : 0, payload.data(),
+                             payload.size(), NULL, 0, MQ_NO_WAIT, nullptr, &p, &off) != MQ_OK) {
             return false;
         }
         for (size_t g = 0; g < ngroups; g++) {
             mq_message m;
             size_t n = 0;
-            if (mq_group_poll(b, topic, groups[g], p, &m, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n) != MQ_OK || n != 1) return false;
+            if (mq_group_poll(b, topic, groups[g], p, &m, sizeof(mq_message), 1, MQ_NO_WAIT,
+                              nullptr, &n) != MQ_OK ||
+                n != 1)
+                return false;
             if (m.offset != off || m.payload_len != payload.size()) return false;
             if (mq_group_ack(b, topic, groups[g], p, m.offset) != MQ_OK) return false;
         }
@@ -85,19 +88,23 @@ TEST_F(AllocFixture, TwoGroupsKeylessAndBacklogDoNotAllocateAfterWarmUp) {
     const std::string payload(200, 'y');
     // Keep a standing backlog so trimming and recycling happen while messages are retained.
     for (int i = 0; i < 32; i++) {
-        ASSERT_EQ(mq_topic_publish(b, "t", "k", 1, payload.data(), payload.size(), NULL, 0, MQ_NO_WAIT, nullptr,
-                             nullptr, nullptr), MQ_OK);
+        ASSERT_EQ(mq_topic_publish(b, "t", "k", 1, payload.data(), payload.size(), NULL, 0,
+                                   MQ_NO_WAIT, nullptr, nullptr, nullptr),
+                  MQ_OK);
     }
     auto run = [&](int n) {
         for (int i = 0; i < n; i++) {
             int32_t p;
             int64_t off;
-            if (mq_topic_publish(b, "t", nullptr, 0, payload.data(), payload.size(), NULL, 0, MQ_NO_WAIT, nullptr,
-                           &p, &off) != MQ_OK) return false;
+            if (mq_topic_publish(b, "t", nullptr, 0, payload.data(), payload.size(), NULL, 0,
+                                 MQ_NO_WAIT, nullptr, &p, &off) != MQ_OK)
+                return false;
             for (const char *g : groups) {
                 mq_message m[4];
                 size_t got = 0;
-                if (mq_group_poll(b, "t", g, p, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &got) != MQ_OK) return false;
+                if (mq_group_poll(b, "t", g, p, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr,
+                                  &got) != MQ_OK)
+                    return false;
                 if (mq_group_ack(b, "t", g, p, m[got - 1].offset) != MQ_OK) return false;
             }
         }
@@ -116,15 +123,20 @@ TEST_F(AllocFixture, BatchPublishDoesNotAllocateAfterWarmUp) {
     mq_record recs[64];
     mq_publish_result res[64];
     const char *keys[] = {"a", "b", "c", "d"};
-    for (int i = 0; i < 64; i++) recs[i] = mq_record{keys[i % 4], 1, payload.data(), payload.size()};
+    for (int i = 0; i < 64; i++)
+        recs[i] = mq_record{keys[i % 4], 1, payload.data(), payload.size()};
     mq_message msgs[64];
     auto run = [&](int n) {
         for (int i = 0; i < n; i++) {
             size_t done = 0;
-            if (mq_topic_publish_batch(b, "t", recs, sizeof(mq_record), 64, MQ_NO_WAIT, nullptr, res, sizeof(mq_publish_result), &done) != MQ_OK || done != 64) return false;
+            if (mq_topic_publish_batch(b, "t", recs, sizeof(mq_record), 64, MQ_NO_WAIT, nullptr,
+                                       res, sizeof(mq_publish_result), &done) != MQ_OK ||
+                done != 64)
+                return false;
             for (int32_t p = 0; p < 2; p++) {
                 size_t got = 0;
-                while (mq_group_poll(b, "t", "g", p, msgs, sizeof(mq_message), 64, MQ_NO_WAIT, nullptr, &got) == MQ_OK) {
+                while (mq_group_poll(b, "t", "g", p, msgs, sizeof(mq_message), 64, MQ_NO_WAIT,
+                                     nullptr, &got) == MQ_OK) {
                     if (mq_group_ack(b, "t", "g", p, msgs[got - 1].offset) != MQ_OK) return false;
                 }
             }
@@ -162,8 +174,9 @@ TEST_F(AllocFixture, PushSubscriptionDeliveryDoesNotAllocateAfterStart) {
             target = st.seen + n;
         }
         for (long i = 0; i < n; i++) {
-            if (mq_topic_publish(b, "t", "k", 1, payload.data(), payload.size(), NULL, 0, MQ_WAIT_FOREVER, nullptr,
-                           nullptr, nullptr) != MQ_OK) return false;
+            if (mq_topic_publish(b, "t", "k", 1, payload.data(), payload.size(), NULL, 0,
+                                 MQ_WAIT_FOREVER, nullptr, nullptr, nullptr) != MQ_OK)
+                return false;
         }
         std::unique_lock lk(st.mu);
         return st.cv.wait_for(lk, std::chrono::seconds(30), [&] { return st.seen >= target; });

@@ -42,7 +42,8 @@ std::string snapshot(mq_broker *b) {
             out += std::string("\n  ") + buf;
             mq_partition_info pi{};
             EXPECT_EQ(mq_partition_get_info(b, t.c_str(), p, &pi, sizeof pi), MQ_OK);
-            std::snprintf(buf, sizeof buf, " bytes %" PRId64 " waits %" PRId64 " max %" PRId64 " dropped %" PRId64,
+            std::snprintf(buf, sizeof buf,
+                          " bytes %" PRId64 " waits %" PRId64 " max %" PRId64 " dropped %" PRId64,
                           pi.retained_bytes, pi.producer_waits, pi.max_backlog, pi.dropped);
             out += buf;
             size_t g0 = 0;
@@ -52,7 +53,8 @@ std::string snapshot(mq_broker *b) {
                 g0 = g1 + 1;
                 mq_group_info gi{};
                 EXPECT_EQ(mq_group_get_info(b, t.c_str(), g.c_str(), p, &gi, sizeof gi), MQ_OK);
-                std::snprintf(buf, sizeof buf, " | %s %" PRId64 "/%" PRId64 " lost %" PRId64 " paused %" PRId64,
+                std::snprintf(buf, sizeof buf,
+                              " | %s %" PRId64 "/%" PRId64 " lost %" PRId64 " paused %" PRId64,
                               g.c_str(), gi.committed, gi.next, gi.lost, gi.paused_until_ns);
                 out += buf;
             }
@@ -73,13 +75,15 @@ long run_with_failures(mq_broker *b, const char *what, const std::function<mq_st
         const long made = alloc_hooks::disarm();
         const bool injected = alloc_hooks::failed();
         if (!injected) {
-            EXPECT_EQ(st, MQ_OK) << what << " with no failure reached (n=" << n << "): " << mq_last_error();
+            EXPECT_EQ(st, MQ_OK) << what << " with no failure reached (n=" << n
+                                 << "): " << mq_last_error();
             return made;
         }
         EXPECT_EQ(st, MQ_ERR_NO_MEMORY)
-            << what << ": allocation " << n << " failed but the call returned " << mq_status_name(st)
-            << " (" << mq_last_error() << ")";
-        EXPECT_EQ(snapshot(b), before) << what << ": allocation " << n << " failed and the state changed";
+            << what << ": allocation " << n << " failed but the call returned "
+            << mq_status_name(st) << " (" << mq_last_error() << ")";
+        EXPECT_EQ(snapshot(b), before)
+            << what << ": allocation " << n << " failed and the state changed";
         if (after_failure) after_failure();
         if (::testing::Test::HasFailure()) return -1;
     }
@@ -117,11 +121,16 @@ struct AllocFailure : ::testing::Test {
                 if (kp == p) break;
             }
             int64_t off;
-            ASSERT_EQ(mq_topic_publish(b, topic, key.data(), key.size(), "ok", 2, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, &off), MQ_OK)
+            ASSERT_EQ(mq_topic_publish(b, topic, key.data(), key.size(), "ok", 2, NULL, 0,
+                                       MQ_NO_WAIT, nullptr, nullptr, &off),
+                      MQ_OK)
                 << mq_last_error();
             mq_message m;
             size_t n = 0;
-            ASSERT_EQ(mq_group_poll(b, topic, group, p, &m, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n), MQ_OK) << mq_last_error();
+            ASSERT_EQ(mq_group_poll(b, topic, group, p, &m, sizeof(mq_message), 1, MQ_NO_WAIT,
+                                    nullptr, &n),
+                      MQ_OK)
+                << mq_last_error();
             ASSERT_EQ(m.offset, off);
             ASSERT_EQ(mq_group_ack(b, topic, group, p, off), MQ_OK) << mq_last_error();
         }
@@ -164,7 +173,8 @@ TEST_F(AllocFailure, TopicCreate) {
     mq_topic_config_init(&c, sizeof c);
     c.partitions = 4;
     c.capacity = 16;
-    const long made = run_with_failures(b, "mq_topic_create", [&] { return mq_topic_create(b, "orders", &c); });
+    const long made =
+        run_with_failures(b, "mq_topic_create", [&] { return mq_topic_create(b, "orders", &c); });
     ASSERT_GT(made, 0) << "creating a topic allocates; the hook did not see it";
     ASSERT_EQ(mq_group_subscribe(b, "orders", "g", nullptr), MQ_OK);
     works("orders", "g", 4);
@@ -175,13 +185,15 @@ TEST_F(AllocFailure, GroupSubscribe) {
     create("orders", 3, 8);
     ASSERT_EQ(mq_group_subscribe(b, "orders", "first", nullptr), MQ_OK);
     for (int i = 0; i < 5; i++) {
-        ASSERT_EQ(mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, nullptr), MQ_OK);
+        ASSERT_EQ(mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, MQ_NO_WAIT, nullptr,
+                                   nullptr, nullptr),
+                  MQ_OK);
     }
     mq_group_options o;
     mq_group_options_init(&o, sizeof o);
     o.start = MQ_START_EARLIEST;
-    const long made = run_with_failures(b, "mq_group_subscribe",
-                                        [&] { return mq_group_subscribe(b, "orders", "second", &o); });
+    const long made = run_with_failures(
+        b, "mq_group_subscribe", [&] { return mq_group_subscribe(b, "orders", "second", &o); });
     ASSERT_GT(made, 0);
     works("orders", "second", 3);
     works("orders", "first", 3);
@@ -196,8 +208,8 @@ TEST_F(AllocFailure, FirstPublishAndEveryPublishThatNeedsMemory) {
     int allocating = 0;
     for (int i = 0; i < 1100 && !HasFailure(); i++) {
         const long made = run_with_failures(b, "mq_topic_publish", [&] {
-            return mq_topic_publish(b, "orders", "k", 1, payload.data(), payload.size(), NULL, 0, MQ_NO_WAIT, nullptr, nullptr,
-                              nullptr);
+            return mq_topic_publish(b, "orders", "k", 1, payload.data(), payload.size(), NULL, 0,
+                                    MQ_NO_WAIT, nullptr, nullptr, nullptr);
         });
         if (made > 0) allocating++;
         if (i == 0) ASSERT_GT(made, 0) << "the first publish allocates its first chunk";
@@ -209,7 +221,8 @@ TEST_F(AllocFailure, FirstPublishAndEveryPublishThatNeedsMemory) {
     std::vector<mq_message> m(64);
     size_t got = 0;
     int64_t expect = 0;
-    while (mq_group_poll(b, "orders", "g", 0, m.data(), sizeof(mq_message), m.size(), MQ_NO_WAIT, nullptr, &got) == MQ_OK) {
+    while (mq_group_poll(b, "orders", "g", 0, m.data(), sizeof(mq_message), m.size(), MQ_NO_WAIT,
+                         nullptr, &got) == MQ_OK) {
         for (size_t i = 0; i < got; i++) ASSERT_EQ(m[i].offset, expect++);
         ASSERT_EQ(mq_group_ack(b, "orders", "g", 0, m[got - 1].offset), MQ_OK);
     }
@@ -222,8 +235,8 @@ TEST_F(AllocFailure, KeylessPublishAcrossPartitions) {
     const std::string payload(700, 'q');
     for (int i = 0; i < 40 && !HasFailure(); i++) {
         run_with_failures(b, "keyless mq_topic_publish", [&] {
-            return mq_topic_publish(b, "orders", nullptr, 0, payload.data(), payload.size(), NULL, 0, MQ_NO_WAIT, nullptr, nullptr,
-                              nullptr);
+            return mq_topic_publish(b, "orders", nullptr, 0, payload.data(), payload.size(), NULL,
+                                    0, MQ_NO_WAIT, nullptr, nullptr, nullptr);
         });
     }
     int64_t total = 0;
@@ -242,7 +255,8 @@ TEST_F(AllocFailure, MemberJoinThatSubscribesTheGroup) {
     mq_member_options mo;
     mq_member_options_init(&mo, sizeof mo);
     mq_member *m = nullptr;
-    run_with_failures(b, "mq_member_join (new group)", [&] { return mq_member_join(b, "orders", "g", &mo, &m); });
+    run_with_failures(b, "mq_member_join (new group)",
+                      [&] { return mq_member_join(b, "orders", "g", &mo, &m); });
     ASSERT_NE(m, nullptr);
     ASSERT_EQ(mq_member_close(m), MQ_OK);
     works("orders", "g", 4);
@@ -254,7 +268,8 @@ TEST_F(AllocFailure, MemberJoinAndRebalance) {
     mq_member_options mo;
     mq_member_options_init(&mo, sizeof mo);
     mq_member *first = nullptr;
-    run_with_failures(b, "first mq_member_join", [&] { return mq_member_join(b, "orders", "g", &mo, &first); });
+    run_with_failures(b, "first mq_member_join",
+                      [&] { return mq_member_join(b, "orders", "g", &mo, &first); });
     ASSERT_NE(first, nullptr);
     int64_t gen0 = 0;
     size_t count = 0;
@@ -315,7 +330,8 @@ void start_subscription(mq_broker *b, const char *group, bool with_list) {
         b, "mq_subscription_open",
         [&] {
             PushState &s = states[attempt++];
-            return mq_subscription_open(b, "orders", group, &so, count_handler, &s, count_free, &sub);
+            return mq_subscription_open(b, "orders", group, &so, count_handler, &s, count_free,
+                                        &sub);
         },
         [&] {
             // A failed start has released its user data exactly once, and nothing runs.
@@ -333,12 +349,14 @@ void start_subscription(mq_broker *b, const char *group, bool with_list) {
             ASSERT_EQ(mq_key_partition(key.data(), key.size(), 2, &kp), MQ_OK);
             if (kp == p) break;
         }
-        ASSERT_EQ(mq_topic_publish(b, "orders", key.data(), key.size(), "a", 1, NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
+        ASSERT_EQ(mq_topic_publish(b, "orders", key.data(), key.size(), "a", 1, NULL, 0,
+                                   MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
                   MQ_OK);
     }
     {
         std::unique_lock lk(live.mu);
-        EXPECT_TRUE(live.cv.wait_for(lk, std::chrono::seconds(5), [&] { return live.handled.load() == 2; }))
+        EXPECT_TRUE(
+            live.cv.wait_for(lk, std::chrono::seconds(5), [&] { return live.handled.load() == 2; }))
             << "handled " << live.handled.load() << " of 2: a partition has no live consumer";
     }
     ASSERT_EQ(mq_subscription_close(sub), MQ_OK);

@@ -31,7 +31,8 @@ void create(mq_broker *b, const char *name, int32_t partitions, int64_t capacity
 }
 
 bool in(mq_status s, std::initializer_list<mq_status> allowed) {
-    for (mq_status a : allowed) if (a == s) return true;
+    for (mq_status a : allowed)
+        if (a == s) return true;
     return false;
 }
 
@@ -76,7 +77,8 @@ TEST(ApiAbuse, SubscribeRacingPublish) {
         go.arrive_and_wait();
         for (int i = 0; i < 3000; i++) {
             const std::string p = std::to_string(i);
-            ASSERT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, p.data(), p.size(), NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
+            ASSERT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, p.data(), p.size(), NULL, 0,
+                                       MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
                       MQ_OK);
         }
     });
@@ -98,7 +100,8 @@ TEST(ApiAbuse, SubscribeRacingPublish) {
             int64_t expect = gi.committed;
             mq_message m[256];
             size_t n = 0;
-            while (mq_group_poll(br.b, "t", name.c_str(), p, m, sizeof(mq_message), 256, MQ_NO_WAIT, nullptr, &n) == MQ_OK) {
+            while (mq_group_poll(br.b, "t", name.c_str(), p, m, sizeof(mq_message), 256, MQ_NO_WAIT,
+                                 nullptr, &n) == MQ_OK) {
                 for (size_t i = 0; i < n; i++) ASSERT_EQ(m[i].offset, expect++) << name;
             }
             mq_partition_info pi{};
@@ -119,26 +122,36 @@ TEST(ApiAbuse, CloseRacingEveryOtherCall) {
         ASSERT_EQ(mq_group_subscribe(b, "t", "g", nullptr), MQ_OK);
         using Call = std::function<mq_status(int)>;
         std::vector<std::pair<const char *, Call>> calls = {
-            {"publish", [&](int) { return mq_topic_publish(b, "t", "k", 1, "x", 1, NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr); }},
-            {"poll", [&](int i) {
+            {"publish",
+             [&](int) {
+                 return mq_topic_publish(b, "t", "k", 1, "x", 1, NULL, 0, MQ_WAIT_FOREVER, nullptr,
+                                         nullptr, nullptr);
+             }},
+            {"poll",
+             [&](int i) {
                  mq_message m[4];
                  size_t n = 0;
-                 mq_status st = mq_group_poll(b, "t", "g", i % 2, m, sizeof(mq_message), 4, 50, nullptr, &n);
+                 mq_status st =
+                     mq_group_poll(b, "t", "g", i % 2, m, sizeof(mq_message), 4, 50, nullptr, &n);
                  if (st == MQ_OK) mq_group_ack(b, "t", "g", i % 2, m[n - 1].offset);
                  return st;
              }},
-            {"nack/seek", [&](int i) {
+            {"nack/seek",
+             [&](int i) {
                  mq_group_nack(b, "t", "g", i % 2, 0);
                  return mq_group_seek(b, "t", "g", i % 2, MQ_OFFSET_END);
              }},
-            {"create", [&](int i) { return mq_topic_create(b, ("c" + std::to_string(i)).c_str(), nullptr); }},
-            {"sub/unsub", [&](int i) {
+            {"create",
+             [&](int i) { return mq_topic_create(b, ("c" + std::to_string(i)).c_str(), nullptr); }},
+            {"sub/unsub",
+             [&](int i) {
                  mq_status st = mq_group_subscribe(b, "t", "x", nullptr);
                  if (st == MQ_OK) st = mq_group_unsubscribe(b, "t", "x");
                  (void)i;
                  return st;
              }},
-            {"member", [&](int) {
+            {"member",
+             [&](int) {
                  mq_member *m = nullptr;
                  mq_status st = mq_member_join(b, "t", "m", nullptr, &m);
                  if (st != MQ_OK) return st;
@@ -148,10 +161,12 @@ TEST(ApiAbuse, CloseRacingEveryOtherCall) {
                  mq_member_close(m);
                  return st;
              }},
-            {"push", [&](int) {
+            {"push",
+             [&](int) {
                  mq_subscription *s = nullptr;
-                 mq_status st = mq_subscription_open(b, "t", "push", nullptr, [](void *, const mq_message *) { return 0; },
-                                             nullptr, nullptr, &s);
+                 mq_status st = mq_subscription_open(
+                     b, "t", "push", nullptr, [](void *, const mq_message *) { return 0; }, nullptr,
+                     nullptr, &s);
                  if (st == MQ_OK) mq_subscription_close(s);
                  return st;
              }},
@@ -169,8 +184,10 @@ TEST(ApiAbuse, CloseRacingEveryOtherCall) {
                         counted = true;
                     }
                     if (st == MQ_CLOSED) break;
-                    if (!in(st, {MQ_OK, MQ_TIMEOUT, MQ_FULL, MQ_ERR_EXISTS, MQ_REBALANCED, MQ_ERR_OWNED})) {
-                        ADD_FAILURE() << calls[c].first << ": " << mq_status_name(st) << " " << mq_last_error();
+                    if (!in(st, {MQ_OK, MQ_TIMEOUT, MQ_FULL, MQ_ERR_EXISTS, MQ_REBALANCED,
+                                 MQ_ERR_OWNED})) {
+                        ADD_FAILURE() << calls[c].first << ": " << mq_status_name(st) << " "
+                                      << mq_last_error();
                         last[c] = st;
                         return;
                     }
@@ -205,7 +222,9 @@ TEST(ApiAbuse, WakeupsRacingWaits) {
             go.arrive_and_wait();
             mq_message m;
             size_t n = 0;
-            EXPECT_EQ(mq_group_poll(br.b, "t", "g", 0, &m, sizeof(mq_message), 1, MQ_WAIT_FOREVER, poll_token, &n), MQ_CANCELLED);
+            EXPECT_EQ(mq_group_poll(br.b, "t", "g", 0, &m, sizeof(mq_message), 1, MQ_WAIT_FOREVER,
+                                    poll_token, &n),
+                      MQ_CANCELLED);
         });
         std::thread trigger([&] {
             go.arrive_and_wait();
@@ -218,10 +237,13 @@ TEST(ApiAbuse, WakeupsRacingWaits) {
         mq_cancel_reset(poll_token);
     }
     // A publisher blocked on a full partition ("slow" never acks) wakes the same way.
-    ASSERT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, "x", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, "x", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr,
+                               nullptr),
+              MQ_OK);
     for (int round = 0; round < 100; round++) {
         std::thread pub([&] {
-            EXPECT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, "y", 1, NULL, 0, MQ_WAIT_FOREVER, pub_token, nullptr, nullptr),
+            EXPECT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, "y", 1, NULL, 0, MQ_WAIT_FOREVER,
+                                       pub_token, nullptr, nullptr),
                       MQ_CANCELLED);
         });
         mq_cancel_trigger(pub_token);
@@ -259,7 +281,8 @@ TEST(ApiAbuse, MembersJoiningAndLeavingRacePolls) {
     std::thread pub([&] {
         for (int i = 0; i < kMessages; i++) {
             const std::string p = std::to_string(i);
-            ASSERT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, p.data(), p.size(), NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
+            ASSERT_EQ(mq_topic_publish(br.b, "t", nullptr, 0, p.data(), p.size(), NULL, 0,
+                                       MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
                       MQ_OK);
         }
         publishing_done = true;
@@ -283,12 +306,15 @@ TEST(ApiAbuse, MembersJoiningAndLeavingRacePolls) {
             ADD_FAILURE() << mq_status_name(st) << " " << mq_last_error();
             break;
         }
-        for (size_t i = 0; i < n; i++) seen.insert(std::string(static_cast<const char *>(msgs[i].payload), msgs[i].payload_len));
+        for (size_t i = 0; i < n; i++)
+            seen.insert(
+                std::string(static_cast<const char *>(msgs[i].payload), msgs[i].payload_len));
         const mq_status ack = mq_member_ack(steady, msgs[n - 1].partition, msgs[n - 1].offset);
         // A rebalance between the poll and the ack may take the partition away: then the new
         // owner (after the churn, this member again) gets the messages once more.
         // (mq.h: a member whose generation is stale gets MQ_REBALANCED, nothing done.)
-        EXPECT_TRUE(in(ack, {MQ_OK, MQ_REBALANCED, MQ_ERR_FENCED})) << mq_status_name(ack) << " " << mq_last_error();
+        EXPECT_TRUE(in(ack, {MQ_OK, MQ_REBALANCED, MQ_ERR_FENCED}))
+            << mq_status_name(ack) << " " << mq_last_error();
     }
     pub.join();
     churn.join();

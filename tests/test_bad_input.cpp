@@ -87,10 +87,10 @@ void expect_all_rejected(mq_broker *b, const std::vector<Case> &cases) {
 }
 
 std::vector<std::pair<std::string, std::string>> illegal_names() {
-    return {{"empty", ""},         {"250 chars", std::string(250, 'a')},
-            {"space", "a b"},      {"slash", "a/b"},
-            {"newline", "a\nb"},   {"non-ASCII", "caf\xc3\xa9"},
-            {"colon", "a:b"},      {"byte 0xff", "\xff"}};
+    return {{"empty", ""},       {"250 chars", std::string(250, 'a')},
+            {"space", "a b"},    {"slash", "a/b"},
+            {"newline", "a\nb"}, {"non-ASCII", "caf\xc3\xa9"},
+            {"colon", "a:b"},    {"byte 0xff", "\xff"}};
 }
 
 // The legal edge: 249 characters, using every character the rule allows.
@@ -131,8 +131,8 @@ void expect_subscribe_rejected(mq_broker *snap, const SubCase &sc) {
     mq_subscription *sub = nullptr;
     expect_rejected(snap, Case{sc.what, sc.expected, [&]() -> int {
                                    return mq_subscription_open(sc.b, sc.topic, sc.group, sc.opts,
-                                                       sc.handler, &user, count_free,
-                                                       sc.null_out ? nullptr : &sub);
+                                                               sc.handler, &user, count_free,
+                                                               sc.null_out ? nullptr : &sub);
                                }});
     EXPECT_EQ(user.freed.load(), 1) << sc.what << ": user_free calls after the failed subscribe";
     EXPECT_EQ(user.handled.load(), 0) << sc.what << ": handler ran for a failed subscribe";
@@ -180,8 +180,8 @@ protected:
             const std::string key = key_for(p);
             for (int i = 0; i < 3; ++i) {
                 int32_t part = -1;
-                ASSERT_EQ(mq_topic_publish(b, "orders", key.data(), key.size(), "o", 1, NULL, 0, MQ_NO_WAIT,
-                                     nullptr, &part, nullptr),
+                ASSERT_EQ(mq_topic_publish(b, "orders", key.data(), key.size(), "o", 1, NULL, 0,
+                                           MQ_NO_WAIT, nullptr, &part, nullptr),
                           MQ_OK)
                     << mq_last_error();
                 ASSERT_EQ(part, p);
@@ -189,21 +189,27 @@ protected:
         }
         mq_message msgs[2];
         size_t n = 0;
-        ASSERT_EQ(mq_group_poll(b, "orders", "billing", 0, msgs, sizeof(mq_message), 2, MQ_NO_WAIT, nullptr, &n), MQ_OK);
+        ASSERT_EQ(mq_group_poll(b, "orders", "billing", 0, msgs, sizeof(mq_message), 2, MQ_NO_WAIT,
+                                nullptr, &n),
+                  MQ_OK);
         ASSERT_EQ(n, 2u);
         ASSERT_EQ(mq_group_ack(b, "orders", "billing", 0, 0), MQ_OK) << mq_last_error();
-        ASSERT_EQ(mq_group_poll(b, "orders", "email", 0, msgs, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n), MQ_OK);
+        ASSERT_EQ(mq_group_poll(b, "orders", "email", 0, msgs, sizeof(mq_message), 1, MQ_NO_WAIT,
+                                nullptr, &n),
+                  MQ_OK);
         ASSERT_EQ(n, 1u);
         for (const char *group : {"billing", "email"}) {
-            ASSERT_EQ(mq_group_poll(b, "orders", group, 1, msgs, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n), MQ_OK);
+            ASSERT_EQ(mq_group_poll(b, "orders", group, 1, msgs, sizeof(mq_message), 1, MQ_NO_WAIT,
+                                    nullptr, &n),
+                      MQ_OK);
             ASSERT_EQ(n, 1u);
             ASSERT_EQ(mq_group_ack(b, "orders", group, 1, 0), MQ_OK) << mq_last_error();
         }
 
         const std::string ten(10, 'b');
         for (int i = 0; i < 2; ++i)
-            ASSERT_EQ(mq_topic_publish(b, "budget", nullptr, 0, ten.data(), ten.size(), NULL, 0, MQ_NO_WAIT,
-                                 nullptr, nullptr, nullptr),
+            ASSERT_EQ(mq_topic_publish(b, "budget", nullptr, 0, ten.data(), ten.size(), NULL, 0,
+                                       MQ_NO_WAIT, nullptr, nullptr, nullptr),
                       MQ_OK)
                 << mq_last_error();
     }
@@ -231,11 +237,17 @@ TEST_F(BadInput, SnapshotSeesEveryKindOfChange) {
     EXPECT_NE(s.find("retained_bytes=20"), std::string::npos) << s;
 
     const std::vector<std::pair<std::string, std::function<int()>>> changes = {
-        {"publish", [&] { return mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, nullptr, nullptr); }},
-        {"poll", [&] {
+        {"publish",
+         [&] {
+             return mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, nullptr,
+                                     nullptr);
+         }},
+        {"poll",
+         [&] {
              mq_message m;
              size_t n = 0;
-             return mq_group_poll(b, "orders", "email", 1, &m, sizeof(mq_message), 1, 0, nullptr, &n);
+             return mq_group_poll(b, "orders", "email", 1, &m, sizeof(mq_message), 1, 0, nullptr,
+                                  &n);
          }},
         {"ack", [&] { return mq_group_ack(b, "orders", "billing", 0, 1); }},
         {"nack", [&] { return mq_group_nack(b, "orders", "email", 0, 0); }},
@@ -301,7 +313,8 @@ TEST(BadInputBroker, NewRejectsBadArguments) {
     const mq_broker_options size0 = with([](auto &o) { o.size = 0; });
     const mq_broker_options size_short = with([](auto &o) { o.size = sizeof(size_t) - 1; });
     const mq_broker_options max0 = with([](auto &o) { o.max_message_bytes = 0; });
-    const mq_broker_options max_over = with([](auto &o) { o.max_message_bytes = (size_t{1} << 30) + 1; });
+    const mq_broker_options max_over =
+        with([](auto &o) { o.max_message_bytes = (size_t{1} << 30) + 1; });
     const mq_broker_options max_huge = with([](auto &o) { o.max_message_bytes = SIZE_MAX; });
     // Frees a broker the library should not have created, so a wrong acceptance does not leak.
     auto try_new = [](const mq_broker_options *o) {
@@ -311,15 +324,15 @@ TEST(BadInputBroker, NewRejectsBadArguments) {
         return st;
     };
     expect_all_rejected(nullptr, {
-        BAD(MQ_ERR_INVALID, mq_broker_new(nullptr, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_broker_new(&base, nullptr)),
-        BAD(MQ_ERR_INVALID, try_new(&size0)),
-        BAD(MQ_ERR_INVALID, try_new(&size_short)),
-        BAD(MQ_ERR_INVALID, try_new(&max0)),
-        BAD(MQ_ERR_INVALID, try_new(&max_over)),
-        BAD(MQ_ERR_INVALID, try_new(&max_huge)),
-        BAD(MQ_ERR_INVALID, mq_broker_close(nullptr)),
-    });
+                                     BAD(MQ_ERR_INVALID, mq_broker_new(nullptr, nullptr)),
+                                     BAD(MQ_ERR_INVALID, mq_broker_new(&base, nullptr)),
+                                     BAD(MQ_ERR_INVALID, try_new(&size0)),
+                                     BAD(MQ_ERR_INVALID, try_new(&size_short)),
+                                     BAD(MQ_ERR_INVALID, try_new(&max0)),
+                                     BAD(MQ_ERR_INVALID, try_new(&max_over)),
+                                     BAD(MQ_ERR_INVALID, try_new(&max_huge)),
+                                     BAD(MQ_ERR_INVALID, mq_broker_close(nullptr)),
+                                 });
     mq_broker_free(nullptr);  // documented as ignored
 }
 
@@ -361,7 +374,8 @@ void check_init(const char *name, void (*init)(T *, size_t), size_t first_field_
     init(&t, first_field_end);
     EXPECT_EQ(t.size, first_field_end) << name;
     for (size_t i = first_field_end; i < sizeof t; ++i)
-        ASSERT_EQ(bytes[i], 0xAB) << name << " wrote byte " << i << " past size " << first_field_end;
+        ASSERT_EQ(bytes[i], 0xAB) << name << " wrote byte " << i << " past size "
+                                  << first_field_end;
 }
 
 TEST(BadInputInit, NullShortAndPartialSizes) {
@@ -369,10 +383,10 @@ TEST(BadInputInit, NullShortAndPartialSizes) {
                                   offsetof(mq_broker_options, clock_user));
     check_init<mq_topic_config>("mq_topic_config_init", mq_topic_config_init,
                                 offsetof(mq_topic_config, capacity));
-    check_init<mq_group_options>("mq_group_options_init", mq_group_options_init,
-                                 sizeof(size_t));
-    check_init<mq_subscription_options>("mq_subscription_options_init", mq_subscription_options_init,
-                                     offsetof(mq_subscription_options, partitions));
+    check_init<mq_group_options>("mq_group_options_init", mq_group_options_init, sizeof(size_t));
+    check_init<mq_subscription_options>("mq_subscription_options_init",
+                                        mq_subscription_options_init,
+                                        offsetof(mq_subscription_options, partitions));
     check_init<mq_member_options>("mq_member_options_init", mq_member_options_init,
                                   offsetof(mq_member_options, session_timeout_ms));
 }
@@ -389,12 +403,12 @@ TEST(BadInputCancel, NullTokens) {
 TEST(BadInputHelpers, PartitionForKey) {
     int32_t out = -1;
     expect_all_rejected(nullptr, {
-        BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, 4, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_key_partition(nullptr, 1, 4, &out)),
-        BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, 0, &out)),
-        BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, -1, &out)),
-        BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, INT32_MIN, &out)),
-    });
+                                     BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, 4, nullptr)),
+                                     BAD(MQ_ERR_INVALID, mq_key_partition(nullptr, 1, 4, &out)),
+                                     BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, 0, &out)),
+                                     BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, -1, &out)),
+                                     BAD(MQ_ERR_INVALID, mq_key_partition("k", 1, INT32_MIN, &out)),
+                                 });
     // The legal edges: an empty key (not "no key") may be NULL with length 0.
     EXPECT_EQ(mq_key_partition(nullptr, 0, 4, &out), MQ_OK) << mq_last_error();
     int32_t out_empty = -1;
@@ -406,17 +420,19 @@ TEST(BadInputHelpers, PartitionForKey) {
 TEST(BadInputHelpers, AssignRoundRobin) {
     int32_t out[8];
     size_t count = 0;
-    expect_all_rejected(nullptr, {
-        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(0, 2, 0, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(-1, 2, 0, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 0, 0, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, -1, 0, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, -1, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, 2, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, INT32_MAX, out, 8, &count)),
-        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, 0, nullptr, 1, &count)),
-        BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, 0, out, 8, nullptr)),
-    });
+    expect_all_rejected(
+        nullptr,
+        {
+            BAD(MQ_ERR_INVALID, mq_assignment_round_robin(0, 2, 0, out, 8, &count)),
+            BAD(MQ_ERR_INVALID, mq_assignment_round_robin(-1, 2, 0, out, 8, &count)),
+            BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 0, 0, out, 8, &count)),
+            BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, -1, 0, out, 8, &count)),
+            BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, -1, out, 8, &count)),
+            BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, 2, out, 8, &count)),
+            BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, INT32_MAX, out, 8, &count)),
+            BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, 0, nullptr, 1, &count)),
+            BAD(MQ_ERR_INVALID, mq_assignment_round_robin(4, 2, 0, out, 8, nullptr)),
+        });
     // The legal edge: out NULL with cap 0 only counts.
     EXPECT_EQ(mq_assignment_round_robin(5, 2, 0, nullptr, 0, &count), MQ_OK) << mq_last_error();
     EXPECT_EQ(count, 3u);
@@ -448,20 +464,20 @@ TEST_F(BadInput, TopicCreate) {
     bad_cfg("size 0", [](auto &c) { c.size = 0; });
     bad_cfg("size below the size field", [](auto &c) { c.size = sizeof(size_t) - 1; });
     for (const auto &c : configs)
-        expect_rejected(b, Case{"mq_topic_create(b, \"fresh\", cfg) with " + c.first,
-                                MQ_ERR_INVALID,
-                                [&] { return mq_topic_create(b, "fresh", &c.second); }});
+        expect_rejected(b,
+                        Case{"mq_topic_create(b, \"fresh\", cfg) with " + c.first, MQ_ERR_INVALID,
+                             [&] { return mq_topic_create(b, "fresh", &c.second); }});
     for (const auto &n : illegal_names())
         expect_rejected(b, Case{"mq_topic_create with an illegal name: " + n.first, MQ_ERR_INVALID,
                                 [&] { return mq_topic_create(b, n.second.c_str(), nullptr); }});
     mq_topic_config other = base;
     other.partitions = 3;
     expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_topic_create(nullptr, "fresh", nullptr)),
-        BAD(MQ_ERR_INVALID, mq_topic_create(b, nullptr, nullptr)),
-        BAD(MQ_ERR_EXISTS, mq_topic_create(b, "orders", nullptr)),
-        BAD(MQ_ERR_EXISTS, mq_topic_create(b, "budget", &other)),
-    });
+                               BAD(MQ_ERR_INVALID, mq_topic_create(nullptr, "fresh", nullptr)),
+                               BAD(MQ_ERR_INVALID, mq_topic_create(b, nullptr, nullptr)),
+                               BAD(MQ_ERR_EXISTS, mq_topic_create(b, "orders", nullptr)),
+                               BAD(MQ_ERR_EXISTS, mq_topic_create(b, "budget", &other)),
+                           });
 }
 
 TEST_F(BadInput, LegalEdgesAreAccepted) {
@@ -490,15 +506,17 @@ TEST_F(BadInput, LegalEdgesAreAccepted) {
     ASSERT_EQ(mq_topic_create(b, "edge", &cfg), MQ_OK) << mq_last_error();
     ASSERT_EQ(mq_group_subscribe(b, "edge", "g", nullptr), MQ_OK);
     const std::string max(kMaxMessage, 'm');
-    EXPECT_EQ(mq_topic_publish(b, "orders", max.data(), 10, max.data(), kMaxMessage - 10, NULL, 0, 0, nullptr,
-                         nullptr, nullptr),
+    EXPECT_EQ(mq_topic_publish(b, "orders", max.data(), 10, max.data(), kMaxMessage - 10, NULL, 0,
+                               0, nullptr, nullptr, nullptr),
               MQ_OK)
         << mq_last_error();
-    EXPECT_EQ(mq_topic_publish(b, "edge", nullptr, 0, max.data(), kBudget, NULL, 0, 0, nullptr, nullptr, nullptr),
+    EXPECT_EQ(mq_topic_publish(b, "edge", nullptr, 0, max.data(), kBudget, NULL, 0, 0, nullptr,
+                               nullptr, nullptr),
               MQ_OK)
         << mq_last_error();
     // An empty payload may be NULL, and an empty key ("" rather than no key) fits any budget.
-    EXPECT_EQ(mq_topic_publish(b, "edge", "", 0, nullptr, 0, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK)
+    EXPECT_EQ(mq_topic_publish(b, "edge", "", 0, nullptr, 0, NULL, 0, 0, nullptr, nullptr, nullptr),
+              MQ_OK)
         << mq_last_error();
 }
 
@@ -509,49 +527,52 @@ TEST_F(BadInput, ListsAndIntrospection) {
     mq_partition_info pi{};
     mq_group_info gi{};
     const std::string longest = longest_legal_name();
-    expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_topic_list(nullptr, buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_INVALID, mq_topic_list(b, nullptr, 1, &needed)),
+    expect_all_rejected(
+        b,
+        {
+            BAD(MQ_ERR_INVALID, mq_topic_list(nullptr, buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_INVALID, mq_topic_list(b, nullptr, 1, &needed)),
 
-        BAD(MQ_ERR_INVALID, mq_group_list(nullptr, "orders", buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_INVALID, mq_group_list(b, nullptr, buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_INVALID, mq_group_list(b, "orders", nullptr, 1, &needed)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, "nope", buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, longest.c_str(), buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_INVALID, mq_group_list(b, "a b", buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_INVALID, mq_group_list(nullptr, "orders", buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_INVALID, mq_group_list(b, nullptr, buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_INVALID, mq_group_list(b, "orders", nullptr, 1, &needed)),
+            BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, "nope", buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, longest.c_str(), buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_INVALID, mq_group_list(b, "a b", buf, sizeof buf, &needed)),
 
-        BAD(MQ_ERR_INVALID, mq_topic_get_info(nullptr, "orders", &ti, sizeof ti)),
-        BAD(MQ_ERR_INVALID, mq_topic_get_info(b, nullptr, &ti, sizeof ti)),
-        BAD(MQ_ERR_INVALID, mq_topic_get_info(b, "orders", nullptr, sizeof ti)),
-        BAD(MQ_ERR_NO_TOPIC, mq_topic_get_info(b, "nope", &ti, sizeof ti)),
-        BAD(MQ_ERR_INVALID, mq_topic_get_info(b, "", &ti, sizeof ti)),
+            BAD(MQ_ERR_INVALID, mq_topic_get_info(nullptr, "orders", &ti, sizeof ti)),
+            BAD(MQ_ERR_INVALID, mq_topic_get_info(b, nullptr, &ti, sizeof ti)),
+            BAD(MQ_ERR_INVALID, mq_topic_get_info(b, "orders", nullptr, sizeof ti)),
+            BAD(MQ_ERR_NO_TOPIC, mq_topic_get_info(b, "nope", &ti, sizeof ti)),
+            BAD(MQ_ERR_INVALID, mq_topic_get_info(b, "", &ti, sizeof ti)),
 
-        BAD(MQ_ERR_INVALID, mq_partition_get_info(nullptr, "orders", 0, &pi, sizeof pi)),
-        BAD(MQ_ERR_INVALID, mq_partition_get_info(b, nullptr, 0, &pi, sizeof pi)),
-        BAD(MQ_ERR_INVALID, mq_partition_get_info(b, "orders", 0, nullptr, sizeof pi)),
-        BAD(MQ_ERR_NO_TOPIC, mq_partition_get_info(b, "nope", 0, &pi, sizeof pi)),
-        BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", -1, &pi, sizeof pi)),
-        BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", 2, &pi, sizeof pi)),
-        BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", INT32_MIN, &pi, sizeof pi)),
+            BAD(MQ_ERR_INVALID, mq_partition_get_info(nullptr, "orders", 0, &pi, sizeof pi)),
+            BAD(MQ_ERR_INVALID, mq_partition_get_info(b, nullptr, 0, &pi, sizeof pi)),
+            BAD(MQ_ERR_INVALID, mq_partition_get_info(b, "orders", 0, nullptr, sizeof pi)),
+            BAD(MQ_ERR_NO_TOPIC, mq_partition_get_info(b, "nope", 0, &pi, sizeof pi)),
+            BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", -1, &pi, sizeof pi)),
+            BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", 2, &pi, sizeof pi)),
+            BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", INT32_MIN, &pi, sizeof pi)),
 
-        BAD(MQ_ERR_INVALID, mq_group_get_info(nullptr, "orders", "billing", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_INVALID, mq_group_get_info(b, nullptr, "billing", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_INVALID, mq_group_get_info(b, "orders", nullptr, 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_INVALID, mq_group_get_info(b, "orders", "billing", 0, nullptr, sizeof gi)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_get_info(b, "nope", "billing", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "nope", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "audit", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_PARTITION, mq_group_get_info(b, "orders", "billing", -1, &gi, sizeof gi)),
-        BAD(MQ_ERR_PARTITION, mq_group_get_info(b, "orders", "billing", 2, &gi, sizeof gi)),
-        BAD(MQ_ERR_INVALID, mq_group_get_info(b, "orders", "a/b", 0, &gi, sizeof gi)),
+            BAD(MQ_ERR_INVALID, mq_group_get_info(nullptr, "orders", "billing", 0, &gi, sizeof gi)),
+            BAD(MQ_ERR_INVALID, mq_group_get_info(b, nullptr, "billing", 0, &gi, sizeof gi)),
+            BAD(MQ_ERR_INVALID, mq_group_get_info(b, "orders", nullptr, 0, &gi, sizeof gi)),
+            BAD(MQ_ERR_INVALID, mq_group_get_info(b, "orders", "billing", 0, nullptr, sizeof gi)),
+            BAD(MQ_ERR_NO_TOPIC, mq_group_get_info(b, "nope", "billing", 0, &gi, sizeof gi)),
+            BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "nope", 0, &gi, sizeof gi)),
+            BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "audit", 0, &gi, sizeof gi)),
+            BAD(MQ_ERR_PARTITION, mq_group_get_info(b, "orders", "billing", -1, &gi, sizeof gi)),
+            BAD(MQ_ERR_PARTITION, mq_group_get_info(b, "orders", "billing", 2, &gi, sizeof gi)),
+            BAD(MQ_ERR_INVALID, mq_group_get_info(b, "orders", "a/b", 0, &gi, sizeof gi)),
 
-        BAD(MQ_ERR_INVALID, mq_partition_describe(nullptr, "orders", 0, buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_INVALID, mq_partition_describe(b, nullptr, 0, buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_INVALID, mq_partition_describe(b, "orders", 0, nullptr, 1, &needed)),
-        BAD(MQ_ERR_NO_TOPIC, mq_partition_describe(b, "nope", 0, buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", -1, buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", 2, buf, sizeof buf, &needed)),
-    });
+            BAD(MQ_ERR_INVALID,
+                mq_partition_describe(nullptr, "orders", 0, buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_INVALID, mq_partition_describe(b, nullptr, 0, buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_INVALID, mq_partition_describe(b, "orders", 0, nullptr, 1, &needed)),
+            BAD(MQ_ERR_NO_TOPIC, mq_partition_describe(b, "nope", 0, buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", -1, buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", 2, buf, sizeof buf, &needed)),
+        });
 }
 
 TEST_F(BadInput, GroupSubscribeAndUnsubscribe) {
@@ -572,37 +593,38 @@ TEST_F(BadInput, GroupSubscribeAndUnsubscribe) {
     dlq_illegal.dead_letter_topic = "dead letters";
     for (const auto &n : illegal_names()) {
         const char *name = n.second.c_str();
-        expect_rejected(b, Case{"mq_group_subscribe with an illegal group name: " + n.first,
-                                MQ_ERR_INVALID,
-                                [&] { return mq_group_subscribe(b, "orders", name, nullptr); }});
-        expect_rejected(b, Case{"mq_group_unsubscribe with an illegal group name: " + n.first,
-                                MQ_ERR_INVALID,
-                                [&] { return mq_group_unsubscribe(b, "orders", name); }});
+        expect_rejected(
+            b, Case{"mq_group_subscribe with an illegal group name: " + n.first, MQ_ERR_INVALID,
+                    [&] { return mq_group_subscribe(b, "orders", name, nullptr); }});
+        expect_rejected(
+            b, Case{"mq_group_unsubscribe with an illegal group name: " + n.first, MQ_ERR_INVALID,
+                    [&] { return mq_group_unsubscribe(b, "orders", name); }});
     }
-    expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(nullptr, "orders", "fresh", nullptr)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, nullptr, "fresh", nullptr)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", nullptr, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "a b", "fresh", nullptr)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_subscribe(b, "nope", "fresh", nullptr)),
-        BAD(MQ_ERR_EXISTS, mq_group_subscribe(b, "orders", "billing", nullptr)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &start2)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &start_neg)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &size0)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &size_short)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &dlq_only)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &max_only)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &dlq_self)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_subscribe(b, "orders", "fresh", &dlq_unknown)),
-        BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &dlq_illegal)),
+    expect_all_rejected(
+        b, {
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(nullptr, "orders", "fresh", nullptr)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, nullptr, "fresh", nullptr)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", nullptr, nullptr)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "a b", "fresh", nullptr)),
+               BAD(MQ_ERR_NO_TOPIC, mq_group_subscribe(b, "nope", "fresh", nullptr)),
+               BAD(MQ_ERR_EXISTS, mq_group_subscribe(b, "orders", "billing", nullptr)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &start2)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &start_neg)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &size0)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &size_short)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &dlq_only)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &max_only)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &dlq_self)),
+               BAD(MQ_ERR_NO_TOPIC, mq_group_subscribe(b, "orders", "fresh", &dlq_unknown)),
+               BAD(MQ_ERR_INVALID, mq_group_subscribe(b, "orders", "fresh", &dlq_illegal)),
 
-        BAD(MQ_ERR_INVALID, mq_group_unsubscribe(nullptr, "orders", "billing")),
-        BAD(MQ_ERR_INVALID, mq_group_unsubscribe(b, nullptr, "billing")),
-        BAD(MQ_ERR_INVALID, mq_group_unsubscribe(b, "orders", nullptr)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_unsubscribe(b, "nope", "billing")),
-        BAD(MQ_ERR_NO_GROUP, mq_group_unsubscribe(b, "orders", "nope")),
-        BAD(MQ_ERR_NO_GROUP, mq_group_unsubscribe(b, "orders", "audit")),
-    });
+               BAD(MQ_ERR_INVALID, mq_group_unsubscribe(nullptr, "orders", "billing")),
+               BAD(MQ_ERR_INVALID, mq_group_unsubscribe(b, nullptr, "billing")),
+               BAD(MQ_ERR_INVALID, mq_group_unsubscribe(b, "orders", nullptr)),
+               BAD(MQ_ERR_NO_TOPIC, mq_group_unsubscribe(b, "nope", "billing")),
+               BAD(MQ_ERR_NO_GROUP, mq_group_unsubscribe(b, "orders", "nope")),
+               BAD(MQ_ERR_NO_GROUP, mq_group_unsubscribe(b, "orders", "audit")),
+           });
 }
 
 TEST_F(BadInput, Publish) {
@@ -611,25 +633,41 @@ TEST_F(BadInput, Publish) {
     const char *p = big.data();
     int32_t part = -7;
     int64_t off = -7;
-    expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_topic_publish(nullptr, "orders", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_topic_publish(b, nullptr, nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", nullptr, 1, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", "k", 1, nullptr, 1, NULL, 0, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, -2, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, INT64_MIN, nullptr, &part, &off)),
-        BAD(MQ_ERR_INVALID, mq_topic_publish(b, "a/b", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_NO_TOPIC, mq_topic_publish(b, "nope", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_NO_TOPIC, mq_topic_publish(b, longest.c_str(), nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
-        // Over max_message_bytes: by payload, by key, and by the sum of the two.
-        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", nullptr, 0, p, kMaxMessage + 1, NULL, 0, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", p, kMaxMessage + 1, nullptr, 0, NULL, 0, 0, nullptr, &part, &off)),
-        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", p, 32, p, kMaxMessage - 31, NULL, 0, 0, nullptr, &part, &off)),
-        // Over the topic's byte budget (which no amount of waiting can make room for).
-        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "budget", nullptr, 0, p, kBudget + 1, NULL, 0, 0, nullptr, &part, &off)),
-        // A short wait, not forever: a library that waited for room instead would hang the suite.
-        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "budget", p, 20, p, kBudget - 19, NULL, 0, 50, nullptr, &part, &off)),
-    });
+    expect_all_rejected(
+        b,
+        {
+            BAD(MQ_ERR_INVALID, mq_topic_publish(nullptr, "orders", nullptr, 0, "x", 1, NULL, 0, 0,
+                                                 nullptr, &part, &off)),
+            BAD(MQ_ERR_INVALID,
+                mq_topic_publish(b, nullptr, nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
+            BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", nullptr, 1, "x", 1, NULL, 0, 0,
+                                                 nullptr, &part, &off)),
+            BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", "k", 1, nullptr, 1, NULL, 0, 0,
+                                                 nullptr, &part, &off)),
+            BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, -2,
+                                                 nullptr, &part, &off)),
+            BAD(MQ_ERR_INVALID, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0,
+                                                 INT64_MIN, nullptr, &part, &off)),
+            BAD(MQ_ERR_INVALID,
+                mq_topic_publish(b, "a/b", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
+            BAD(MQ_ERR_NO_TOPIC,
+                mq_topic_publish(b, "nope", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, &part, &off)),
+            BAD(MQ_ERR_NO_TOPIC, mq_topic_publish(b, longest.c_str(), nullptr, 0, "x", 1, NULL, 0,
+                                                  0, nullptr, &part, &off)),
+            // Over max_message_bytes: by payload, by key, and by the sum of the two.
+            BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", nullptr, 0, p, kMaxMessage + 1,
+                                                   NULL, 0, 0, nullptr, &part, &off)),
+            BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", p, kMaxMessage + 1, nullptr, 0,
+                                                   NULL, 0, 0, nullptr, &part, &off)),
+            BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", p, 32, p, kMaxMessage - 31, NULL, 0,
+                                                   0, nullptr, &part, &off)),
+            // Over the topic's byte budget (which no amount of waiting can make room for).
+            BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "budget", nullptr, 0, p, kBudget + 1, NULL, 0,
+                                                   0, nullptr, &part, &off)),
+            // A short wait, not forever: a library that waited for room instead would hang the suite.
+            BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "budget", p, 20, p, kBudget - 19, NULL, 0, 50,
+                                                   nullptr, &part, &off)),
+        });
 }
 
 TEST_F(BadInput, PublishBatch) {
@@ -650,7 +688,8 @@ TEST_F(BadInput, PublishBatch) {
                      int64_t wait) {
         mq_publish_result results[3] = {{-7, -7}, {-7, -7}, {-7, -7}};
         size_t published = 777;
-        const int st = mq_topic_publish_batch(bb, topic, recs, sizeof(mq_record), n, wait, nullptr, results, sizeof(mq_publish_result), &published);
+        const int st = mq_topic_publish_batch(bb, topic, recs, sizeof(mq_record), n, wait, nullptr,
+                                              results, sizeof(mq_publish_result), &published);
         EXPECT_TRUE(published == 777 || published == 0) << "published " << published;
         for (size_t i = 0; i < n && i < 3; ++i)
             EXPECT_TRUE(results[i].offset == -7 || results[i].offset == -1)
@@ -658,17 +697,17 @@ TEST_F(BadInput, PublishBatch) {
         return st;
     };
     expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, batch(nullptr, "orders", fine, 1, 0)),
-        BAD(MQ_ERR_INVALID, batch(b, nullptr, fine, 1, 0)),
-        BAD(MQ_ERR_INVALID, batch(b, "orders", nullptr, 1, 0)),
-        BAD(MQ_ERR_INVALID, batch(b, "orders", fine, 1, -2)),
-        BAD(MQ_ERR_INVALID, batch(b, "orders", bad_key_batch, 3, 0)),
-        BAD(MQ_ERR_INVALID, batch(b, "orders", bad_payload_batch, 3, 0)),
-        BAD(MQ_ERR_INVALID, batch(b, "a\nb", fine, 1, 0)),
-        BAD(MQ_ERR_NO_TOPIC, batch(b, "nope", fine, 1, 0)),
-        BAD(MQ_ERR_TOO_LARGE, batch(b, "orders", large_batch, 2, 0)),
-        BAD(MQ_ERR_TOO_LARGE, batch(b, "budget", budget_batch, 2, 0)),
-    });
+                               BAD(MQ_ERR_INVALID, batch(nullptr, "orders", fine, 1, 0)),
+                               BAD(MQ_ERR_INVALID, batch(b, nullptr, fine, 1, 0)),
+                               BAD(MQ_ERR_INVALID, batch(b, "orders", nullptr, 1, 0)),
+                               BAD(MQ_ERR_INVALID, batch(b, "orders", fine, 1, -2)),
+                               BAD(MQ_ERR_INVALID, batch(b, "orders", bad_key_batch, 3, 0)),
+                               BAD(MQ_ERR_INVALID, batch(b, "orders", bad_payload_batch, 3, 0)),
+                               BAD(MQ_ERR_INVALID, batch(b, "a\nb", fine, 1, 0)),
+                               BAD(MQ_ERR_NO_TOPIC, batch(b, "nope", fine, 1, 0)),
+                               BAD(MQ_ERR_TOO_LARGE, batch(b, "orders", large_batch, 2, 0)),
+                               BAD(MQ_ERR_TOO_LARGE, batch(b, "budget", budget_batch, 2, 0)),
+                           });
 }
 
 TEST_F(BadInput, Poll) {
@@ -676,23 +715,39 @@ TEST_F(BadInput, Poll) {
     size_t n = 0;
     // billing has three messages ready on partition 1, so a bad poll that slipped through would
     // move its cursor.
-    expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_group_poll(nullptr, "orders", "billing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, nullptr, "billing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", nullptr, 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, nullptr, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 0, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 4, -2, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 4, INT64_MIN, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "bill ing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_poll(b, "nope", "billing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_poll(b, "orders", "nope", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_poll(b, "orders", "audit", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", -1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", 2, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", INT32_MAX, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-    });
+    expect_all_rejected(
+        b, {
+               BAD(MQ_ERR_INVALID, mq_group_poll(nullptr, "orders", "billing", 1, msgs,
+                                                 sizeof(mq_message), 4, 0, nullptr, &n)),
+               BAD(MQ_ERR_INVALID, mq_group_poll(b, nullptr, "billing", 1, msgs, sizeof(mq_message),
+                                                 4, 0, nullptr, &n)),
+               BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", nullptr, 1, msgs, sizeof(mq_message),
+                                                 4, 0, nullptr, &n)),
+               BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, nullptr,
+                                                 sizeof(mq_message), 4, 0, nullptr, &n)),
+               BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs,
+                                                 sizeof(mq_message), 4, 0, nullptr, nullptr)),
+               BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs,
+                                                 sizeof(mq_message), 0, 0, nullptr, &n)),
+               BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs,
+                                                 sizeof(mq_message), 4, -2, nullptr, &n)),
+               BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs,
+                                                 sizeof(mq_message), 4, INT64_MIN, nullptr, &n)),
+               BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "bill ing", 1, msgs,
+                                                 sizeof(mq_message), 4, 0, nullptr, &n)),
+               BAD(MQ_ERR_NO_TOPIC, mq_group_poll(b, "nope", "billing", 1, msgs, sizeof(mq_message),
+                                                  4, 0, nullptr, &n)),
+               BAD(MQ_ERR_NO_GROUP, mq_group_poll(b, "orders", "nope", 1, msgs, sizeof(mq_message),
+                                                  4, 0, nullptr, &n)),
+               BAD(MQ_ERR_NO_GROUP, mq_group_poll(b, "orders", "audit", 1, msgs, sizeof(mq_message),
+                                                  4, 0, nullptr, &n)),
+               BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", -1, msgs,
+                                                   sizeof(mq_message), 4, 0, nullptr, &n)),
+               BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", 2, msgs,
+                                                   sizeof(mq_message), 4, 0, nullptr, &n)),
+               BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", INT32_MAX, msgs,
+                                                   sizeof(mq_message), 4, 0, nullptr, &n)),
+           });
 }
 
 // The growth rule (mq.h): an element size below the 1.0 struct's is refused, and nothing
@@ -708,15 +763,19 @@ TEST_F(BadInput, ElementSizesBelowTheStruct) {
         return mq_topic_publish_batch(b, "orders", recs, record_size, 2, 0, nullptr, results,
                                       result_size, &published);
     };
-    expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, 0, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message) - 1, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(size_t), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, batch(0, sizeof(mq_publish_result))),
-        BAD(MQ_ERR_INVALID, batch(sizeof(mq_record) - 1, sizeof(mq_publish_result))),
-        BAD(MQ_ERR_INVALID, batch(sizeof(mq_record), 0)),
-        BAD(MQ_ERR_INVALID, batch(sizeof(mq_record), sizeof(mq_publish_result) - 1)),
-    });
+    expect_all_rejected(
+        b, {
+               BAD(MQ_ERR_INVALID,
+                   mq_group_poll(b, "orders", "billing", 1, msgs, 0, 4, 0, nullptr, &n)),
+               BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs,
+                                                 sizeof(mq_message) - 1, 4, 0, nullptr, &n)),
+               BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(size_t), 4,
+                                                 0, nullptr, &n)),
+               BAD(MQ_ERR_INVALID, batch(0, sizeof(mq_publish_result))),
+               BAD(MQ_ERR_INVALID, batch(sizeof(mq_record) - 1, sizeof(mq_publish_result))),
+               BAD(MQ_ERR_INVALID, batch(sizeof(mq_record), 0)),
+               BAD(MQ_ERR_INVALID, batch(sizeof(mq_record), sizeof(mq_publish_result) - 1)),
+           });
     EXPECT_EQ(published, 0u);
     for (const mq_publish_result &r : results) {
         EXPECT_EQ(r.partition, -7) << "a refused batch wrote its results";
@@ -744,8 +803,8 @@ TEST_F(BadInput, Headers) {
     const mq_header huge{big.data(), SIZE_MAX, big.data(), SIZE_MAX};
     const char *p = big.data();
     auto publish = [&](const char *topic, size_t payload_len, const mq_header *h, size_t count) {
-        return mq_topic_publish(b, topic, nullptr, 0, p, payload_len, h, count, 0, nullptr,
-                                nullptr, nullptr);
+        return mq_topic_publish(b, topic, nullptr, 0, p, payload_len, h, count, 0, nullptr, nullptr,
+                                nullptr);
     };
     auto batch = [&](const char *topic, size_t payload_len, const mq_header *h, size_t count) {
         const mq_record recs[] = {{nullptr, 0, "ok", 2, nullptr, 0},
@@ -758,18 +817,19 @@ TEST_F(BadInput, Headers) {
     };
     for (auto send : {std::function<int(const char *, size_t, const mq_header *, size_t)>(publish),
                       std::function<int(const char *, size_t, const mq_header *, size_t)>(batch)}) {
-        expect_all_rejected(b, {
-            BAD(MQ_ERR_INVALID, send("orders", 1, nullptr, 1)),
-            BAD(MQ_ERR_INVALID, send("orders", 1, bad_name_list, 2)),
-            BAD(MQ_ERR_INVALID, send("orders", 1, bad_value_list, 2)),
-            BAD(MQ_ERR_TOO_LARGE, send("orders", 60, &name_over, 1)),
-            BAD(MQ_ERR_TOO_LARGE, send("orders", 60, &value_over, 1)),
-            BAD(MQ_ERR_TOO_LARGE, send("orders", 60, two_small, 2)),
-            BAD(MQ_ERR_TOO_LARGE, send("orders", 1, &huge, 1)),
-            // "budget" has 12 of its 32 bytes free, but a record that fits the budget at all
-            // waits; one whose headers take it over the budget can never fit.
-            BAD(MQ_ERR_TOO_LARGE, send("budget", 30, two_small, 1)),
-        });
+        expect_all_rejected(
+            b, {
+                   BAD(MQ_ERR_INVALID, send("orders", 1, nullptr, 1)),
+                   BAD(MQ_ERR_INVALID, send("orders", 1, bad_name_list, 2)),
+                   BAD(MQ_ERR_INVALID, send("orders", 1, bad_value_list, 2)),
+                   BAD(MQ_ERR_TOO_LARGE, send("orders", 60, &name_over, 1)),
+                   BAD(MQ_ERR_TOO_LARGE, send("orders", 60, &value_over, 1)),
+                   BAD(MQ_ERR_TOO_LARGE, send("orders", 60, two_small, 2)),
+                   BAD(MQ_ERR_TOO_LARGE, send("orders", 1, &huge, 1)),
+                   // "budget" has 12 of its 32 bytes free, but a record that fits the budget at all
+                   // waits; one whose headers take it over the budget can never fit.
+                   BAD(MQ_ERR_TOO_LARGE, send("budget", 30, two_small, 1)),
+               });
     }
     // The legal edges: exactly max_message_bytes with headers, and empty headers.
     const mq_header four{"ab", 2, "cd", 2};
@@ -778,31 +838,32 @@ TEST_F(BadInput, Headers) {
 }
 
 TEST_F(BadInput, AckAndNack) {
-    expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_group_ack(nullptr, "orders", "billing", 0, 1)),
-        BAD(MQ_ERR_INVALID, mq_group_ack(b, nullptr, "billing", 0, 1)),
-        BAD(MQ_ERR_INVALID, mq_group_ack(b, "orders", nullptr, 0, 1)),
-        BAD(MQ_ERR_INVALID, mq_group_ack(b, "orders", "", 0, 1)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_ack(b, "nope", "billing", 0, 1)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_ack(b, "orders", "nope", 0, 1)),
-        BAD(MQ_ERR_PARTITION, mq_group_ack(b, "orders", "billing", -1, 1)),
-        BAD(MQ_ERR_PARTITION, mq_group_ack(b, "orders", "billing", 2, 1)),
-        // billing on partition 0 has committed 1, next 2: only offset 1 is in flight.
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, 0)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, 2)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, 3)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, -1)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, INT64_MAX)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "email", 1, 0)),
+    expect_all_rejected(
+        b, {
+               BAD(MQ_ERR_INVALID, mq_group_ack(nullptr, "orders", "billing", 0, 1)),
+               BAD(MQ_ERR_INVALID, mq_group_ack(b, nullptr, "billing", 0, 1)),
+               BAD(MQ_ERR_INVALID, mq_group_ack(b, "orders", nullptr, 0, 1)),
+               BAD(MQ_ERR_INVALID, mq_group_ack(b, "orders", "", 0, 1)),
+               BAD(MQ_ERR_NO_TOPIC, mq_group_ack(b, "nope", "billing", 0, 1)),
+               BAD(MQ_ERR_NO_GROUP, mq_group_ack(b, "orders", "nope", 0, 1)),
+               BAD(MQ_ERR_PARTITION, mq_group_ack(b, "orders", "billing", -1, 1)),
+               BAD(MQ_ERR_PARTITION, mq_group_ack(b, "orders", "billing", 2, 1)),
+               // billing on partition 0 has committed 1, next 2: only offset 1 is in flight.
+               BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, 0)),
+               BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, 2)),
+               BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, 3)),
+               BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, -1)),
+               BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "billing", 0, INT64_MAX)),
+               BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_ack(b, "orders", "email", 1, 0)),
 
-        BAD(MQ_ERR_INVALID, mq_group_nack(nullptr, "orders", "email", 0, 0)),
-        BAD(MQ_ERR_INVALID, mq_group_nack(b, nullptr, "email", 0, 0)),
-        BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", nullptr, 0, 0)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_nack(b, "nope", "email", 0, 0)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_nack(b, "orders", "nope", 0, 0)),
-        BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "email", -1, 0)),
-        BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "email", 2, 0)),
-    });
+               BAD(MQ_ERR_INVALID, mq_group_nack(nullptr, "orders", "email", 0, 0)),
+               BAD(MQ_ERR_INVALID, mq_group_nack(b, nullptr, "email", 0, 0)),
+               BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", nullptr, 0, 0)),
+               BAD(MQ_ERR_NO_TOPIC, mq_group_nack(b, "nope", "email", 0, 0)),
+               BAD(MQ_ERR_NO_GROUP, mq_group_nack(b, "orders", "nope", 0, 0)),
+               BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "email", -1, 0)),
+               BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "email", 2, 0)),
+           });
 }
 
 // The rejection names the group and the in-flight range, as SPEC.md's reference trace shows.
@@ -819,40 +880,41 @@ TEST_F(BadInput, NotInFlightMessageNamesGroupAndRange) {
 // billing has offset 1 in flight on partition 0: a delayed nack or a seek that slipped through
 // would show in its cursor or its pause.
 TEST_F(BadInput, DelayedNackLeaseExtendAndSeek) {
-    expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_group_nack(nullptr, "orders", "billing", 0, 10)),
-        BAD(MQ_ERR_INVALID, mq_group_nack(b, nullptr, "billing", 0, 10)),
-        BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", nullptr, 0, 10)),
-        BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", "billing", 0, -1)),
-        BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", "billing", 0, INT64_MIN)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_nack(b, "nope", "billing", 0, 10)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_nack(b, "orders", "nope", 0, 10)),
-        BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "billing", -1, 10)),
-        BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "billing", 2, 10)),
+    expect_all_rejected(
+        b, {
+               BAD(MQ_ERR_INVALID, mq_group_nack(nullptr, "orders", "billing", 0, 10)),
+               BAD(MQ_ERR_INVALID, mq_group_nack(b, nullptr, "billing", 0, 10)),
+               BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", nullptr, 0, 10)),
+               BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", "billing", 0, -1)),
+               BAD(MQ_ERR_INVALID, mq_group_nack(b, "orders", "billing", 0, INT64_MIN)),
+               BAD(MQ_ERR_NO_TOPIC, mq_group_nack(b, "nope", "billing", 0, 10)),
+               BAD(MQ_ERR_NO_GROUP, mq_group_nack(b, "orders", "nope", 0, 10)),
+               BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "billing", -1, 10)),
+               BAD(MQ_ERR_PARTITION, mq_group_nack(b, "orders", "billing", 2, 10)),
 
-        BAD(MQ_ERR_INVALID, mq_group_extend_lease(nullptr, "orders", "billing", 0)),
-        BAD(MQ_ERR_INVALID, mq_group_extend_lease(b, nullptr, "billing", 0)),
-        BAD(MQ_ERR_INVALID, mq_group_extend_lease(b, "orders", nullptr, 0)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_extend_lease(b, "nope", "billing", 0)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_extend_lease(b, "orders", "nope", 0)),
-        BAD(MQ_ERR_PARTITION, mq_group_extend_lease(b, "orders", "billing", -1)),
-        BAD(MQ_ERR_PARTITION, mq_group_extend_lease(b, "orders", "billing", 2)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_extend_lease(b, "orders", "email", 1)),
+               BAD(MQ_ERR_INVALID, mq_group_extend_lease(nullptr, "orders", "billing", 0)),
+               BAD(MQ_ERR_INVALID, mq_group_extend_lease(b, nullptr, "billing", 0)),
+               BAD(MQ_ERR_INVALID, mq_group_extend_lease(b, "orders", nullptr, 0)),
+               BAD(MQ_ERR_NO_TOPIC, mq_group_extend_lease(b, "nope", "billing", 0)),
+               BAD(MQ_ERR_NO_GROUP, mq_group_extend_lease(b, "orders", "nope", 0)),
+               BAD(MQ_ERR_PARTITION, mq_group_extend_lease(b, "orders", "billing", -1)),
+               BAD(MQ_ERR_PARTITION, mq_group_extend_lease(b, "orders", "billing", 2)),
+               BAD(MQ_ERR_NOT_IN_FLIGHT, mq_group_extend_lease(b, "orders", "email", 1)),
 
-        BAD(MQ_ERR_INVALID, mq_group_seek(nullptr, "orders", "billing", 0, 0)),
-        BAD(MQ_ERR_INVALID, mq_group_seek(b, nullptr, "billing", 0, 0)),
-        BAD(MQ_ERR_INVALID, mq_group_seek(b, "orders", nullptr, 0, 0)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_seek(b, "nope", "billing", 0, 0)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_seek(b, "orders", "nope", 0, 0)),
-        BAD(MQ_ERR_PARTITION, mq_group_seek(b, "orders", "billing", -1, 0)),
-        BAD(MQ_ERR_PARTITION, mq_group_seek(b, "orders", "billing", 2, 0)),
-        // Partition 0 retains 0..2 (end 3), partition 1 retains 1..2 (end 3).
-        BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, 4)),
-        BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, INT64_MAX)),
-        BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 1, 0)),
-        BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, -3)),
-        BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, INT64_MIN)),
-    });
+               BAD(MQ_ERR_INVALID, mq_group_seek(nullptr, "orders", "billing", 0, 0)),
+               BAD(MQ_ERR_INVALID, mq_group_seek(b, nullptr, "billing", 0, 0)),
+               BAD(MQ_ERR_INVALID, mq_group_seek(b, "orders", nullptr, 0, 0)),
+               BAD(MQ_ERR_NO_TOPIC, mq_group_seek(b, "nope", "billing", 0, 0)),
+               BAD(MQ_ERR_NO_GROUP, mq_group_seek(b, "orders", "nope", 0, 0)),
+               BAD(MQ_ERR_PARTITION, mq_group_seek(b, "orders", "billing", -1, 0)),
+               BAD(MQ_ERR_PARTITION, mq_group_seek(b, "orders", "billing", 2, 0)),
+               // Partition 0 retains 0..2 (end 3), partition 1 retains 1..2 (end 3).
+               BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, 4)),
+               BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, INT64_MAX)),
+               BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 1, 0)),
+               BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, -3)),
+               BAD(MQ_ERR_OUT_OF_RANGE, mq_group_seek(b, "orders", "billing", 0, INT64_MIN)),
+           });
     ASSERT_EQ(mq_group_seek(b, "orders", "billing", 1, 0), MQ_ERR_OUT_OF_RANGE);
     const std::string msg = mq_last_error();
     EXPECT_NE(msg.find('1'), std::string::npos) << "the range 1..3 is not named: " << msg;
@@ -861,10 +923,10 @@ TEST_F(BadInput, DelayedNackLeaseExtendAndSeek) {
 
 TEST_F(BadInput, HandlerOnlyCallsOutsideAHandler) {
     expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_handler_extend_lease()),
-        BAD(MQ_ERR_INVALID, mq_handler_set_nack_delay(0)),
-        BAD(MQ_ERR_INVALID, mq_handler_set_nack_delay(-1)),
-    });
+                               BAD(MQ_ERR_INVALID, mq_handler_extend_lease()),
+                               BAD(MQ_ERR_INVALID, mq_handler_set_nack_delay(0)),
+                               BAD(MQ_ERR_INVALID, mq_handler_set_nack_delay(-1)),
+                           });
 }
 
 TEST_F(BadInput, SubscribeCallsUserFreeOnceOnEveryFailure) {
@@ -891,21 +953,32 @@ TEST_F(BadInput, SubscribeCallsUserFreeOnceOnEveryFailure) {
         {"mq_subscription_open: broker NULL", MQ_ERR_INVALID, nullptr, "orders", "fresh", nullptr},
         {"mq_subscription_open: topic NULL", MQ_ERR_INVALID, b, nullptr, "fresh", nullptr},
         {"mq_subscription_open: group NULL", MQ_ERR_INVALID, b, "orders", nullptr, nullptr},
-        {"mq_subscription_open: handler NULL", MQ_ERR_INVALID, b, "orders", "fresh", nullptr, nullptr},
-        {"mq_subscription_open: out NULL", MQ_ERR_INVALID, b, "orders", "fresh", nullptr, count_handler, true},
-        {"mq_subscription_open: illegal topic name", MQ_ERR_INVALID, b, "or ders", "fresh", nullptr},
+        {"mq_subscription_open: handler NULL", MQ_ERR_INVALID, b, "orders", "fresh", nullptr,
+         nullptr},
+        {"mq_subscription_open: out NULL", MQ_ERR_INVALID, b, "orders", "fresh", nullptr,
+         count_handler, true},
+        {"mq_subscription_open: illegal topic name", MQ_ERR_INVALID, b, "or ders", "fresh",
+         nullptr},
         {"mq_subscription_open: unknown topic", MQ_ERR_NO_TOPIC, b, "nope", "fresh", nullptr},
         {"mq_subscription_open: opts size 0", MQ_ERR_INVALID, b, "orders", "fresh", &size0},
-        {"mq_subscription_open: opts size below the size field", MQ_ERR_INVALID, b, "orders", "fresh", &size_short},
+        {"mq_subscription_open: opts size below the size field", MQ_ERR_INVALID, b, "orders",
+         "fresh", &size_short},
         {"mq_subscription_open: prefetch 0", MQ_ERR_INVALID, b, "orders", "fresh", &prefetch0},
         {"mq_subscription_open: prefetch -1", MQ_ERR_INVALID, b, "orders", "fresh", &prefetch_neg},
-        {"mq_subscription_open: prefetch 0, existing group", MQ_ERR_INVALID, b, "orders", "billing", &prefetch0},
-        {"mq_subscription_open: partitions NULL with count 1", MQ_ERR_INVALID, b, "orders", "fresh", &null_parts},
-        {"mq_subscription_open: partitions {0, 0}", MQ_ERR_INVALID, b, "orders", "fresh", &dup_opts},
-        {"mq_subscription_open: partitions {1, 0, 1}", MQ_ERR_INVALID, b, "orders", "fresh", &dup_far_opts},
-        {"mq_subscription_open: partitions {2} of 2", MQ_ERR_PARTITION, b, "orders", "fresh", &range_opts},
-        {"mq_subscription_open: partitions {-1}", MQ_ERR_PARTITION, b, "orders", "fresh", &negative_opts},
-        {"mq_subscription_open: partitions {0, 2} of 2", MQ_ERR_PARTITION, b, "orders", "fresh", &one_bad_opts},
+        {"mq_subscription_open: prefetch 0, existing group", MQ_ERR_INVALID, b, "orders", "billing",
+         &prefetch0},
+        {"mq_subscription_open: partitions NULL with count 1", MQ_ERR_INVALID, b, "orders", "fresh",
+         &null_parts},
+        {"mq_subscription_open: partitions {0, 0}", MQ_ERR_INVALID, b, "orders", "fresh",
+         &dup_opts},
+        {"mq_subscription_open: partitions {1, 0, 1}", MQ_ERR_INVALID, b, "orders", "fresh",
+         &dup_far_opts},
+        {"mq_subscription_open: partitions {2} of 2", MQ_ERR_PARTITION, b, "orders", "fresh",
+         &range_opts},
+        {"mq_subscription_open: partitions {-1}", MQ_ERR_PARTITION, b, "orders", "fresh",
+         &negative_opts},
+        {"mq_subscription_open: partitions {0, 2} of 2", MQ_ERR_PARTITION, b, "orders", "fresh",
+         &one_bad_opts},
     };
     const auto names = illegal_names();  // outlives `cases`, which point into it
     for (const auto &n : names)
@@ -915,8 +988,9 @@ TEST_F(BadInput, SubscribeCallsUserFreeOnceOnEveryFailure) {
 
     // user_free may be NULL: the failure must still be clean.
     mq_subscription *sub = nullptr;
-    expect_rejected(b, BAD(MQ_ERR_INVALID, mq_subscription_open(b, "orders", "fresh", &prefetch0,
-                                                        count_handler, nullptr, nullptr, &sub)));
+    expect_rejected(
+        b, BAD(MQ_ERR_INVALID, mq_subscription_open(b, "orders", "fresh", &prefetch0, count_handler,
+                                                    nullptr, nullptr, &sub)));
     expect_rejected(nullptr, BAD(MQ_ERR_INVALID, mq_subscription_close(nullptr)));
 }
 
@@ -930,8 +1004,8 @@ TEST_F(BadInput, SubscribeRefusesOwnedPartitionsAndClaimsNothing) {
     const mq_subscription_options own0 = sub_opts(10, p0, 1);
     SubUser live_user;
     mq_subscription *live = nullptr;
-    ASSERT_EQ(mq_subscription_open(b, "push", "workers", &own0, count_handler, &live_user, count_free,
-                           &live),
+    ASSERT_EQ(mq_subscription_open(b, "push", "workers", &own0, count_handler, &live_user,
+                                   count_free, &live),
               MQ_OK)
         << mq_last_error();
 
@@ -941,8 +1015,10 @@ TEST_F(BadInput, SubscribeRefusesOwnedPartitionsAndClaimsNothing) {
     const mq_subscription_options own1 = sub_opts(10, p1, 1);
     for (const SubCase &sc : std::vector<SubCase>{
              {"mq_subscription_open: {0} already owned", MQ_ERR_OWNED, b, "push", "workers", &own0},
-             {"mq_subscription_open: {1, 0} with 0 owned", MQ_ERR_OWNED, b, "push", "workers", &own_both},
-             {"mq_subscription_open: all with 0 owned", MQ_ERR_OWNED, b, "push", "workers", nullptr},
+             {"mq_subscription_open: {1, 0} with 0 owned", MQ_ERR_OWNED, b, "push", "workers",
+              &own_both},
+             {"mq_subscription_open: all with 0 owned", MQ_ERR_OWNED, b, "push", "workers",
+              nullptr},
          })
         expect_subscribe_rejected(b, sc);
 
@@ -952,15 +1028,15 @@ TEST_F(BadInput, SubscribeRefusesOwnedPartitionsAndClaimsNothing) {
     if (joined) mq_member_close(joined);  // only reached if the library wrongly accepted
     mq_member *crew = nullptr;
     ASSERT_EQ(mq_member_join(b, "push", "crew", nullptr, &crew), MQ_OK) << mq_last_error();
-    expect_subscribe_rejected(
-        b, {"mq_subscription_open: {1} in a group with members", MQ_ERR_OWNED, b, "push", "crew", &own1});
+    expect_subscribe_rejected(b, {"mq_subscription_open: {1} in a group with members", MQ_ERR_OWNED,
+                                  b, "push", "crew", &own1});
     EXPECT_EQ(mq_member_close(crew), MQ_OK) << mq_last_error();
 
     // Nothing was claimed by the refused {1, 0}: partition 1 is still free.
     SubUser second_user;
     mq_subscription *second = nullptr;
-    EXPECT_EQ(mq_subscription_open(b, "push", "workers", &own1, count_handler, &second_user, count_free,
-                           &second),
+    EXPECT_EQ(mq_subscription_open(b, "push", "workers", &own1, count_handler, &second_user,
+                                   count_free, &second),
               MQ_OK)
         << mq_last_error();
     if (second) {
@@ -1021,7 +1097,9 @@ TEST_F(BadInput, RefusedCallsFromInsideAHandler) {
         std::unique_lock<std::mutex> lk(ctx.m);
         return ctx.cv.wait_for(lk, std::chrono::seconds(5), [&] { return ctx.calls >= n; });
     };
-    ASSERT_EQ(mq_topic_publish(b, "self", nullptr, 0, "one", 3, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(
+        mq_topic_publish(b, "self", nullptr, 0, "one", 3, NULL, 0, 0, nullptr, nullptr, nullptr),
+        MQ_OK);
     ASSERT_TRUE(wait_calls(1)) << "the handler never ran";
     {
         std::lock_guard<std::mutex> lk(ctx.m);
@@ -1033,7 +1111,9 @@ TEST_F(BadInput, RefusedCallsFromInsideAHandler) {
         EXPECT_NE(ctx.delay_error, "") << "mq_handler_set_nack_delay(-1) from a handler";
     }
     EXPECT_EQ(ctx.freed.load(), 0) << "a refused close must not call user_free";
-    ASSERT_EQ(mq_topic_publish(b, "self", nullptr, 0, "two", 3, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(
+        mq_topic_publish(b, "self", nullptr, 0, "two", 3, NULL, 0, 0, nullptr, nullptr, nullptr),
+        MQ_OK);
     EXPECT_TRUE(wait_calls(2)) << "the subscription stopped after the refused close";
     EXPECT_EQ(mq_subscription_close(sub), MQ_OK) << mq_last_error();
     EXPECT_EQ(ctx.freed.load(), 1);
@@ -1072,7 +1152,9 @@ TEST_F(BadInput, HandlerExtendLeaseAfterBrokerClose) {
     mq_subscription *sub = nullptr;
     ASSERT_EQ(mq_subscription_open(b, "self", "g", nullptr, handler, &ctx, nullptr, &sub), MQ_OK)
         << mq_last_error();
-    ASSERT_EQ(mq_topic_publish(b, "self", nullptr, 0, "one", 3, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(
+        mq_topic_publish(b, "self", nullptr, 0, "one", 3, NULL, 0, 0, nullptr, nullptr, nullptr),
+        MQ_OK);
     {
         std::unique_lock<std::mutex> lk(ctx.m);
         ASSERT_TRUE(ctx.cv.wait_for(lk, std::chrono::seconds(5), [&] { return ctx.done; }))
@@ -1093,8 +1175,8 @@ TEST_F(BadInput, AfterClose) {
     ASSERT_EQ(mq_topic_create(b, "push", &cfg), MQ_OK);
     SubUser live_user;
     mq_subscription *live = nullptr;
-    ASSERT_EQ(mq_subscription_open(b, "push", "workers", nullptr, count_handler, &live_user, count_free,
-                           &live),
+    ASSERT_EQ(mq_subscription_open(b, "push", "workers", nullptr, count_handler, &live_user,
+                                   count_free, &live),
               MQ_OK)
         << mq_last_error();
     mq_member *member = nullptr;
@@ -1116,41 +1198,50 @@ TEST_F(BadInput, AfterClose) {
     mq_message msgs[4];
     size_t n = 0;
     mq_member *joined = nullptr;
-    expect_all_rejected(b, {
-        BAD(MQ_CLOSED, mq_topic_create(b, "fresh", nullptr)),
-        BAD(MQ_CLOSED, mq_group_subscribe(b, "orders", "fresh", nullptr)),
-        BAD(MQ_CLOSED, mq_group_unsubscribe(b, "orders", "email")),
-        BAD(MQ_CLOSED, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, 0, nullptr, nullptr, nullptr)),
-        BAD(MQ_CLOSED, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr, nullptr)),
-        BAD(MQ_CLOSED, mq_topic_publish_batch(b, "orders", &rec, sizeof(mq_record), 1, 0, nullptr, nullptr, sizeof(mq_publish_result), nullptr)),
-        BAD(MQ_CLOSED, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_CLOSED, mq_group_ack(b, "orders", "billing", 0, 1)),
-        BAD(MQ_CLOSED, mq_group_nack(b, "orders", "billing", 0, 0)),
-        BAD(MQ_CLOSED, mq_group_nack(b, "orders", "billing", 0, 10)),
-        BAD(MQ_CLOSED, mq_group_extend_lease(b, "orders", "billing", 0)),
-        BAD(MQ_CLOSED, mq_group_seek(b, "orders", "billing", 0, 0)),
-        BAD(MQ_CLOSED, mq_member_join(b, "push", "crew", nullptr, &joined)),
-        BAD(MQ_CLOSED, mq_member_get_assignment(member, &gen, parts, 2, &owned)),
-        BAD(MQ_CLOSED, mq_member_poll(member, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_CLOSED, mq_member_ack(member, 0, 0)),
-        BAD(MQ_CLOSED, mq_member_nack(member, 0, 0)),
-        BAD(MQ_CLOSED, mq_member_extend_lease(member, 0)),
-    });
-    expect_subscribe_rejected(b, {"mq_subscription_open after close", MQ_CLOSED, b, "orders", "fresh", nullptr});
+    expect_all_rejected(
+        b, {
+               BAD(MQ_CLOSED, mq_topic_create(b, "fresh", nullptr)),
+               BAD(MQ_CLOSED, mq_group_subscribe(b, "orders", "fresh", nullptr)),
+               BAD(MQ_CLOSED, mq_group_unsubscribe(b, "orders", "email")),
+               BAD(MQ_CLOSED, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0, 0, nullptr,
+                                               nullptr, nullptr)),
+               BAD(MQ_CLOSED, mq_topic_publish(b, "orders", nullptr, 0, "x", 1, NULL, 0,
+                                               MQ_WAIT_FOREVER, nullptr, nullptr, nullptr)),
+               BAD(MQ_CLOSED,
+                   mq_topic_publish_batch(b, "orders", &rec, sizeof(mq_record), 1, 0, nullptr,
+                                          nullptr, sizeof(mq_publish_result), nullptr)),
+               BAD(MQ_CLOSED, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 4,
+                                            0, nullptr, &n)),
+               BAD(MQ_CLOSED, mq_group_ack(b, "orders", "billing", 0, 1)),
+               BAD(MQ_CLOSED, mq_group_nack(b, "orders", "billing", 0, 0)),
+               BAD(MQ_CLOSED, mq_group_nack(b, "orders", "billing", 0, 10)),
+               BAD(MQ_CLOSED, mq_group_extend_lease(b, "orders", "billing", 0)),
+               BAD(MQ_CLOSED, mq_group_seek(b, "orders", "billing", 0, 0)),
+               BAD(MQ_CLOSED, mq_member_join(b, "push", "crew", nullptr, &joined)),
+               BAD(MQ_CLOSED, mq_member_get_assignment(member, &gen, parts, 2, &owned)),
+               BAD(MQ_CLOSED, mq_member_poll(member, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+               BAD(MQ_CLOSED, mq_member_ack(member, 0, 0)),
+               BAD(MQ_CLOSED, mq_member_nack(member, 0, 0)),
+               BAD(MQ_CLOSED, mq_member_extend_lease(member, 0)),
+           });
+    expect_subscribe_rejected(
+        b, {"mq_subscription_open after close", MQ_CLOSED, b, "orders", "fresh", nullptr});
 
     // Bad input to the calls that work after close is still told apart from "closed".
     char buf[64];
     size_t needed = 0;
     mq_partition_info pi{};
     mq_group_info gi{};
-    expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_broker_close(nullptr)),
-        BAD(MQ_ERR_INVALID, mq_topic_list(b, nullptr, 1, &needed)),
-        BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, "nope", buf, sizeof buf, &needed)),
-        BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", 2, &pi, sizeof pi)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "nope", 0, &gi, sizeof gi)),
-        BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", -1, buf, sizeof buf, &needed)),
-    });
+    expect_all_rejected(
+        b,
+        {
+            BAD(MQ_ERR_INVALID, mq_broker_close(nullptr)),
+            BAD(MQ_ERR_INVALID, mq_topic_list(b, nullptr, 1, &needed)),
+            BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, "nope", buf, sizeof buf, &needed)),
+            BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", 2, &pi, sizeof pi)),
+            BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "nope", 0, &gi, sizeof gi)),
+            BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", -1, buf, sizeof buf, &needed)),
+        });
 
     if (joined) mq_member_close(joined);  // only reached if the library wrongly accepted
 
@@ -1185,22 +1276,25 @@ protected:
         for (int32_t p = 0; p < 2; ++p) {
             const std::string key = key_for(p);
             for (int i = 0; i < 2; ++i)
-                ASSERT_EQ(mq_topic_publish(b, "live", key.data(), key.size(), "l", 1, NULL, 0, MQ_NO_WAIT,
-                                     nullptr, nullptr, nullptr),
+                ASSERT_EQ(mq_topic_publish(b, "live", key.data(), key.size(), "l", 1, NULL, 0,
+                                           MQ_NO_WAIT, nullptr, nullptr, nullptr),
                           MQ_OK)
                     << mq_last_error();
         }
         int32_t parts[2];
         size_t count = 0;
-        ASSERT_EQ(mq_member_get_assignment(m1, nullptr, parts, 2, &count), MQ_OK) << mq_last_error();
+        ASSERT_EQ(mq_member_get_assignment(m1, nullptr, parts, 2, &count), MQ_OK)
+            << mq_last_error();
         ASSERT_EQ(count, 1u);
         ASSERT_EQ(parts[0], 0);
-        ASSERT_EQ(mq_member_get_assignment(m2, nullptr, parts, 2, &count), MQ_OK) << mq_last_error();
+        ASSERT_EQ(mq_member_get_assignment(m2, nullptr, parts, 2, &count), MQ_OK)
+            << mq_last_error();
         ASSERT_EQ(count, 1u);
         ASSERT_EQ(parts[0], 1);
         mq_message msg;
         size_t n = 0;
-        ASSERT_EQ(mq_member_poll(m1, &msg, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n), MQ_OK) << mq_last_error();
+        ASSERT_EQ(mq_member_poll(m1, &msg, sizeof(mq_message), 1, MQ_NO_WAIT, nullptr, &n), MQ_OK)
+            << mq_last_error();
         ASSERT_EQ(n, 1u);
         ASSERT_EQ(msg.partition, 0);
         ASSERT_EQ(msg.offset, 0);
@@ -1239,25 +1333,27 @@ TEST_F(BadInputMembers, Join) {
     bad("size 0", [](auto &o) { o.size = 0; });
     bad("size below the size field", [](auto &o) { o.size = sizeof(size_t) - 1; });
     const auto names = illegal_names();  // outlives bad_opts, which point into it
-    for (const auto &n : names) bad("member_id " + n.first, [&](auto &o) { o.member_id = n.second.c_str(); });
+    for (const auto &n : names)
+        bad("member_id " + n.first, [&](auto &o) { o.member_id = n.second.c_str(); });
     // "fresh" is a new group: a refused join must not leave it subscribed.
     for (const char *group : {"fresh", "crew"})
         for (const auto &c : bad_opts)
-            expect_rejected(b, Case{std::string("mq_member_join to ") + group + " with " + c.first,
-                                    MQ_ERR_INVALID,
-                                    [&] { return join(b, "live", group, &c.second); }});
+            expect_rejected(
+                b, Case{std::string("mq_member_join to ") + group + " with " + c.first,
+                        MQ_ERR_INVALID, [&] { return join(b, "live", group, &c.second); }});
     mq_member_options taken = base;
     taken.member_id = "m-1";
-    expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, join(nullptr, "live", "crew", nullptr)),
-        BAD(MQ_ERR_INVALID, join(b, nullptr, "crew", nullptr)),
-        BAD(MQ_ERR_INVALID, join(b, "live", nullptr, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_member_join(b, "live", "crew", nullptr, nullptr)),
-        BAD(MQ_ERR_INVALID, join(b, "live", "cr ew", nullptr)),
-        BAD(MQ_ERR_INVALID, join(b, "li/ve", "crew", nullptr)),
-        BAD(MQ_ERR_NO_TOPIC, join(b, "nope", "crew", nullptr)),
-        BAD(MQ_ERR_EXISTS, join(b, "live", "crew", &taken)),
-    });
+    expect_all_rejected(
+        b, {
+               BAD(MQ_ERR_INVALID, join(nullptr, "live", "crew", nullptr)),
+               BAD(MQ_ERR_INVALID, join(b, nullptr, "crew", nullptr)),
+               BAD(MQ_ERR_INVALID, join(b, "live", nullptr, nullptr)),
+               BAD(MQ_ERR_INVALID, mq_member_join(b, "live", "crew", nullptr, nullptr)),
+               BAD(MQ_ERR_INVALID, join(b, "live", "cr ew", nullptr)),
+               BAD(MQ_ERR_INVALID, join(b, "li/ve", "crew", nullptr)),
+               BAD(MQ_ERR_NO_TOPIC, join(b, "nope", "crew", nullptr)),
+               BAD(MQ_ERR_EXISTS, join(b, "live", "crew", &taken)),
+           });
 }
 
 TEST_F(BadInputMembers, CallsOnAMember) {
@@ -1266,39 +1362,44 @@ TEST_F(BadInputMembers, CallsOnAMember) {
     int32_t parts[4];
     size_t count = 0;
     int64_t gen = 0;
-    expect_all_rejected(b, {
-        BAD(MQ_ERR_INVALID, mq_member_close(nullptr)),
+    expect_all_rejected(
+        b,
+        {
+            BAD(MQ_ERR_INVALID, mq_member_close(nullptr)),
 
-        BAD(MQ_ERR_INVALID, mq_member_get_assignment(nullptr, &gen, parts, 4, &count)),
-        BAD(MQ_ERR_INVALID, mq_member_get_assignment(m1, &gen, parts, 4, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_member_get_assignment(m1, &gen, nullptr, 1, &count)),
+            BAD(MQ_ERR_INVALID, mq_member_get_assignment(nullptr, &gen, parts, 4, &count)),
+            BAD(MQ_ERR_INVALID, mq_member_get_assignment(m1, &gen, parts, 4, nullptr)),
+            BAD(MQ_ERR_INVALID, mq_member_get_assignment(m1, &gen, nullptr, 1, &count)),
 
-        // m-2 has two messages ready on partition 1: a poll that slipped through would take them.
-        BAD(MQ_ERR_INVALID, mq_member_poll(nullptr, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(m2, nullptr, sizeof(mq_message), 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 4, 0, nullptr, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 0, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 4, -2, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, 0, 4, 0, nullptr, &n)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message) - 1, 4, 0, nullptr, &n)),
+            // m-2 has two messages ready on partition 1: a poll that slipped through would take them.
+            BAD(MQ_ERR_INVALID,
+                mq_member_poll(nullptr, msgs, sizeof(mq_message), 4, 0, nullptr, &n)),
+            BAD(MQ_ERR_INVALID, mq_member_poll(m2, nullptr, sizeof(mq_message), 4, 0, nullptr, &n)),
+            BAD(MQ_ERR_INVALID,
+                mq_member_poll(m2, msgs, sizeof(mq_message), 4, 0, nullptr, nullptr)),
+            BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 0, 0, nullptr, &n)),
+            BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, sizeof(mq_message), 4, -2, nullptr, &n)),
+            BAD(MQ_ERR_INVALID, mq_member_poll(m2, msgs, 0, 4, 0, nullptr, &n)),
+            BAD(MQ_ERR_INVALID,
+                mq_member_poll(m2, msgs, sizeof(mq_message) - 1, 4, 0, nullptr, &n)),
 
-        BAD(MQ_ERR_INVALID, mq_member_ack(nullptr, 0, 0)),
-        BAD(MQ_ERR_PARTITION, mq_member_ack(m1, -1, 0)),
-        BAD(MQ_ERR_PARTITION, mq_member_ack(m1, 2, 0)),
-        BAD(MQ_ERR_FENCED, mq_member_ack(m2, 0, 0)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_member_ack(m1, 0, 1)),
+            BAD(MQ_ERR_INVALID, mq_member_ack(nullptr, 0, 0)),
+            BAD(MQ_ERR_PARTITION, mq_member_ack(m1, -1, 0)),
+            BAD(MQ_ERR_PARTITION, mq_member_ack(m1, 2, 0)),
+            BAD(MQ_ERR_FENCED, mq_member_ack(m2, 0, 0)),
+            BAD(MQ_ERR_NOT_IN_FLIGHT, mq_member_ack(m1, 0, 1)),
 
-        BAD(MQ_ERR_INVALID, mq_member_nack(nullptr, 0, 0)),
-        BAD(MQ_ERR_INVALID, mq_member_nack(m1, 0, -1)),
-        BAD(MQ_ERR_PARTITION, mq_member_nack(m1, -1, 0)),
-        BAD(MQ_ERR_PARTITION, mq_member_nack(m1, 2, 0)),
-        BAD(MQ_ERR_FENCED, mq_member_nack(m2, 0, 0)),
+            BAD(MQ_ERR_INVALID, mq_member_nack(nullptr, 0, 0)),
+            BAD(MQ_ERR_INVALID, mq_member_nack(m1, 0, -1)),
+            BAD(MQ_ERR_PARTITION, mq_member_nack(m1, -1, 0)),
+            BAD(MQ_ERR_PARTITION, mq_member_nack(m1, 2, 0)),
+            BAD(MQ_ERR_FENCED, mq_member_nack(m2, 0, 0)),
 
-        BAD(MQ_ERR_INVALID, mq_member_extend_lease(nullptr, 0)),
-        BAD(MQ_ERR_PARTITION, mq_member_extend_lease(m1, 2)),
-        BAD(MQ_ERR_FENCED, mq_member_extend_lease(m2, 0)),
-        BAD(MQ_ERR_NOT_IN_FLIGHT, mq_member_extend_lease(m2, 1)),
-    });
+            BAD(MQ_ERR_INVALID, mq_member_extend_lease(nullptr, 0)),
+            BAD(MQ_ERR_PARTITION, mq_member_extend_lease(m1, 2)),
+            BAD(MQ_ERR_FENCED, mq_member_extend_lease(m2, 0)),
+            BAD(MQ_ERR_NOT_IN_FLIGHT, mq_member_extend_lease(m2, 1)),
+        });
     EXPECT_STREQ(mq_member_id(nullptr), "");
     EXPECT_STREQ(mq_member_id(m1), "m-1");
 }
@@ -1354,31 +1455,39 @@ TEST_F(BadInput, StatusOrderArgumentsLeftToRight) {
     const std::string big(2 * kMaxMessage, 'x');
     const mq_record too_large{nullptr, 0, big.data(), kMaxMessage + 1, nullptr, 0};
     mq_member *m = nullptr;
-    expect_all_rejected(b, {
-        // The topic comes before the output arguments after it.
-        BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, "nope", nullptr, 1, &needed)),
-        BAD(MQ_ERR_NO_TOPIC, mq_topic_get_info(b, "nope", nullptr, 0)),
-        BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", 2, nullptr, 0)),
-        BAD(MQ_ERR_PARTITION, mq_partition_describe(b, "orders", 2, nullptr, sizeof buf, &needed)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "nope", 0, nullptr, 0)),
-        // The record comes before the wait.
-        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish(b, "orders", nullptr, 0, big.data(), kMaxMessage + 1, nullptr, 0, -2, nullptr, nullptr, nullptr)),
-        BAD(MQ_ERR_TOO_LARGE, mq_topic_publish_batch(b, "orders", &too_large, sizeof(mq_record), 1, -2, nullptr, nullptr, sizeof(mq_publish_result), nullptr)),
-        // The partition comes before the output arguments.
-        BAD(MQ_ERR_PARTITION, mq_group_poll(b, "orders", "billing", 2, nullptr, 0, 0, -2, nullptr, nullptr)),
-        BAD(MQ_ERR_NO_GROUP, mq_group_poll(b, "orders", "nope", 0, nullptr, 0, 0, -2, nullptr, nullptr)),
-        BAD(MQ_ERR_NO_TOPIC, mq_member_join(b, "nope", "crew", nullptr, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_member_join(b, "orders", "cr ew", nullptr, &m)),
-    });
+    expect_all_rejected(
+        b, {
+               // The topic comes before the output arguments after it.
+               BAD(MQ_ERR_NO_TOPIC, mq_group_list(b, "nope", nullptr, 1, &needed)),
+               BAD(MQ_ERR_NO_TOPIC, mq_topic_get_info(b, "nope", nullptr, 0)),
+               BAD(MQ_ERR_PARTITION, mq_partition_get_info(b, "orders", 2, nullptr, 0)),
+               BAD(MQ_ERR_PARTITION,
+                   mq_partition_describe(b, "orders", 2, nullptr, sizeof buf, &needed)),
+               BAD(MQ_ERR_NO_GROUP, mq_group_get_info(b, "orders", "nope", 0, nullptr, 0)),
+               // The record comes before the wait.
+               BAD(MQ_ERR_TOO_LARGE,
+                   mq_topic_publish(b, "orders", nullptr, 0, big.data(), kMaxMessage + 1, nullptr,
+                                    0, -2, nullptr, nullptr, nullptr)),
+               BAD(MQ_ERR_TOO_LARGE,
+                   mq_topic_publish_batch(b, "orders", &too_large, sizeof(mq_record), 1, -2,
+                                          nullptr, nullptr, sizeof(mq_publish_result), nullptr)),
+               // The partition comes before the output arguments.
+               BAD(MQ_ERR_PARTITION,
+                   mq_group_poll(b, "orders", "billing", 2, nullptr, 0, 0, -2, nullptr, nullptr)),
+               BAD(MQ_ERR_NO_GROUP,
+                   mq_group_poll(b, "orders", "nope", 0, nullptr, 0, 0, -2, nullptr, nullptr)),
+               BAD(MQ_ERR_NO_TOPIC, mq_member_join(b, "nope", "crew", nullptr, nullptr)),
+               BAD(MQ_ERR_INVALID, mq_member_join(b, "orders", "cr ew", nullptr, &m)),
+           });
     const int32_t out_of_range[] = {5};
     const mq_subscription_options listed = sub_opts(1, out_of_range, 1);
     expect_subscribe_rejected(b, {"mq_subscription_open, unknown topic and NULL handler",
                                   MQ_ERR_NO_TOPIC, b, "nope", "g", nullptr, nullptr});
     expect_subscribe_rejected(b, {"mq_subscription_open, partition 5 and NULL handler",
                                   MQ_ERR_PARTITION, b, "orders", "g", &listed, nullptr});
-    expect_subscribe_rejected(b, {"mq_subscription_open, illegal group and NULL out",
-                                  MQ_ERR_INVALID, b, "orders", "a b", nullptr, count_handler,
-                                  true});
+    expect_subscribe_rejected(
+        b, {"mq_subscription_open, illegal group and NULL out", MQ_ERR_INVALID, b, "orders", "a b",
+            nullptr, count_handler, true});
 }
 
 // A member call on a closed broker is MQ_CLOSED whatever its other arguments; on an open one,
@@ -1387,18 +1496,20 @@ TEST_F(BadInputMembers, StatusOrderClosedThenPartitionThenArguments) {
     mq_message msgs[2];
     size_t n = 0;
     expect_all_rejected(b, {
-        BAD(MQ_ERR_PARTITION, mq_member_nack(m1, -1, -1)),
-        BAD(MQ_ERR_PARTITION, mq_member_nack(m1, 2, INT64_MAX)),
-    });
+                               BAD(MQ_ERR_PARTITION, mq_member_nack(m1, -1, -1)),
+                               BAD(MQ_ERR_PARTITION, mq_member_nack(m1, 2, INT64_MAX)),
+                           });
     ASSERT_EQ(mq_broker_close(b), MQ_OK);
-    expect_all_rejected(b, {
-        BAD(MQ_CLOSED, mq_member_ack(m1, -1, 0)),
-        BAD(MQ_CLOSED, mq_member_nack(m1, -1, -1)),
-        BAD(MQ_CLOSED, mq_member_extend_lease(m1, 7)),
-        BAD(MQ_CLOSED, mq_member_poll(m2, nullptr, 0, 0, -2, nullptr, nullptr)),
-        BAD(MQ_CLOSED, mq_member_get_assignment(m1, nullptr, nullptr, 2, nullptr)),
-        BAD(MQ_ERR_INVALID, mq_member_poll(nullptr, msgs, sizeof(mq_message), 2, 0, nullptr, &n)),
-    });
+    expect_all_rejected(
+        b, {
+               BAD(MQ_CLOSED, mq_member_ack(m1, -1, 0)),
+               BAD(MQ_CLOSED, mq_member_nack(m1, -1, -1)),
+               BAD(MQ_CLOSED, mq_member_extend_lease(m1, 7)),
+               BAD(MQ_CLOSED, mq_member_poll(m2, nullptr, 0, 0, -2, nullptr, nullptr)),
+               BAD(MQ_CLOSED, mq_member_get_assignment(m1, nullptr, nullptr, 2, nullptr)),
+               BAD(MQ_ERR_INVALID,
+                   mq_member_poll(nullptr, msgs, sizeof(mq_message), 2, 0, nullptr, &n)),
+           });
 }
 
 }  // namespace

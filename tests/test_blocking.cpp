@@ -93,8 +93,8 @@ void create_topic(mq_broker *b, const char *name, int32_t partitions, int64_t ca
 mq_status pub(mq_broker *b, const char *topic, const std::string &payload,
               int64_t wait_ms = MQ_NO_WAIT, mq_cancel *cancel = nullptr,
               int64_t *offset = nullptr) {
-    return mq_topic_publish(b, topic, nullptr, 0, payload.data(), payload.size(), NULL, 0, wait_ms, cancel,
-                      nullptr, offset);
+    return mq_topic_publish(b, topic, nullptr, 0, payload.data(), payload.size(), NULL, 0, wait_ms,
+                            cancel, nullptr, offset);
 }
 
 int64_t producer_waits(mq_broker *b, const char *topic, int32_t p) {
@@ -124,7 +124,8 @@ PollResult poll(mq_broker *b, const char *topic, const char *group, int32_t p, s
     PollResult r{MQ_OK, std::vector<mq_message>(max), {}};
     size_t n = 0;
     auto t0 = Clock::now();
-    r.status = mq_group_poll(b, topic, group, p, r.msgs.data(), sizeof(mq_message), max, wait_ms, cancel, &n);
+    r.status = mq_group_poll(b, topic, group, p, r.msgs.data(), sizeof(mq_message), max, wait_ms,
+                             cancel, &n);
     r.took = Clock::now() - t0;
     r.msgs.resize(r.status == MQ_OK ? n : 0);
     return r;
@@ -150,7 +151,8 @@ TEST(SpecBlocking, CloseWakesBlockedPublishersAndPollers) {
     Async<mq_status> pub2([&] { return pub(b, "full", "c", 60000); });
     Async<mq_status> batch([&] {
         mq_record r[2] = {{nullptr, 0, "d", 1}, {nullptr, 0, "e", 1}};
-        return mq_topic_publish_batch(b, "full", r, sizeof(mq_record), 2, MQ_WAIT_FOREVER, nullptr, nullptr, sizeof(mq_publish_result), nullptr);
+        return mq_topic_publish_batch(b, "full", r, sizeof(mq_record), 2, MQ_WAIT_FOREVER, nullptr,
+                                      nullptr, sizeof(mq_publish_result), nullptr);
     });
     Async<PollResult> poll0([&] { return poll(b, "idle", "g", 0, 4, MQ_WAIT_FOREVER); });
     Async<PollResult> poll1([&] { return poll(b, "idle", "g", 1, 4, 60000); });
@@ -201,7 +203,9 @@ TEST(SpecBlocking, CallsAfterCloseReturnClosed) {
     closed(pub(b, "t", "c"), "publish");
     closed(pub(b, "t", "c", MQ_WAIT_FOREVER), "publish forever");
     mq_record r = {nullptr, 0, "x", 1};
-    closed(mq_topic_publish_batch(b, "t", &r, sizeof(mq_record), 1, MQ_NO_WAIT, nullptr, nullptr, sizeof(mq_publish_result), nullptr), "batch");
+    closed(mq_topic_publish_batch(b, "t", &r, sizeof(mq_record), 1, MQ_NO_WAIT, nullptr, nullptr,
+                                  sizeof(mq_publish_result), nullptr),
+           "batch");
     // Even with a message ready to hand out.
     closed(poll(b, "t", "g", 0, 4, MQ_NO_WAIT).status, "poll");
     closed(poll(b, "t", "g", 0, 4, MQ_WAIT_FOREVER).status, "poll forever");
@@ -340,7 +344,8 @@ TEST(SpecBlocking, WaitingPollWakesOnPublish) {
     int32_t p = -1;
     ASSERT_EQ(mq_key_partition("k", 1, 2, &p), MQ_OK);
     Async<PollResult> waiter([&] { return poll(b, "t", "g", p, 4, MQ_WAIT_FOREVER); });
-    ASSERT_EQ(mq_topic_publish(b, "t", "k", 1, "hello", 5, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, nullptr),
+    ASSERT_EQ(mq_topic_publish(b, "t", "k", 1, "hello", 5, NULL, 0, MQ_NO_WAIT, nullptr, nullptr,
+                               nullptr),
               MQ_OK);
     PollResult r = waiter.get();
     EXPECT_EQ(r.status, MQ_OK) << mq_status_name(r.status);
@@ -433,8 +438,9 @@ TEST(SpecBlocking, SubscriptionCloseWaitsForRunningHandler) {
     bl.release = release.get_future().share();
     auto entered = bl.entered.get_future();
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscription_open(b, "t", "g", nullptr, &blocking_handler, &bl, &blocker_free, &sub),
-              MQ_OK);
+    ASSERT_EQ(
+        mq_subscription_open(b, "t", "g", nullptr, &blocking_handler, &bl, &blocker_free, &sub),
+        MQ_OK);
     ASSERT_EQ(pub(b, "t", "m"), MQ_OK);
     ASSERT_EQ(entered.wait_for(kHang), std::future_status::ready) << "handler never ran";
 
@@ -477,14 +483,13 @@ TEST(SpecBlocking, SubscriptionCloseFromItsOwnHandlerIsRefused) {
     create_topic(b, "t", 1, 8);
     SelfCloser sc;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscription_open(b, "t", "g", nullptr, &self_closing_handler, &sc, &self_closer_free,
-                           &sub),
+    ASSERT_EQ(mq_subscription_open(b, "t", "g", nullptr, &self_closing_handler, &sc,
+                                   &self_closer_free, &sub),
               MQ_OK);
     sc.sub = sub;
     ASSERT_EQ(pub(b, "t", "first"), MQ_OK);
     ASSERT_TRUE(eventually([&] { return sc.close_status.load() != -1; }));
-    EXPECT_EQ(sc.close_status.load(), MQ_ERR_DEADLOCK)
-        << mq_status_name(sc.close_status.load());
+    EXPECT_EQ(sc.close_status.load(), MQ_ERR_DEADLOCK) << mq_status_name(sc.close_status.load());
 
     // "Nothing happens": the subscription keeps delivering.
     ASSERT_EQ(pub(b, "t", "second"), MQ_OK);
@@ -520,8 +525,9 @@ TEST(SpecBlocking, UserFreeRunsOnceAfterTheHandlerCanNoLongerRun) {
     create_topic(b, "t", 2, 16);
     Tracker tr;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscription_open(b, "t", "g", nullptr, &tracking_handler, &tr, &tracker_free, &sub),
-              MQ_OK);
+    ASSERT_EQ(
+        mq_subscription_open(b, "t", "g", nullptr, &tracking_handler, &tr, &tracker_free, &sub),
+        MQ_OK);
     std::atomic<bool> stop{false};
     // Keep both partitions busy while the subscription closes ("user-b" hashes to partition 0
     // of 2, "user-a" to 1), so both loop threads are likely inside a handler at close.
@@ -529,8 +535,8 @@ TEST(SpecBlocking, UserFreeRunsOnceAfterTheHandlerCanNoLongerRun) {
         int n = 0;
         for (unsigned i = 0; !stop.load(); ++i) {
             const char *key = (i % 2) ? "user-a" : "user-b";
-            n += mq_topic_publish(b, "t", key, 6, "m", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr, nullptr) ==
-                 MQ_OK;
+            n += mq_topic_publish(b, "t", key, 6, "m", 1, NULL, 0, MQ_NO_WAIT, nullptr, nullptr,
+                                  nullptr) == MQ_OK;
         }
         return n;
     });
@@ -559,13 +565,14 @@ TEST(SpecBlocking, UserFreeRunsOnceWhenSubscribeFails) {
     mq_broker *b = broker.get();
     Tracker tr;
     mq_subscription *sub = nullptr;
-    EXPECT_EQ(mq_subscription_open(b, "missing", "g", nullptr, &tracking_handler, &tr, &tracker_free,
-                           &sub),
+    EXPECT_EQ(mq_subscription_open(b, "missing", "g", nullptr, &tracking_handler, &tr,
+                                   &tracker_free, &sub),
               MQ_ERR_NO_TOPIC);
     EXPECT_EQ(tr.frees.load(), 1);
     // A NULL user_free is allowed.
-    EXPECT_EQ(mq_subscription_open(b, "missing", "g", nullptr, &tracking_handler, &tr, nullptr, &sub),
-              MQ_ERR_NO_TOPIC);
+    EXPECT_EQ(
+        mq_subscription_open(b, "missing", "g", nullptr, &tracking_handler, &tr, nullptr, &sub),
+        MQ_ERR_NO_TOPIC);
     EXPECT_EQ(tr.frees.load(), 1);
 }
 
@@ -577,10 +584,12 @@ TEST(SpecBlocking, BrokerFreeStopsHandlersAndSubscriptionsCloseAfterIt) {
     create_topic(b, "t", 2, 16);
     Tracker t1, t2;
     mq_subscription *s1 = nullptr, *s2 = nullptr;
-    ASSERT_EQ(mq_subscription_open(b, "t", "g1", nullptr, &tracking_handler, &t1, &tracker_free, &s1),
-              MQ_OK);
-    ASSERT_EQ(mq_subscription_open(b, "t", "g2", nullptr, &tracking_handler, &t2, &tracker_free, &s2),
-              MQ_OK);
+    ASSERT_EQ(
+        mq_subscription_open(b, "t", "g1", nullptr, &tracking_handler, &t1, &tracker_free, &s1),
+        MQ_OK);
+    ASSERT_EQ(
+        mq_subscription_open(b, "t", "g2", nullptr, &tracking_handler, &t2, &tracker_free, &s2),
+        MQ_OK);
     for (int i = 0; i < 8; ++i) ASSERT_EQ(pub(b, "t", "m"), MQ_OK);
     ASSERT_TRUE(eventually([&] { return t1.calls.load() >= 1 && t2.calls.load() >= 1; }));
 
@@ -605,8 +614,9 @@ TEST(SpecBlocking, BrokerCloseStopsHandlersAndSubscriptionsStillClose) {
     create_topic(b, "t", 1, 16);
     Tracker tr;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscription_open(b, "t", "g", nullptr, &tracking_handler, &tr, &tracker_free, &sub),
-              MQ_OK);
+    ASSERT_EQ(
+        mq_subscription_open(b, "t", "g", nullptr, &tracking_handler, &tr, &tracker_free, &sub),
+        MQ_OK);
     ASSERT_EQ(pub(b, "t", "m"), MQ_OK);
     ASSERT_TRUE(eventually([&] { return tr.calls.load() >= 1; }));
     ASSERT_EQ(mq_broker_close(b), MQ_OK);
@@ -633,7 +643,8 @@ int reentrant_handler(void *user, const mq_message *) {
     check(pub(r->b, "other", "x"), MQ_OK);
     mq_message m[4];
     size_t n = 0;
-    check(mq_group_poll(r->b, "t", "pull", 0, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &n), MQ_OK);
+    check(mq_group_poll(r->b, "t", "pull", 0, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &n),
+          MQ_OK);
     if (n > 0) check(mq_group_ack(r->b, "t", "pull", 0, m[n - 1].offset), MQ_OK);
     mq_partition_info pi{};
     check(mq_partition_get_info(r->b, "t", 0, &pi, sizeof pi), MQ_OK);

@@ -109,7 +109,9 @@ TEST(DeadLetter, FullDeadLetterTopicHoldsTheHeadUntilThereIsRoom) {
     ASSERT_EQ(mq_group_nack(b.get(), "src", "g", 0, 0), MQ_OK);
     mq_message m[4];
     size_t n = 9;
-    EXPECT_EQ(mq_group_poll(b.get(), "src", "g", 0, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &n), MQ_TIMEOUT);
+    EXPECT_EQ(
+        mq_group_poll(b.get(), "src", "g", 0, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &n),
+        MQ_TIMEOUT);
     EXPECT_EQ(n, 0u);
     EXPECT_NE(std::string(mq_last_error()).find("dead-letter topic dlq"), std::string::npos)
         << mq_last_error();
@@ -118,7 +120,8 @@ TEST(DeadLetter, FullDeadLetterTopicHoldsTheHeadUntilThereIsRoom) {
     auto waiter = std::async(std::launch::async, [&] {
         mq_message got[4];
         size_t k = 0;
-        const mq_status st = mq_group_poll(b.get(), "src", "g", 0, got, sizeof(mq_message), 4, 10000, nullptr, &k);
+        const mq_status st =
+            mq_group_poll(b.get(), "src", "g", 0, got, sizeof(mq_message), 4, 10000, nullptr, &k);
         return std::make_pair(st, k ? payload_of(got[0]) : std::string());
     });
     auto occupant = poll(b.get(), "dlq", "ops", 0);
@@ -240,7 +243,8 @@ TEST(DelayedNack, PushHandlerCanAskForADelayAndExtendItsLease) {
     ASSERT_EQ(mq_topic_create(b.get(), "t", nullptr), MQ_OK);
     PushRecorder rec;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscription_open(b.get(), "t", "g", nullptr, &PushRecorder::handle, &rec, nullptr, &sub),
+    ASSERT_EQ(mq_subscription_open(b.get(), "t", "g", nullptr, &PushRecorder::handle, &rec, nullptr,
+                                   &sub),
               MQ_OK);
     publish(b.get(), "t", nullptr, "x");
     ASSERT_TRUE(rec.wait_calls(1));
@@ -282,11 +286,12 @@ TEST(Seek, ReplaysRetainedMessagesAndSkipsToTheEnd) {
     ASSERT_EQ(mq_group_seek(b.get(), "t", "fast", 0, MQ_OFFSET_EARLIEST), MQ_OK);
     EXPECT_EQ(group_info(b.get(), "t", "fast").next, 0);
     ASSERT_EQ(mq_group_seek(b.get(), "t", "slow", 0, MQ_OFFSET_END), MQ_OK);  // skip: trims
-    EXPECT_EQ(partition_info(b.get(), "t").start, 0);  // fast is back at 0
+    EXPECT_EQ(partition_info(b.get(), "t").start, 0);                         // fast is back at 0
     ASSERT_EQ(mq_group_seek(b.get(), "t", "fast", 0, MQ_OFFSET_END), MQ_OK);
     EXPECT_EQ(partition_info(b.get(), "t").start, 3);
     EXPECT_EQ(mq_group_seek(b.get(), "t", "fast", 0, 1), MQ_ERR_OUT_OF_RANGE);
-    EXPECT_NE(std::string(mq_last_error()).find("outside partition 0 of topic t"), std::string::npos)
+    EXPECT_NE(std::string(mq_last_error()).find("outside partition 0 of topic t"),
+              std::string::npos)
         << mq_last_error();
     EXPECT_EQ(mq_group_seek(b.get(), "t", "fast", 0, 4), MQ_ERR_OUT_OF_RANGE);
     EXPECT_EQ(group_info(b.get(), "t", "fast").committed, 3);  // unchanged by the rejections
@@ -398,8 +403,8 @@ TEST(MaxAge, ExpiryWakesABlockedPublisher) {
     ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
     publish(b.get(), "t", nullptr, "first");
     auto publisher = std::async(std::launch::async, [&] {
-        return mq_topic_publish(b.get(), "t", nullptr, 0, "second", 6, NULL, 0, MQ_WAIT_FOREVER, nullptr,
-                          nullptr, nullptr);
+        return mq_topic_publish(b.get(), "t", nullptr, 0, "second", 6, NULL, 0, MQ_WAIT_FOREVER,
+                                nullptr, nullptr, nullptr);
     });
     while (partition_info(b.get(), "t").producer_waits == 0) std::this_thread::yield();
     EXPECT_EQ(publisher.wait_for(0s), std::future_status::timeout);  // blocked: full
@@ -448,7 +453,8 @@ TEST(DeliveryControlsClose, APollWaitingOnAFullDeadLetterTopicWakesOnClose) {
     auto waiter = std::async(std::launch::async, [&] {
         mq_message m[2];
         size_t n = 0;
-        return mq_group_poll(b.get(), "src", "g", 0, m, sizeof(mq_message), 2, MQ_WAIT_FOREVER, nullptr, &n);
+        return mq_group_poll(b.get(), "src", "g", 0, m, sizeof(mq_message), 2, MQ_WAIT_FOREVER,
+                             nullptr, &n);
     });
     // The poll is stuck publishing into the full dead-letter topic: visible as a producer wait.
     while (partition_info(b.get(), "dlq").producer_waits == 0) std::this_thread::yield();
@@ -471,12 +477,15 @@ TEST(DeliveryControlsClose, APollHeldByADelayedNackWakesOnCloseAndOnItsCancelTok
     mq_cancel_trigger(cancel);  // sticky: the poll returns CANCELLED whenever it starts waiting
     mq_message m[2];
     size_t n = 0;
-    EXPECT_EQ(mq_group_poll(b.get(), "t", "g", 0, m, sizeof(mq_message), 2, MQ_WAIT_FOREVER, cancel, &n), MQ_CANCELLED);
+    EXPECT_EQ(
+        mq_group_poll(b.get(), "t", "g", 0, m, sizeof(mq_message), 2, MQ_WAIT_FOREVER, cancel, &n),
+        MQ_CANCELLED);
     mq_cancel_free(cancel);
     auto waiter = std::async(std::launch::async, [&] {
         mq_message got[2];
         size_t k = 0;
-        return mq_group_poll(b.get(), "t", "g", 0, got, sizeof(mq_message), 2, MQ_WAIT_FOREVER, nullptr, &k);
+        return mq_group_poll(b.get(), "t", "g", 0, got, sizeof(mq_message), 2, MQ_WAIT_FOREVER,
+                             nullptr, &k);
     });
     ASSERT_EQ(mq_broker_close(b.get()), MQ_OK);
     ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
@@ -508,12 +517,14 @@ TEST(DeliveryControlsPush, APushHandlerThatAlwaysFailsEndsInTheDeadLetterTopic) 
     mq_subscription_options_init(&so, sizeof so);
     so.prefetch = 1;  // one message per poll, so only the bad one is redelivered
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscription_open(b.get(), "src", "svc", &so, handler, &calls, nullptr, &sub), MQ_OK);
+    ASSERT_EQ(mq_subscription_open(b.get(), "src", "svc", &so, handler, &calls, nullptr, &sub),
+              MQ_OK);
     publish(b.get(), "src", nullptr, "bad");
     publish(b.get(), "src", nullptr, "good");
     mq_message d[2];
     size_t n = 0;
-    ASSERT_EQ(mq_group_poll(b.get(), "dlq", "ops", 0, d, sizeof(mq_message), 2, 10000, nullptr, &n), MQ_OK);
+    ASSERT_EQ(mq_group_poll(b.get(), "dlq", "ops", 0, d, sizeof(mq_message), 2, 10000, nullptr, &n),
+              MQ_OK);
     EXPECT_EQ(payload_of(d[0]), "bad");
     ASSERT_NE(d[0].dead_letter, nullptr);
     EXPECT_EQ(d[0].dead_letter->delivery_count, 3u);
@@ -541,7 +552,7 @@ TEST(DeliveryControlsLease, LostLeasesCountTowardsMaxDeliveries) {
     clock.advance_ms(1000);
     ASSERT_EQ(poll(b.get(), "src", "g", 0).size(), 1u);  // second delivery after the lease
     clock.advance_ms(1000);
-    EXPECT_TRUE(poll(b.get(), "src", "g", 0).empty());   // third would exceed: dead-lettered
+    EXPECT_TRUE(poll(b.get(), "src", "g", 0).empty());  // third would exceed: dead-lettered
     EXPECT_EQ(group_info(b.get(), "src", "g").dead_lettered, 1);
     EXPECT_EQ(poll(b.get(), "dlq", "ops", 0).size(), 1u);
 }

@@ -29,9 +29,9 @@ bool is_poison(int id) { return id % 37 == 0; }
 struct Shared {
     std::mutex mu;
     std::condition_variable cv;
-    std::map<int, int> handled;                 // id -> successful handler calls
+    std::map<int, int> handled;                           // id -> successful handler calls
     std::map<std::string, std::vector<int>> handled_seq;  // key -> seqs in handling order
-    std::set<int> dead;                         // ids seen on the dead-letter topic
+    std::set<int> dead;                                   // ids seen on the dead-letter topic
     std::vector<std::string> problems;
     std::mt19937 rng{20261130};
 
@@ -89,14 +89,16 @@ TEST(DeliveryStress, EveryMessageIsHandledOrDeadLetteredExactlyOnceInKeyOrder) {
         so.partitions = parts[i];
         so.partition_count = 2;
         so.prefetch = 8;
-        ASSERT_EQ(mq_subscription_open(b.get(), "work", "svc", &so, handler, &s, nullptr, &subs[i]), MQ_OK)
+        ASSERT_EQ(mq_subscription_open(b.get(), "work", "svc", &so, handler, &s, nullptr, &subs[i]),
+                  MQ_OK)
             << mq_last_error();
     }
     std::thread dlq_reader([&] {
         mq_message m[32];
         for (;;) {
             size_t n = 0;
-            const mq_status st = mq_group_poll(b.get(), "work.dlq", "ops", 0, m, sizeof(mq_message), 32, 50, nullptr, &n);
+            const mq_status st = mq_group_poll(b.get(), "work.dlq", "ops", 0, m, sizeof(mq_message),
+                                               32, 50, nullptr, &n);
             if (st == MQ_TIMEOUT) {
                 std::lock_guard g(s.mu);
                 if (s.done()) return;
@@ -110,9 +112,11 @@ TEST(DeliveryStress, EveryMessageIsHandledOrDeadLetteredExactlyOnceInKeyOrder) {
                 parse(m[i], id, key, seq);
                 if (!m[i].dead_letter || std::string(m[i].dead_letter->group) != "svc" ||
                     m[i].dead_letter->delivery_count != 3) {
-                    s.problems.push_back("dead letter without the right origin: " + std::to_string(id));
+                    s.problems.push_back("dead letter without the right origin: " +
+                                         std::to_string(id));
                 }
-                if (!s.dead.insert(id).second) s.problems.push_back("dead-lettered twice: " + std::to_string(id));
+                if (!s.dead.insert(id).second)
+                    s.problems.push_back("dead-lettered twice: " + std::to_string(id));
             }
             mq_group_ack(b.get(), "work.dlq", "ops", 0, m[n - 1].offset);
             s.cv.notify_all();
@@ -125,9 +129,11 @@ TEST(DeliveryStress, EveryMessageIsHandledOrDeadLetteredExactlyOnceInKeyOrder) {
                 const int k = i % kKeysPerProducer;
                 const std::string key = "p" + std::to_string(p) + "k" + std::to_string(k);
                 const int id = p * kPerProducer + i;
-                const std::string payload = std::to_string(id) + " " + key + " " + std::to_string(i / kKeysPerProducer);
-                if (mq_topic_publish(b.get(), "work", key.data(), key.size(), payload.data(), payload.size(), NULL, 0,
-                               MQ_WAIT_FOREVER, nullptr, nullptr, nullptr) != MQ_OK) {
+                const std::string payload =
+                    std::to_string(id) + " " + key + " " + std::to_string(i / kKeysPerProducer);
+                if (mq_topic_publish(b.get(), "work", key.data(), key.size(), payload.data(),
+                                     payload.size(), NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr,
+                                     nullptr) != MQ_OK) {
                     std::lock_guard g(s.mu);
                     s.problems.push_back(std::string("publish failed: ") + mq_last_error());
                     return;
@@ -148,8 +154,10 @@ TEST(DeliveryStress, EveryMessageIsHandledOrDeadLetteredExactlyOnceInKeyOrder) {
     for (int id = 0; id < kTotal; id++) {
         const bool handled = s.handled.count(id) > 0;
         const bool dead = s.dead.count(id) > 0;
-        EXPECT_NE(handled, dead) << "message " << id << (handled ? " both handled and dead-lettered" : " lost");
-        if (handled) EXPECT_EQ(s.handled[id], 1) << "message " << id << " handled twice after success";
+        EXPECT_NE(handled, dead) << "message " << id
+                                 << (handled ? " both handled and dead-lettered" : " lost");
+        if (handled)
+            EXPECT_EQ(s.handled[id], 1) << "message " << id << " handled twice after success";
         if (is_poison(id)) EXPECT_TRUE(dead) << "poison message " << id << " was not dead-lettered";
     }
     for (const auto &[key, seqs] : s.handled_seq) {
@@ -158,7 +166,8 @@ TEST(DeliveryStress, EveryMessageIsHandledOrDeadLetteredExactlyOnceInKeyOrder) {
         }
     }
     int64_t dead_counted = 0;
-    for (int32_t p = 0; p < 4; p++) dead_counted += group_info(b.get(), "work", "svc", p).dead_lettered;
+    for (int32_t p = 0; p < 4; p++)
+        dead_counted += group_info(b.get(), "work", "svc", p).dead_lettered;
     EXPECT_EQ(dead_counted, static_cast<int64_t>(s.dead.size()));
 }
 

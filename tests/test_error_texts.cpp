@@ -33,8 +33,7 @@ struct Texts : ::testing::Test {
     const char *timeout_text(const char *topic, const char *group, int32_t p) {
         mq_message m;
         size_t n = 0;
-        EXPECT_EQ(mq_group_poll(b.get(), topic, group, p, &m, sizeof m, 1, MQ_NO_WAIT, nullptr,
-                                &n),
+        EXPECT_EQ(mq_group_poll(b.get(), topic, group, p, &m, sizeof m, 1, MQ_NO_WAIT, nullptr, &n),
                   MQ_TIMEOUT);
         return mq_last_error();
     }

@@ -49,8 +49,8 @@ void publish_with(mq_broker *b, const char *topic, const char *key, const std::s
                   const Pairs &pairs, mq_status want = MQ_OK) {
     const auto h = headers_of(pairs);
     EXPECT_EQ(mq_topic_publish(b, topic, key, key ? std::strlen(key) : 0, payload.data(),
-                               payload.size(), h.empty() ? nullptr : h.data(), h.size(),
-                               MQ_NO_WAIT, nullptr, nullptr, nullptr),
+                               payload.size(), h.empty() ? nullptr : h.data(), h.size(), MQ_NO_WAIT,
+                               nullptr, nullptr, nullptr),
               want)
         << mq_last_error();
 }
@@ -90,8 +90,8 @@ TEST(Headers, NullPointersWithZeroLengthsAreEmptyFields) {
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
     const mq_header h[2] = {{nullptr, 0, nullptr, 0}, {"n", 1, nullptr, 0}};
-    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "p", 1, h, 2, MQ_NO_WAIT, nullptr,
-                               nullptr, nullptr),
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "p", 1, h, 2, MQ_NO_WAIT, nullptr, nullptr,
+                               nullptr),
               MQ_OK)
         << mq_last_error();
     auto m = poll(b.get(), "t", "g", 0);
@@ -196,11 +196,11 @@ TEST(Headers, BoundedRetentionDropsEnoughForTheHeaders) {
     cfg.retention = MQ_RETAIN_BOUNDED;
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
-    publish_with(b.get(), "t", nullptr, "aaaaa", {});         // 5 bytes
-    publish_with(b.get(), "t", nullptr, "bbbbb", {});         // 10
+    publish_with(b.get(), "t", nullptr, "aaaaa", {});               // 5 bytes
+    publish_with(b.get(), "t", nullptr, "bbbbb", {});               // 10
     publish_with(b.get(), "t", nullptr, "c", {{"hh", "hhhhhhh"}});  // 10 more: 20
     EXPECT_EQ(partition_info(b.get(), "t").start, 0);
-    publish_with(b.get(), "t", nullptr, "d", {{"h", "h"}});   // 3 more: drops the first
+    publish_with(b.get(), "t", nullptr, "d", {{"h", "h"}});  // 3 more: drops the first
     const auto pi = partition_info(b.get(), "t");
     EXPECT_EQ(pi.start, 1);
     EXPECT_EQ(pi.retained_bytes, 18);
@@ -327,8 +327,7 @@ TEST(Headers, DeadLettersCarryTheOriginalHeadersThenTheOrigin) {
     ASSERT_EQ(d.size(), 1u);
     EXPECT_EQ(payload_of(d[0]), "poison");
     EXPECT_EQ(std::string(static_cast<const char *>(d[0].key), d[0].key_len), "user-b");
-    EXPECT_EQ(read_headers(d[0]),
-              with_origin(kOdd, "src", "billing", std::to_string(p), "2", "2"));
+    EXPECT_EQ(read_headers(d[0]), with_origin(kOdd, "src", "billing", std::to_string(p), "2", "2"));
     ASSERT_NE(d[0].dead_letter, nullptr);  // the struct travels too
     EXPECT_STREQ(d[0].dead_letter->topic, "src");
     EXPECT_STREQ(d[0].dead_letter->group, "billing");

@@ -125,9 +125,7 @@ int count_handler(void *user, const mq_message *) {
     u->calls++;
     return 0;
 }
-void count_free(void *user) {
-    static_cast<PushUser *>(user)->frees++;
-}
+void count_free(void *user) { static_cast<PushUser *>(user)->frees++; }
 
 struct RebalanceUser {
     const std::atomic<bool> *broker_freed = nullptr;
@@ -355,9 +353,7 @@ int free_broker_handler(void *user, const mq_message *) {
     }
     return 0;
 }
-void freeing_free(void *user) {
-    static_cast<FreeingHandler *>(user)->frees++;
-}
+void freeing_free(void *user) { static_cast<FreeingHandler *>(user)->frees++; }
 
 // The handler frees the broker on the first of three messages polled in one batch: the free
 // returns (it does not wait for the handler's own loop), the rest of the batch is not handed
@@ -383,9 +379,7 @@ void free_from_handler(const mq_subscription_options *opts) {
     EXPECT_EQ(mq_broker::alive_for_testing(), brokers_before);
 }
 
-TEST(Lifetimes, BrokerFreeFromAPushHandlerOfAGroupMember) {
-    free_from_handler(nullptr);
-}
+TEST(Lifetimes, BrokerFreeFromAPushHandlerOfAGroupMember) { free_from_handler(nullptr); }
 
 TEST(Lifetimes, BrokerFreeFromAPushHandlerWithAPartitionList) {
     mq_subscription_options o;

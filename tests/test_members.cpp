@@ -50,7 +50,8 @@ std::vector<int32_t> assignment(mq_member *m, int64_t *gen = nullptr) {
 mq_status member_poll(mq_member *m, std::vector<mq_message> &out, int64_t wait_ms = 0) {
     out.resize(16);
     size_t n = 0;
-    const mq_status st = mq_member_poll(m, out.data(), sizeof(mq_message), out.size(), wait_ms, nullptr, &n);
+    const mq_status st =
+        mq_member_poll(m, out.data(), sizeof(mq_message), out.size(), wait_ms, nullptr, &n);
     out.resize(n);
     return st;
 }
@@ -69,7 +70,8 @@ TEST(Members, JoinsDividePartitionsRoundRobinWithGenerations) {
     EXPECT_EQ(gen, 2);
     std::vector<mq_message> got;
     EXPECT_EQ(member_poll(m1.get(), got), MQ_REBALANCED);  // m1 must look again first
-    EXPECT_NE(std::string(mq_last_error()).find("generation 2"), std::string::npos) << mq_last_error();
+    EXPECT_NE(std::string(mq_last_error()).find("generation 2"), std::string::npos)
+        << mq_last_error();
     EXPECT_EQ(assignment(m1.get(), &gen), (std::vector<int32_t>{0, 2}));
     EXPECT_EQ(member_poll(m1.get(), got), MQ_TIMEOUT);
     m2.reset();  // leaving gives everything back to m1
@@ -83,8 +85,12 @@ TEST(Members, APartitionThatMovesIsRewoundForItsNewOwnerAndTheOldOneIsFenced) {
     auto cfg = topic_config(2, 10);
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     auto old_owner = join(b.get(), "t", "g", "old");
-    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "a", 1, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
-    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "b", 1, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(
+        mq_topic_publish(b.get(), "t", nullptr, 0, "a", 1, NULL, 0, 0, nullptr, nullptr, nullptr),
+        MQ_OK);
+    ASSERT_EQ(
+        mq_topic_publish(b.get(), "t", nullptr, 0, "b", 1, NULL, 0, 0, nullptr, nullptr, nullptr),
+        MQ_OK);
     std::vector<mq_message> got;
     ASSERT_EQ(member_poll(old_owner.get(), got), MQ_OK);
     ASSERT_EQ(got.size(), 1u);
@@ -122,7 +128,8 @@ TEST(Members, PollWaitsOnAllItsPartitionsAndWakesOnAnyOfThem) {
     });
     int32_t key_partition = -1;
     ASSERT_EQ(mq_key_partition("k", 1, 3, &key_partition), MQ_OK);
-    ASSERT_EQ(mq_topic_publish(b.get(), "t", "k", 1, "x", 1, NULL, 0, 0, nullptr, nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", "k", 1, "x", 1, NULL, 0, 0, nullptr, nullptr, nullptr),
+              MQ_OK);
     ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
     const auto [st, partition] = waiter.get();
     EXPECT_EQ(st, MQ_OK);
@@ -244,10 +251,12 @@ TEST(Members, OnRebalanceRunsForEachGenerationAndCannotCloseItsOwnMember) {
     m2.reset();
     std::lock_guard g(log.mu);
     EXPECT_EQ(log.generations, (std::vector<int64_t>{1, 2, 3}));
-    EXPECT_EQ(log.close_results, (std::vector<mq_status>{MQ_ERR_DEADLOCK, MQ_ERR_DEADLOCK, MQ_ERR_DEADLOCK}));
+    EXPECT_EQ(log.close_results,
+              (std::vector<mq_status>{MQ_ERR_DEADLOCK, MQ_ERR_DEADLOCK, MQ_ERR_DEADLOCK}));
 }
 
-void everything_to_last(void *, int32_t partitions, const char *const *, int32_t count, int32_t *owner) {
+void everything_to_last(void *, int32_t partitions, const char *const *, int32_t count,
+                        int32_t *owner) {
     for (int32_t p = 0; p < partitions; p++) owner[p] = count - 1;
 }
 
@@ -284,7 +293,8 @@ TEST(Members, IdsAreUniqueAndExplicitClaimsDoNotMix) {
     so.partition_count = 1;
     mq_subscription *sub = nullptr;
     auto handler = [](void *, const mq_message *) { return 0; };
-    EXPECT_EQ(mq_subscription_open(b.get(), "t", "g", &so, handler, nullptr, nullptr, &sub), MQ_ERR_OWNED);
+    EXPECT_EQ(mq_subscription_open(b.get(), "t", "g", &so, handler, nullptr, nullptr, &sub),
+              MQ_ERR_OWNED);
     // ...and members cannot join a group whose partitions are claimed that way.
     ASSERT_EQ(mq_subscription_open(b.get(), "t", "h", &so, handler, nullptr, nullptr, &sub), MQ_OK);
     o.member_id = "late";
@@ -316,18 +326,26 @@ TEST(Members, PushSubscriptionsAreMembersAndTakeOverWhenOneCloses) {
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     PushCounter first, second;
     mq_subscription *s1 = nullptr, *s2 = nullptr;
-    ASSERT_EQ(mq_subscription_open(b.get(), "t", "g", nullptr, &PushCounter::on, &first, nullptr, &s1), MQ_OK);
-    ASSERT_EQ(mq_subscription_open(b.get(), "t", "g", nullptr, &PushCounter::on, &second, nullptr, &s2), MQ_OK)
+    ASSERT_EQ(
+        mq_subscription_open(b.get(), "t", "g", nullptr, &PushCounter::on, &first, nullptr, &s1),
+        MQ_OK);
+    ASSERT_EQ(
+        mq_subscription_open(b.get(), "t", "g", nullptr, &PushCounter::on, &second, nullptr, &s2),
+        MQ_OK)
         << mq_last_error();
     for (int i = 0; i < 40; i++) {
-        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "x", 1, NULL, 0, 1000, nullptr, nullptr, nullptr), MQ_OK);
+        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "x", 1, NULL, 0, 1000, nullptr,
+                                   nullptr, nullptr),
+                  MQ_OK);
     }
     // Round-robin publishing puts 10 on each partition; each subscription owns two of them.
     ASSERT_TRUE(first.wait_for(20));
     ASSERT_TRUE(second.wait_for(20));
     ASSERT_EQ(mq_subscription_close(s1), MQ_OK);
     for (int i = 0; i < 40; i++) {
-        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "y", 1, NULL, 0, 1000, nullptr, nullptr, nullptr), MQ_OK);
+        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "y", 1, NULL, 0, 1000, nullptr,
+                                   nullptr, nullptr),
+                  MQ_OK);
     }
     ASSERT_TRUE(second.wait_for(60));  // it took every partition over
     ASSERT_EQ(mq_subscription_close(s2), MQ_OK);
@@ -349,8 +367,9 @@ TEST(Members, ViewsOfAMovedPartitionStayValidUntilTheOldOwnerCallsAgain) {
     o.assignor = &everything_to_last;  // so the next member to join takes partition 0
     auto old_owner = join(b.get(), "t", "g", "old", 10000, &o);
     const std::string original(100, 'o');
-    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, original.data(), original.size(), NULL, 0, 0, nullptr,
-                         nullptr, nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, original.data(), original.size(), NULL, 0,
+                               0, nullptr, nullptr, nullptr),
+              MQ_OK);
     std::vector<mq_message> held;
     ASSERT_EQ(member_poll(old_owner.get(), held), MQ_OK);
     ASSERT_EQ(held.size(), 1u);
@@ -360,8 +379,9 @@ TEST(Members, ViewsOfAMovedPartitionStayValidUntilTheOldOwnerCallsAgain) {
     std::vector<mq_message> got;
     for (int round = 0; round < 200; round++) {
         for (int i = 0; i < 16; i++) {
-            ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, filler.data(), filler.size(), NULL, 0, 0,
-                                 nullptr, nullptr, nullptr), MQ_OK);
+            ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, filler.data(), filler.size(), NULL,
+                                       0, 0, nullptr, nullptr, nullptr),
+                      MQ_OK);
         }
         while (member_poll(new_owner.get(), got) == MQ_OK) {
             ASSERT_EQ(mq_member_ack(new_owner.get(), 0, got.back().offset), MQ_OK);
@@ -383,17 +403,20 @@ TEST(Members, APushSubscriptionKeepsConsumingPartitionsThatMoveAwayAndBack) {
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     PushCounter counter;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscription_open(b.get(), "t", "g", nullptr, &PushCounter::on, &counter, nullptr, &sub),
-              MQ_OK);
+    ASSERT_EQ(
+        mq_subscription_open(b.get(), "t", "g", nullptr, &PushCounter::on, &counter, nullptr, &sub),
+        MQ_OK);
     for (int i = 0; i < 50; i++) {
-        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "x", 1, NULL, 0, 1000, nullptr, nullptr, nullptr),
+        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "x", 1, NULL, 0, 1000, nullptr,
+                                   nullptr, nullptr),
                   MQ_OK);
         auto visitor = join(b.get(), "t", "g", "visitor");  // takes one partition...
         std::vector<mq_message> got;
         member_poll(visitor.get(), got);  // ...may take a message of it without acking...
-    }  // ...and gives the partition back when it leaves
+    }                                     // ...and gives the partition back when it leaves
     for (int i = 0; i < 20; i++) {
-        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "y", 1, NULL, 0, 1000, nullptr, nullptr, nullptr),
+        ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "y", 1, NULL, 0, 1000, nullptr,
+                                   nullptr, nullptr),
                   MQ_OK);
     }
     const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -439,8 +462,9 @@ TEST(Members, MessagesWhoseAckWasRefusedComeBackAfterFetchingTheAssignment) {
         ASSERT_EQ(mq_key_partition(key.data(), key.size(), 2, &kp), MQ_OK);
         if (kp == 0) break;
     }
-    ASSERT_EQ(mq_topic_publish(b.get(), "t", key.data(), key.size(), "m", 1, NULL, 0, 0, nullptr, nullptr,
-                         nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", key.data(), key.size(), "m", 1, NULL, 0, 0, nullptr,
+                               nullptr, nullptr),
+              MQ_OK);
     std::vector<mq_message> got;
     ASSERT_EQ(member_poll(keeper.get(), got), MQ_OK);
     ASSERT_EQ(got.size(), 1u);
@@ -450,7 +474,7 @@ TEST(Members, MessagesWhoseAckWasRefusedComeBackAfterFetchingTheAssignment) {
     {
         auto visitor = join(b.get(), "t", "g", "visitor");  // takes partition 1 only...
         EXPECT_EQ(mqtest::group_info(b.get(), "t", "g", 0).in_flight, 1);  // ...p0 untouched
-    }  // ...and gives it back
+    }                                                                      // ...and gives it back
     EXPECT_EQ(mq_member_ack(keeper.get(), p, offset), MQ_REBALANCED);
     EXPECT_EQ(assignment(keeper.get()), (std::vector<int32_t>{0, 1}));
     ASSERT_EQ(member_poll(keeper.get(), got), MQ_OK);  // no lease had to run out
@@ -459,8 +483,9 @@ TEST(Members, MessagesWhoseAckWasRefusedComeBackAfterFetchingTheAssignment) {
     EXPECT_EQ(got[0].delivery_count, 2u);
     EXPECT_EQ(mq_member_ack(keeper.get(), p, offset), MQ_OK);
     // Fetching again within the same generation hands nothing out again.
-    ASSERT_EQ(mq_topic_publish(b.get(), "t", key.data(), key.size(), "n", 1, NULL, 0, 0, nullptr, nullptr,
-                         nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", key.data(), key.size(), "n", 1, NULL, 0, 0, nullptr,
+                               nullptr, nullptr),
+              MQ_OK);
     ASSERT_EQ(member_poll(keeper.get(), got), MQ_OK);
     assignment(keeper.get());
     EXPECT_EQ(member_poll(keeper.get(), got), MQ_TIMEOUT);

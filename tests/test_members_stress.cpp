@@ -24,7 +24,7 @@ constexpr int kKeys = 12;
 
 struct Record {
     std::mutex mu;
-    std::map<std::string, std::vector<int>> acked;                 // key -> seqs in ack order
+    std::map<std::string, std::vector<int>> acked;  // key -> seqs in ack order
     std::map<std::pair<int64_t, int32_t>, std::set<std::string>> holders;  // (gen, partition)
     std::vector<std::string> problems;
     int acked_total = 0;
@@ -104,8 +104,9 @@ TEST(MembersStress, JoinLeaveAndCrashWhilePublishingLosesNothingAndKeepsKeyOrder
             for (int i = 0; i < kPerProducer; i++) {
                 const std::string key = "p" + std::to_string(p) + "-k" + std::to_string(i % kKeys);
                 const std::string payload = key + " " + std::to_string(i / kKeys);
-                if (mq_topic_publish(b.get(), "work", key.data(), key.size(), payload.data(), payload.size(), NULL, 0,
-                               MQ_WAIT_FOREVER, nullptr, nullptr, nullptr) != MQ_OK) {
+                if (mq_topic_publish(b.get(), "work", key.data(), key.size(), payload.data(),
+                                     payload.size(), NULL, 0, MQ_WAIT_FOREVER, nullptr, nullptr,
+                                     nullptr) != MQ_OK) {
                     std::lock_guard g(rec.mu);
                     rec.problems.push_back(std::string("publish: ") + mq_last_error());
                     return;

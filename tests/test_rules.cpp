@@ -15,8 +15,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using mqtest::BrokerPtr;
-using mqtest::ManualClock;
 using mqtest::ginfo;
+using mqtest::ManualClock;
 using mqtest::new_broker;
 using mqtest::payload_of;
 using mqtest::pinfo;
@@ -42,11 +42,11 @@ void subscribe(mq_broker *b, const char *topic, const char *group,
 }
 
 // Publishes without a key unless one is given; returns the offset (or -1 on failure).
-int64_t pub(mq_broker *b, const char *topic, const std::string &payload,
-            mq_status expect = MQ_OK, int64_t wait_ms = MQ_NO_WAIT, int32_t *partition = nullptr) {
+int64_t pub(mq_broker *b, const char *topic, const std::string &payload, mq_status expect = MQ_OK,
+            int64_t wait_ms = MQ_NO_WAIT, int32_t *partition = nullptr) {
     int64_t off = -1;
-    mq_status s = mq_topic_publish(b, topic, nullptr, 0, payload.data(), payload.size(), NULL, 0, wait_ms,
-                             nullptr, partition, &off);
+    mq_status s = mq_topic_publish(b, topic, nullptr, 0, payload.data(), payload.size(), NULL, 0,
+                                   wait_ms, nullptr, partition, &off);
     EXPECT_EQ(s, expect) << mq_status_name(s) << ": " << mq_last_error();
     return s == MQ_OK ? off : -1;
 }
@@ -55,7 +55,8 @@ std::vector<mq_message> poll(mq_broker *b, const char *topic, const char *group,
                              size_t max) {
     std::vector<mq_message> msgs(max);
     size_t n = 0;
-    mq_status s = mq_group_poll(b, topic, group, p, msgs.data(), sizeof(mq_message), max, MQ_NO_WAIT, nullptr, &n);
+    mq_status s = mq_group_poll(b, topic, group, p, msgs.data(), sizeof(mq_message), max,
+                                MQ_NO_WAIT, nullptr, &n);
     EXPECT_TRUE(s == MQ_OK || s == MQ_TIMEOUT) << mq_status_name(s) << ": " << mq_last_error();
     if (s == MQ_TIMEOUT) {
         EXPECT_EQ(n, 0u);
@@ -103,7 +104,9 @@ TEST(SpecRules, PublishAppendsAtEndAndCopiesBytes) {
     char payload[] = "payload-1";
     int32_t p = -1;
     int64_t off = -1;
-    ASSERT_EQ(mq_topic_publish(b, "copy", key, 5, payload, 9, NULL, 0, MQ_NO_WAIT, nullptr, &p, &off), MQ_OK);
+    ASSERT_EQ(
+        mq_topic_publish(b, "copy", key, 5, payload, 9, NULL, 0, MQ_NO_WAIT, nullptr, &p, &off),
+        MQ_OK);
     EXPECT_EQ(p, 0);
     EXPECT_EQ(off, 0);
     const int64_t t0 = clock.ns.load();
@@ -137,7 +140,9 @@ TEST(SpecRules, TimestampsNeverDecreaseAlongThePartition) {
     clock.ns -= 3'000'000;  // the clock steps back
     EXPECT_EQ(pub(b, "ts", "second"), 1);
     const mq_record batch[2] = {{nullptr, 0, "a", 1}, {nullptr, 0, "b", 1}};
-    ASSERT_EQ(mq_topic_publish_batch(b, "ts", batch, sizeof(mq_record), 2, MQ_NO_WAIT, nullptr, nullptr, sizeof(mq_publish_result), nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish_batch(b, "ts", batch, sizeof(mq_record), 2, MQ_NO_WAIT, nullptr,
+                                     nullptr, sizeof(mq_publish_result), nullptr),
+              MQ_OK);
     clock.advance_ms(10);
     EXPECT_EQ(pub(b, "ts", "later"), 4);
 
@@ -174,7 +179,9 @@ TEST(SpecRules, FullPartitionWithShortWaitTimesOutAsFull) {
     pub(b, "bpw", "a");
     int64_t waits_before = pinfo(b, "bpw", 0).producer_waits;
     auto t0 = Clock::now();
-    EXPECT_EQ(mq_topic_publish(b, "bpw", nullptr, 0, "b", 1, NULL, 0, 30, nullptr, nullptr, nullptr), MQ_FULL);
+    EXPECT_EQ(
+        mq_topic_publish(b, "bpw", nullptr, 0, "b", 1, NULL, 0, 30, nullptr, nullptr, nullptr),
+        MQ_FULL);
     auto waited = Clock::now() - t0;
     EXPECT_GE(waited, 30ms);
     EXPECT_LT(waited, 3000ms);
@@ -192,11 +199,13 @@ TEST(SpecRules, PollWithNothingTimesOut) {
     subscribe(b, "pt", "g");
     mq_message m[4];
     size_t n = 99;
-    EXPECT_EQ(mq_group_poll(b, "pt", "g", 0, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &n), MQ_TIMEOUT);
+    EXPECT_EQ(mq_group_poll(b, "pt", "g", 0, m, sizeof(mq_message), 4, MQ_NO_WAIT, nullptr, &n),
+              MQ_TIMEOUT);
     EXPECT_EQ(n, 0u);
     n = 99;
     auto t0 = Clock::now();
-    EXPECT_EQ(mq_group_poll(b, "pt", "g", 0, m, sizeof(mq_message), 4, 30, nullptr, &n), MQ_TIMEOUT);
+    EXPECT_EQ(mq_group_poll(b, "pt", "g", 0, m, sizeof(mq_message), 4, 30, nullptr, &n),
+              MQ_TIMEOUT);
     auto waited = Clock::now() - t0;
     EXPECT_EQ(n, 0u);
     EXPECT_GE(waited, 30ms);
@@ -249,9 +258,10 @@ TEST(SpecRules, PublishBatchStopsPartWayWhenFull) {
     for (const char *k : keys) recs.push_back({k, 6, "x", 1});
     std::vector<mq_publish_result> res(4, mq_publish_result{-9, -9});
     size_t published = 99;
-    EXPECT_EQ(mq_topic_publish_batch(b, "bfull", recs.data(), sizeof(mq_record), recs.size(), MQ_NO_WAIT, nullptr,
-                               res.data(), sizeof(mq_publish_result), &published),
-              MQ_FULL);
+    EXPECT_EQ(
+        mq_topic_publish_batch(b, "bfull", recs.data(), sizeof(mq_record), recs.size(), MQ_NO_WAIT,
+                               nullptr, res.data(), sizeof(mq_publish_result), &published),
+        MQ_FULL);
     int32_t want_part[] = {1, 1, 0, 1};
     for (int i = 0; i < 4; ++i) EXPECT_EQ(res[i].partition, want_part[i]) << "record " << i;
     // Partition 1 took what fit, in order; the record that did not fit was not appended.

@@ -71,8 +71,8 @@ public:
             return false;
         }
         if (errors_.size() < 10)
-            errors_.push_back(key_name(static_cast<int>(key)) + ": got seq " +
-                              std::to_string(seq) + " after " + std::to_string(next_[key]));
+            errors_.push_back(key_name(static_cast<int>(key)) + ": got seq " + std::to_string(seq) +
+                              " after " + std::to_string(next_[key]));
         return false;
     }
     std::vector<uint32_t> next() {
@@ -140,7 +140,7 @@ TEST(SpecStress, ReferenceStress) {
                 int k = mine[i % mine.size()];
                 Payload p{static_cast<uint32_t>(k), seq[k]++};
                 mq_status s = mq_topic_publish(b, "orders", keys[k].data(), keys[k].size(), &p,
-                                         sizeof p, NULL, 0, 10000, nullptr, nullptr, nullptr);
+                                               sizeof p, NULL, 0, 10000, nullptr, nullptr, nullptr);
                 if (s != MQ_OK) {
                     producer_errors++;
                     give_up = true;
@@ -164,7 +164,7 @@ TEST(SpecStress, ReferenceStress) {
                 int32_t owned[kPartitions];
                 size_t n_owned = 0;
                 if (mq_assignment_round_robin(kPartitions, kMembers, member, owned, kPartitions,
-                                          &n_owned) != MQ_OK) {
+                                              &n_owned) != MQ_OK) {
                     st.errors++;
                     return;
                 }
@@ -179,8 +179,8 @@ TEST(SpecStress, ReferenceStress) {
                     }
                     for (size_t i = 0; i < n_owned; ++i) {
                         size_t n = 0;
-                        mq_status s = mq_group_poll(b, "orders", group, owned[i], msgs, sizeof(mq_message), 10, 1, nullptr,
-                                              &n);
+                        mq_status s = mq_group_poll(b, "orders", group, owned[i], msgs,
+                                                    sizeof(mq_message), 10, 1, nullptr, &n);
                         if (s == MQ_TIMEOUT) continue;
                         if (s != MQ_OK) {
                             st.errors++;
@@ -256,8 +256,8 @@ constexpr int kMixTotal = kMixProducers * kMixPerProducer;
 struct PushGroup {
     uint32_t seed = 0;
     OrderCheck order{kMixKeys};
-    std::atomic<int> done{0};       // distinct messages processed successfully
-    std::atomic<int> failures{0};   // handler calls that reported failure
+    std::atomic<int> done{0};      // distinct messages processed successfully
+    std::atomic<int> failures{0};  // handler calls that reported failure
     std::atomic<int> redelivered{0};
     std::atomic<int> frees{0};
 };
@@ -328,8 +328,8 @@ TEST(SpecStress, AtLeastOnceWithNacksAndLeaseExpiries) {
                 int k = prod + kMixProducers * (i % (kMixKeys / kMixProducers));
                 std::string key = key_name(k);
                 Payload p{static_cast<uint32_t>(k), seq[k]++};
-                if (mq_topic_publish(b, "mix", key.data(), key.size(), &p, sizeof p, NULL, 0, 10000, nullptr,
-                               nullptr, nullptr) != MQ_OK) {
+                if (mq_topic_publish(b, "mix", key.data(), key.size(), &p, sizeof p, NULL, 0, 10000,
+                                     nullptr, nullptr, nullptr) != MQ_OK) {
                     errors++;
                     give_up = true;
                 }
@@ -353,7 +353,8 @@ TEST(SpecStress, AtLeastOnceWithNacksAndLeaseExpiries) {
                     break;
                 }
                 size_t n = 0;
-                mq_status s = mq_group_poll(b, "mix", "pull", part, msgs, sizeof(mq_message), 8, 10, nullptr, &n);
+                mq_status s = mq_group_poll(b, "mix", "pull", part, msgs, sizeof(mq_message), 8, 10,
+                                            nullptr, &n);
                 if (s == MQ_TIMEOUT) continue;
                 if (s != MQ_OK) {
                     errors++;
@@ -409,10 +410,11 @@ TEST(SpecStress, AtLeastOnceWithNacksAndLeaseExpiries) {
     for (mq_subscription *s : subs) EXPECT_EQ(mq_subscription_close(s), MQ_OK);
     EXPECT_EQ(push.frees.load(), 2);
 
-    std::printf("pull: %d nacks, %d vanished batches, %d returned by lease; push: %d failures, "
-                "%d redeliveries\n",
-                nacks.load(), vanished.load(), lease_returns.load(), push.failures.load(),
-                push.redelivered.load());
+    std::printf(
+        "pull: %d nacks, %d vanished batches, %d returned by lease; push: %d failures, "
+        "%d redeliveries\n",
+        nacks.load(), vanished.load(), lease_returns.load(), push.failures.load(),
+        push.redelivered.load());
     EXPECT_EQ(pull_done.load(), kMixTotal);
     EXPECT_EQ(push.done.load(), kMixTotal);
     EXPECT_EQ(pull_order.errors(), std::vector<std::string>{});

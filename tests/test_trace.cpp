@@ -21,8 +21,8 @@ namespace {
 using namespace std::chrono_literals;
 // Leases are driven by hand: the trace moves time by 31 s in one step.
 using mqtest::BrokerPtr;
-using mqtest::ManualClock;
 using mqtest::ginfo;
+using mqtest::ManualClock;
 using mqtest::new_broker;
 using mqtest::pinfo;
 
@@ -30,7 +30,8 @@ std::string describe(mq_broker *b, const char *topic, int32_t p) {
     size_t needed = 0;
     EXPECT_EQ(mq_partition_describe(b, topic, p, nullptr, 0, &needed), MQ_OK) << mq_last_error();
     std::string s(needed, '\0');
-    EXPECT_EQ(mq_partition_describe(b, topic, p, s.data(), s.size(), &needed), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_partition_describe(b, topic, p, s.data(), s.size(), &needed), MQ_OK)
+        << mq_last_error();
     s.resize(std::strlen(s.c_str()));
     return s;
 }
@@ -44,8 +45,8 @@ struct Published {
 Published publish(mq_broker *b, const char *topic, const std::string &key,
                   const std::string &payload, int64_t wait_ms = MQ_NO_WAIT) {
     Published r{MQ_OK, -1, -1};
-    r.status = mq_topic_publish(b, topic, key.data(), key.size(), payload.data(), payload.size(), NULL, 0,
-                          wait_ms, nullptr, &r.partition, &r.offset);
+    r.status = mq_topic_publish(b, topic, key.data(), key.size(), payload.data(), payload.size(),
+                                NULL, 0, wait_ms, nullptr, &r.partition, &r.offset);
     return r;
 }
 
@@ -134,7 +135,9 @@ TEST(SpecTrace, ReferenceTraceEveryRow) {
     // Row 3: billing polls max 2, acks 0.
     mq_message msgs[10];
     size_t n = 0;
-    ASSERT_EQ(mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 2, MQ_NO_WAIT, nullptr, &n), MQ_OK)
+    ASSERT_EQ(mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 2, MQ_NO_WAIT,
+                            nullptr, &n),
+              MQ_OK)
         << mq_last_error();
     EXPECT_EQ(render(msgs, n), "0:o-1, 1:o-2");
     for (size_t i = 0; i < n; ++i) {
@@ -147,7 +150,9 @@ TEST(SpecTrace, ReferenceTraceEveryRow) {
     expect_p1(b, 0, 3, 3, 1, 2, 0, 0, "log 0..2, backlog 3/3; billing 1/2; email 0/0");
 
     // Row 4: email polls max 10, acks 2.
-    ASSERT_EQ(mq_group_poll(b, "orders", "email", 1, msgs, sizeof(mq_message), 10, MQ_NO_WAIT, nullptr, &n), MQ_OK)
+    ASSERT_EQ(mq_group_poll(b, "orders", "email", 1, msgs, sizeof(mq_message), 10, MQ_NO_WAIT,
+                            nullptr, &n),
+              MQ_OK)
         << mq_last_error();
     EXPECT_EQ(render(msgs, n), "0:o-1, 1:o-2, 2:o-3");
     for (size_t i = 0; i < n; ++i) EXPECT_EQ(msgs[i].delivery_count, 1u);
@@ -163,7 +168,9 @@ TEST(SpecTrace, ReferenceTraceEveryRow) {
 
     // Row 6: clock +31 s; billing's lease ran out, so its poll rewinds to 1.
     clock.ns += 31'000'000'000;
-    ASSERT_EQ(mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 10, MQ_NO_WAIT, nullptr, &n), MQ_OK)
+    ASSERT_EQ(mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(mq_message), 10, MQ_NO_WAIT,
+                            nullptr, &n),
+              MQ_OK)
         << mq_last_error();
     EXPECT_EQ(render(msgs, n), "1:o-2, 2:o-3, 3:o-5");
     ASSERT_EQ(n, 3u);
@@ -232,15 +239,15 @@ TEST(SpecTrace, PushStep) {
 
     Ledger ledger;
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscription_open(b, "payments", "ledger", nullptr, &ledger_handler, &ledger, nullptr,
-                           &sub),
+    ASSERT_EQ(mq_subscription_open(b, "payments", "ledger", nullptr, &ledger_handler, &ledger,
+                                   nullptr, &sub),
               MQ_OK)
         << mq_last_error();
 
     for (int i = 1; i <= 3; ++i) {
         std::string p = "pay-" + std::to_string(i);
-        ASSERT_EQ(mq_topic_publish(b, "payments", nullptr, 0, p.data(), p.size(), NULL, 0, MQ_NO_WAIT, nullptr,
-                             nullptr, nullptr),
+        ASSERT_EQ(mq_topic_publish(b, "payments", nullptr, 0, p.data(), p.size(), NULL, 0,
+                                   MQ_NO_WAIT, nullptr, nullptr, nullptr),
                   MQ_OK)
             << mq_last_error();
     }
@@ -258,8 +265,7 @@ TEST(SpecTrace, PushStep) {
     })) << describe(b, "payments", 0);
 
     ASSERT_EQ(mq_subscription_close(sub), MQ_OK) << mq_last_error();
-    std::vector<std::string> expected = {"pay-1 ok #1", "pay-2 fail #1", "pay-2 ok #2",
-                                         "pay-3 ok"};
+    std::vector<std::string> expected = {"pay-1 ok #1", "pay-2 fail #1", "pay-2 ok #2", "pay-3 ok"};
     {
         std::lock_guard<std::mutex> lock(ledger.mu);
         EXPECT_EQ(ledger.calls, expected);

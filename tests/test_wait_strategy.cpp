@@ -46,7 +46,8 @@ TEST(WaitStrategy, ASpinningPollSeesAPublishFromAnotherThread) {
         auto poller = std::async(std::launch::async, [&] {
             mq_message m[4];
             size_t n = 0;
-            const mq_status st = mq_group_poll(b.get(), "t", "g", 0, m, sizeof(mq_message), 4, 10000, nullptr, &n);
+            const mq_status st =
+                mq_group_poll(b.get(), "t", "g", 0, m, sizeof(mq_message), 4, 10000, nullptr, &n);
             std::string got = n ? payload_of(m[0]) : "";
             if (n) mq_group_ack(b.get(), "t", "g", 0, m[n - 1].offset);
             return std::make_pair(st, got);
@@ -66,11 +67,13 @@ TEST(WaitStrategy, ASpinningPollStillTimesOutAndWakesOnClose) {
     ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
     mq_message m[1];
     size_t n = 0;
-    EXPECT_EQ(mq_group_poll(b.get(), "t", "g", 0, m, sizeof(mq_message), 1, 20, nullptr, &n), MQ_TIMEOUT);
+    EXPECT_EQ(mq_group_poll(b.get(), "t", "g", 0, m, sizeof(mq_message), 1, 20, nullptr, &n),
+              MQ_TIMEOUT);
     auto poller = std::async(std::launch::async, [&] {
         size_t k = 0;
         mq_message got[1];
-        return mq_group_poll(b.get(), "t", "g", 0, got, sizeof(mq_message), 1, MQ_WAIT_FOREVER, nullptr, &k);
+        return mq_group_poll(b.get(), "t", "g", 0, got, sizeof(mq_message), 1, MQ_WAIT_FOREVER,
+                             nullptr, &k);
     });
     ASSERT_EQ(mq_broker_close(b.get()), MQ_OK);
     ASSERT_EQ(poller.wait_for(10s), std::future_status::ready);
@@ -92,7 +95,8 @@ TEST(WaitStrategy, ASpinningMemberPollReturnsAsSoonAsAWatchedPartitionChanges) {
         for (int i = 0; i < 20; i++) {
             mq_message got[4];
             size_t n = 0;
-            const mq_status st = mq_member_poll(m, got, sizeof(mq_message), 4, MQ_WAIT_FOREVER, nullptr, &n);
+            const mq_status st =
+                mq_member_poll(m, got, sizeof(mq_message), 4, MQ_WAIT_FOREVER, nullptr, &n);
             if (st != MQ_OK || n != 1 || payload_of(got[0]) != "m" + std::to_string(i))
                 return testing::AssertionFailure() << "poll " << i << ": " << mq_status_name(st);
             if (mq_member_ack(m, got[0].partition, got[0].offset) != MQ_OK)
@@ -127,7 +131,8 @@ TEST(WaitStrategy, ASpinNeverOutlastsThePollsWait) {
     for (int i = 0; i < 5; i++) {
         mq_message got[1];
         size_t n = 0;
-        EXPECT_EQ(mq_group_poll(b.get(), "u", "g", 0, got, sizeof(mq_message), 1, 20, nullptr, &n), MQ_TIMEOUT);
+        EXPECT_EQ(mq_group_poll(b.get(), "u", "g", 0, got, sizeof(mq_message), 1, 20, nullptr, &n),
+                  MQ_TIMEOUT);
         EXPECT_EQ(mq_member_poll(m, got, sizeof(mq_message), 1, 20, nullptr, &n), MQ_TIMEOUT);
     }
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);

@@ -29,9 +29,9 @@ double bench_mq_push(uint64_t n, int32_t prefetch);
 Latency bench_mq_latency(uint64_t n, int64_t interval_ns, int64_t spin_ns);
 
 struct MemoryResult {
-    double overhead_bytes = 0;     // heap bytes per retained message beyond key and payload
-    double rss_overhead_bytes = 0; // the same measured as resident memory
-    double peak_rss_mib = 0;       // the process's peak resident set
+    double overhead_bytes = 0;      // heap bytes per retained message beyond key and payload
+    double rss_overhead_bytes = 0;  // the same measured as resident memory
+    double peak_rss_mib = 0;        // the process's peak resident set
     double allocs_per_msg_batch = 0, allocs_per_msg_single = 0, allocs_per_msg_push = 0;
     double deque_string_overhead_bytes = 0;  // a std::deque<std::string> holding the same
 };
@@ -47,7 +47,7 @@ double bench_mutex_value(uint64_t n, size_t batch);
 double bench_mutex_string(uint64_t n, size_t batch);
 Latency bench_mutex_latency(uint64_t n, int64_t interval_ns);
 bool have_zmq();
-double bench_zmq(uint64_t n, int subscribers);  // per subscriber
+double bench_zmq(uint64_t n, int subscribers);     // per subscriber
 Latency bench_pingpong_spin(uint64_t rounds);      // round trips
 Latency bench_pingpong_blocking(uint64_t rounds);  // round trips, futex sleep and wake
 

@@ -35,10 +35,9 @@ inline uint64_t seq_of(const void *p) {
 // One term per message, summed: independent multipliers per word, so any changed word (or a
 // word moved to another position) changes the total.
 inline uint64_t digest_term(const void *p) {
-    static constexpr uint64_t k[8] = {0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull,
-                                      0x87c37b91114253d5ull, 0x4cf5ad432745937full,
-                                      0x52dce729da3ed4b1ull, 0x38495ab5a3d7c4e3ull,
-                                      0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull};
+    static constexpr uint64_t k[8] = {
+        0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull, 0x87c37b91114253d5ull, 0x4cf5ad432745937full,
+        0x52dce729da3ed4b1ull, 0x38495ab5a3d7c4e3ull, 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull};
     uint64_t w[8], h = 0;
     std::memcpy(w, p, kPayload);
     for (int i = 0; i < 8; ++i) h += (w[i] ^ (w[i] >> 29)) * k[i];
@@ -81,8 +80,8 @@ struct Verifier {
         if (len != kPayload) fail(bench, "payload of " + std::to_string(len) + " bytes");
         uint64_t s = seq_of(payload);
         if (s != next)
-            fail(bench, "order: got seq " + std::to_string(s) + ", expected " +
-                            std::to_string(next));
+            fail(bench,
+                 "order: got seq " + std::to_string(s) + ", expected " + std::to_string(next));
         ++next;
         digest += digest_term(payload);
     }

@@ -68,7 +68,8 @@ Counts counts_for(double scale) {
 }
 
 constexpr int64_t kLatencyInterval = 50000;
-constexpr int64_t kSpin = 20000;  // spin_ns of the spinning variants of workloads 1 and 2  // 20,000 msg/s: far below every queue's limit
+constexpr int64_t kSpin =
+    20000;  // spin_ns of the spinning variants of workloads 1 and 2  // 20,000 msg/s: far below every queue's limit
 
 std::string fmt_rate(double v) {
     char b[32];
@@ -98,10 +99,10 @@ MemoryResult memory_in_child(uint64_t retained) {
     FILE *p = popen(cmd.c_str(), "r");
     if (!p) fail("mq memory", "cannot start the child process");
     MemoryResult r;
-    int got = std::fscanf(p, "%lf %lf %lf %lf %lf %lf %lf", &r.overhead_bytes,
-                          &r.rss_overhead_bytes, &r.peak_rss_mib, &r.allocs_per_msg_batch,
-                          &r.allocs_per_msg_single, &r.allocs_per_msg_push,
-                          &r.deque_string_overhead_bytes);
+    int got =
+        std::fscanf(p, "%lf %lf %lf %lf %lf %lf %lf", &r.overhead_bytes, &r.rss_overhead_bytes,
+                    &r.peak_rss_mib, &r.allocs_per_msg_batch, &r.allocs_per_msg_single,
+                    &r.allocs_per_msg_push, &r.deque_string_overhead_bytes);
     int rc = pclose(p);
     if (got != 7 || rc != 0) fail("mq memory", "the child process failed (its error is above)");
     return r;
@@ -149,7 +150,8 @@ void one_round(Suite &s, const Counts &c, int round, int rounds) {
             const double v = fn();
             const int64_t c1 = context_switches();
             s.row(id, label, "msg/s").samples.push_back(v);
-            s.row(std::string(id) + ".cs", label, "n").samples.push_back(double(c1 - c0) / double(n));
+            s.row(std::string(id) + ".cs", label, "n")
+                .samples.push_back(double(c1 - c0) / double(n));
         });
     };
     tput("ring", "SPSC lock-free ring", [&] { return bench_ring(c.ring); });
@@ -188,7 +190,8 @@ void one_round(Suite &s, const Counts &c, int round, int rounds) {
     tput_cs("w5b", "5. mq push subscription, prefetch 64", c.mq_push,
             [&] { return bench_mq_push(c.mq_push, 64); });
     step("pps", "cross-core ping-pong, spinning", [&] {
-        add_latency(s, "pps", "ping-pong round trip, spinning", bench_pingpong_spin(c.pingpong_spin));
+        add_latency(s, "pps", "ping-pong round trip, spinning",
+                    bench_pingpong_spin(c.pingpong_spin));
     });
     step("ppb", "cross-core ping-pong, blocking (futex)", [&] {
         add_latency(s, "ppb", "ping-pong round trip, blocking",
@@ -199,7 +202,8 @@ void one_round(Suite &s, const Counts &c, int round, int rounds) {
                     bench_mutex_latency(c.latency, kLatencyInterval));
     });
     step("w6", "6. mq latency at 20k msg/s", [&] {
-        add_latency(s, "w6", "6. mq publish→poll", bench_mq_latency(c.latency, kLatencyInterval, 0));
+        add_latency(s, "w6", "6. mq publish→poll",
+                    bench_mq_latency(c.latency, kLatencyInterval, 0));
     });
     step("w6s", "6. mq latency, spin_ns 2 × the interval", [&] {
         add_latency(s, "w6s", "6. mq publish→poll, spin_ns 100 µs",
@@ -211,8 +215,9 @@ void one_round(Suite &s, const Counts &c, int round, int rounds) {
             .samples.push_back(m.overhead_bytes);
         s.row("w7.rss", "7. mq resident bytes per retained message beyond payload", "B")
             .samples.push_back(m.rss_overhead_bytes);
-        s.row("w7.peak", "7. mq peak RSS (MiB), " + std::to_string(c.retained) +
-                             " retained 64 B messages", "MiB")
+        s.row("w7.peak",
+              "7. mq peak RSS (MiB), " + std::to_string(c.retained) + " retained 64 B messages",
+              "MiB")
             .samples.push_back(m.peak_rss_mib);
         s.row("w7.a64", "7. mq heap allocations per message, batch 64 steady state", "n")
             .samples.push_back(m.allocs_per_msg_batch);
@@ -251,10 +256,12 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
         const char *id;
         const char *ring, *mv, *ms, *zmq;
     };
-    const Cmp mq_rows[] = {{"w1", "ring", "mv64", "ms64", "z1"}, {"w2", "ring", "mv1", "ms1", "z1"},
-                           {"w1s", "ring", "mv64", "ms64", "z1"}, {"w2s", "ring", "mv1", "ms1", "z1"},
-                           {"w3", "ring", "mv64", "ms64", "z2"}, {"w4", nullptr, nullptr, nullptr, nullptr}, {"w4a", nullptr, nullptr, nullptr, nullptr},
-                           {"w5a", "ring", "mv64", "ms64", "z1"}, {"w5b", "ring", "mv64", "ms64", "z1"}};
+    const Cmp mq_rows[] = {
+        {"w1", "ring", "mv64", "ms64", "z1"},        {"w2", "ring", "mv1", "ms1", "z1"},
+        {"w1s", "ring", "mv64", "ms64", "z1"},       {"w2s", "ring", "mv1", "ms1", "z1"},
+        {"w3", "ring", "mv64", "ms64", "z2"},        {"w4", nullptr, nullptr, nullptr, nullptr},
+        {"w4a", nullptr, nullptr, nullptr, nullptr}, {"w5a", "ring", "mv64", "ms64", "z1"},
+        {"w5b", "ring", "mv64", "ms64", "z1"}};
     md << "## Throughput\n\n"
        << "| benchmark | median | min – max | vs ring | vs mutex queue, by value | "
           "vs mutex queue, std::string | vs ZeroMQ |\n|---|---:|---:|---:|---:|---:|---:|\n";
@@ -267,8 +274,8 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
         if (!r) continue;
         auto cell = [&](const char *peer) { return peer ? ratio_cell(s, cmp.id, peer) : "—"; };
         md << "| " << r->label << " | **" << fmt_value(*r, median(r->samples)) << "** | "
-           << range(*r) << " | " << cell(cmp.ring) << " | " << cell(cmp.mv) << " | "
-           << cell(cmp.ms) << " | " << cell(cmp.zmq) << " |\n";
+           << range(*r) << " | " << cell(cmp.ring) << " | " << cell(cmp.mv) << " | " << cell(cmp.ms)
+           << " | " << cell(cmp.zmq) << " |\n";
     }
     for (const char *peer : {"ring", "mv1", "mv64", "ms1", "ms64", "z1", "z2", "w4r"}) {
         const Row *r = s.find(peer);
@@ -280,7 +287,8 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
           "batch 64 for mq's batch and push rows, single messages for row 2; ZeroMQ with 2 "
           "subscribers for the fan-out row, else 1. The reference stress (4 producers, 40 keys, "
           "4 partitions, capacity 64, 2 groups × 2 consumers, polls of 10) is compared with the "
-          "reference design on the same workload: " << ratio_cell(s, "w4", "w4r") << ".\n\n";
+          "reference design on the same workload: "
+       << ratio_cell(s, "w4", "w4r") << ".\n\n";
     if (s.find("w4.cs") || s.find("w2.cs")) {
         md << "## Context switches per message\n\n(getrusage ru_nvcsw + ru_nivcsw of the whole "
               "process over the run, divided by the messages published)\n\n| benchmark | median "
@@ -315,7 +323,8 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
                << (cmp ? ratio_cell(s, id, std::string("pps") + pct) : "") << " |\n";
         }
 
-    if (s.find("w7.over")) md << "\n## Memory\n\n| measure | median | min – max |\n|---|---:|---:|\n";
+    if (s.find("w7.over"))
+        md << "\n## Memory\n\n| measure | median | min – max |\n|---|---:|---:|\n";
     for (const char *id : {"w7.over", "w7.rss", "w7.peak", "w7.a64", "w7.a1", "w7.ap", "dq.over"}) {
         const Row *r = s.find(id);
         if (!r) continue;
@@ -325,10 +334,13 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
     }
     if (s.find("w7.over"))
         md << "\nHeap bytes are what the library holds through `operator new` (usable size of each "
-          "block) after publishing " << c.retained << " messages into a topic with one group "
-          "that has not consumed, divided per message, minus the 64-byte payload (no key). "
-          "Allocations are counted by a replacement `operator new` in the benchmark binary over "
-       << 64 * 1600 << " messages after a warm-up.\n\n";
+              "block) after publishing "
+           << c.retained
+           << " messages into a topic with one group "
+              "that has not consumed, divided per message, minus the 64-byte payload (no key). "
+              "Allocations are counted by a replacement `operator new` in the benchmark binary "
+              "over "
+           << 64 * 1600 << " messages after a warm-up.\n\n";
 
     std::vector<Target> targets = {
         {"1. batch 64 ≥ 0.5 × the lock-free ring", s.ratio("w1", "ring"), 0.5, true},
@@ -343,10 +355,10 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
          s.ratio("w3", "z2"), 5.0, true},
         {"4. reference stress ≥ 3 × the reference design (C++, same run)", s.ratio("w4", "w4r"),
          3.0, true},
-        {"4. (acks with polls) reference stress ≥ 3 × the reference design",
-         s.ratio("w4a", "w4r"), 3.0, true},
-        {"6. p50 latency ≤ 0.25 × the blocking ping-pong round trip",
-         s.ratio("w6.p50", "ppb.p50"), 0.25, false},
+        {"4. (acks with polls) reference stress ≥ 3 × the reference design", s.ratio("w4a", "w4r"),
+         3.0, true},
+        {"6. p50 latency ≤ 0.25 × the blocking ping-pong round trip", s.ratio("w6.p50", "ppb.p50"),
+         0.25, false},
         {"6. (with spin_ns = 2 × the interval) p50 ≤ 0.25 × the blocking round trip",
          s.ratio("w6s.p50", "ppb.p50"), 0.25, false},
         {"7. ≤ 32 bytes of overhead per retained message (heap)", s.med("w7.over"), 32, false},
@@ -357,7 +369,10 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
     for (auto &t : targets) {
         bool ok = !std::isnan(t.value) && (t.at_least ? t.value >= t.limit : t.value <= t.limit);
         md << "| " << t.what << " | " << fmt(t.value, "%.3g") << " | "
-           << (std::isnan(t.value) ? "not measured" : ok ? "yes" : "**no**") << " |\n";
+           << (std::isnan(t.value) ? "not measured"
+               : ok                ? "yes"
+                                   : "**no**")
+           << " |\n";
     }
 
     std::string text = md.str();
@@ -366,15 +381,18 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
     std::ofstream(dir + "/tables.md") << text;
     std::ofstream tp(dir + "/throughput.dat");
     tp << "# label\tmedian M msg/s\tis_mq\n";
-    for (const char *id : {"w1", "w2", "w1s", "w2s", "w3", "w4", "w5a", "w5b", "ring", "mv1", "mv64", "ms1",
-                           "ms64", "z1", "z2"})
+    for (const char *id : {"w1", "w2", "w1s", "w2s", "w3", "w4", "w5a", "w5b", "ring", "mv1",
+                           "mv64", "ms1", "ms64", "z1", "z2"})
         if (const Row *r = s.find(id))
-            tp << '"' << r->label << "\"\t" << median(r->samples) / 1e6 << '\t'
-               << (id[0] == 'w') << '\n';
+            tp << '"' << r->label << "\"\t" << median(r->samples) / 1e6 << '\t' << (id[0] == 'w')
+               << '\n';
     std::ofstream lt(dir + "/latency.dat");
     lt << "# label\tp50 us\tp99 us\tp99.9 us\n";
-    for (auto [id, label] : {std::pair{"w6", "mq publish→poll"}, {"w6s", "mq, spin 100 µs"}, {"mvl", "mutex queue push→pop"},
-                             {"pps", "ping-pong RTT, spin"}, {"ppb", "ping-pong RTT, futex"}})
+    for (auto [id, label] : {std::pair{"w6", "mq publish→poll"},
+                             {"w6s", "mq, spin 100 µs"},
+                             {"mvl", "mutex queue push→pop"},
+                             {"pps", "ping-pong RTT, spin"},
+                             {"ppb", "ping-pong RTT, futex"}})
         if (s.find(std::string(id) + ".p50"))
             lt << '"' << label << "\"\t" << s.med(std::string(id) + ".p50") << '\t'
                << s.med(std::string(id) + ".p99") << '\t' << s.med(std::string(id) + ".p999")
@@ -424,14 +442,16 @@ int main(int argc, char **argv) {
         } else if (a == "--out" && next) {
             out = argv[++i];
         } else {
-            std::fprintf(stderr,
-                         "usage: %s [--runs N] [--scale F] [--only IDS] [--out DIR]\n"
-                         "  --runs N    rounds; each figure is the median (default 5)\n"
-                         "  --scale F   multiply every message count by F (default 1)\n"
-                         "  --only IDS  run only these benchmarks (ids: ring mv1 mv64 ms1 ms64 z1 z2\n"
-                         "              w1 w2 w1s w2s w3 w4 w5a w5b pps ppb mvl w6 w6s w7), comma-separated\n"
-                         "  --out DIR   write tables.md, throughput.dat, latency.dat there\n",
-                         argv[0]);
+            std::fprintf(
+                stderr,
+                "usage: %s [--runs N] [--scale F] [--only IDS] [--out DIR]\n"
+                "  --runs N    rounds; each figure is the median (default 5)\n"
+                "  --scale F   multiply every message count by F (default 1)\n"
+                "  --only IDS  run only these benchmarks (ids: ring mv1 mv64 ms1 ms64 z1 z2\n"
+                "              w1 w2 w1s w2s w3 w4 w5a w5b pps ppb mvl w6 w6s w7), "
+                "comma-separated\n"
+                "  --out DIR   write tables.md, throughput.dat, latency.dat there\n",
+                argv[0]);
             return a == "--help" ? 0 : 2;
         }
     }

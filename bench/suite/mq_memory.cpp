@@ -44,10 +44,13 @@ double steady_allocs_pull(size_t batch) {
             recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
         }
         size_t published = 0, got = 0;
-        must(name, mq_topic_publish_batch(b.b, kTopic, recs.data(), sizeof(mq_record), batch, MQ_NO_WAIT, nullptr, nullptr, sizeof(mq_publish_result),
-                                    &published),
+        must(name,
+             mq_topic_publish_batch(b.b, kTopic, recs.data(), sizeof(mq_record), batch, MQ_NO_WAIT,
+                                    nullptr, nullptr, sizeof(mq_publish_result), &published),
              "mq_topic_publish_batch");
-        must(name, mq_group_poll(b.b, kTopic, "g0", 0, msgs.data(), sizeof(mq_message), batch, MQ_NO_WAIT, nullptr, &got),
+        must(name,
+             mq_group_poll(b.b, kTopic, "g0", 0, msgs.data(), sizeof(mq_message), batch, MQ_NO_WAIT,
+                           nullptr, &got),
              "mq_group_poll");
         if (got != batch) fail(name, "poll returned a short batch");
         for (size_t k = 0; k < got; ++k) v.take(msgs[k].payload, msgs[k].payload_len);
@@ -96,8 +99,9 @@ double steady_allocs_push() {
                 fill(buf[k], seq);
                 recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
             }
-            must(name, mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_WAIT_FOREVER, nullptr, nullptr, sizeof(mq_publish_result),
-                                        nullptr),
+            must(name,
+                 mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_WAIT_FOREVER,
+                                        nullptr, nullptr, sizeof(mq_publish_result), nullptr),
                  "mq_topic_publish_batch");
         }
         std::unique_lock lk(pc.mu);
@@ -151,9 +155,11 @@ MemoryResult bench_mq_memory(uint64_t retained) {
                 fill(buf[k], seq);
                 recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
             }
-            must(name, mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_NO_WAIT, nullptr, nullptr, sizeof(mq_publish_result),
-                                        nullptr),
-                 "mq_topic_publish_batch(the topic holds every message, sizeof(mq_record), sizeof(mq_publish_result))");
+            must(name,
+                 mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_NO_WAIT,
+                                        nullptr, nullptr, sizeof(mq_publish_result), nullptr),
+                 "mq_topic_publish_batch(the topic holds every message, sizeof(mq_record), "
+                 "sizeof(mq_publish_result))");
         }
         r.overhead_bytes =
             double(heap_stats().live_bytes - heap0) / double(retained) - double(kPayload);
@@ -161,16 +167,18 @@ MemoryResult bench_mq_memory(uint64_t retained) {
             double(proc_status_bytes("VmRSS") - rss0) / double(retained) - double(kPayload);
         r.peak_rss_mib = double(proc_status_bytes("VmHWM")) / (1024.0 * 1024.0);
         if (heap_stats().allocations == allocs0)
-            fail(name, "retaining a million messages allocated nothing the counter saw: the "
-                       "counting operator new is not the library's");
+            fail(name,
+                 "retaining a million messages allocated nothing the counter saw: the "
+                 "counting operator new is not the library's");
 
         // Everything retained must still be there, in order.
         Verifier v{name};
         std::vector<mq_message> msgs(kBatch);
         while (v.next < retained) {
             size_t got = 0;
-            must(name, mq_group_poll(b.b, kTopic, "g0", 0, msgs.data(), sizeof(mq_message), kBatch, MQ_NO_WAIT, nullptr,
-                               &got),
+            must(name,
+                 mq_group_poll(b.b, kTopic, "g0", 0, msgs.data(), sizeof(mq_message), kBatch,
+                               MQ_NO_WAIT, nullptr, &got),
                  "mq_group_poll");
             for (size_t k = 0; k < got; ++k) v.take(msgs[k].payload, msgs[k].payload_len);
             must(name, mq_group_ack(b.b, kTopic, "g0", 0, msgs[got - 1].offset), "mq_group_ack");

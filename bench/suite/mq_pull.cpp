@@ -13,8 +13,8 @@ double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns) {
     const char *name = batch == 1 ? "mq single" : groups == 1 ? "mq batch" : "mq fan-out";
     Broker b(name, 1, kCapacity, spin_ns);
     static const char *kGroups[] = {"g0", "g1", "g2", "g3"};
-    for (int g = 0; g < groups; ++g) must(name, mq_group_subscribe(b.b, kTopic, kGroups[g], nullptr),
-                                          "mq_group_subscribe");
+    for (int g = 0; g < groups; ++g)
+        must(name, mq_group_subscribe(b.b, kTopic, kGroups[g], nullptr), "mq_group_subscribe");
 
     std::vector<Verifier> v(size_t(groups), Verifier{name});
     std::vector<std::thread> consumers;
@@ -26,12 +26,13 @@ double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns) {
                 size_t got = 0;
                 // A long wait rather than forever: a lost message ends the run as a failure
                 // instead of hanging it.
-                mq_status s = mq_group_poll(b.b, kTopic, kGroups[g], 0, msgs.data(), sizeof(mq_message), batch, 10000,
-                                      nullptr, &got);
+                mq_status s = mq_group_poll(b.b, kTopic, kGroups[g], 0, msgs.data(),
+                                            sizeof(mq_message), batch, 10000, nullptr, &got);
                 if (s == MQ_TIMEOUT) fail(name, "stalled: nothing to poll for 10 s");
                 must(name, s, "mq_group_poll");
                 for (size_t i = 0; i < got; ++i) mine.take(msgs[i].payload, msgs[i].payload_len);
-                must(name, mq_group_ack(b.b, kTopic, kGroups[g], 0, msgs[got - 1].offset), "mq_group_ack");
+                must(name, mq_group_ack(b.b, kTopic, kGroups[g], 0, msgs[got - 1].offset),
+                     "mq_group_ack");
             }
         });
     }
@@ -46,13 +47,16 @@ double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns) {
             recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
         }
         if (batch == 1) {
-            must(name, mq_topic_publish(b.b, kTopic, nullptr, 0, buf[0].b, kPayload, NULL, 0, MQ_WAIT_FOREVER,
-                                  nullptr, nullptr, nullptr),
+            must(name,
+                 mq_topic_publish(b.b, kTopic, nullptr, 0, buf[0].b, kPayload, NULL, 0,
+                                  MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
                  "mq_topic_publish");
         } else {
             size_t published = 0;
-            must(name, mq_topic_publish_batch(b.b, kTopic, recs.data(), sizeof(mq_record), k, MQ_WAIT_FOREVER, nullptr,
-                                        nullptr, sizeof(mq_publish_result), &published),
+            must(name,
+                 mq_topic_publish_batch(b.b, kTopic, recs.data(), sizeof(mq_record), k,
+                                        MQ_WAIT_FOREVER, nullptr, nullptr,
+                                        sizeof(mq_publish_result), &published),
                  "mq_topic_publish_batch");
             if (published != k) fail(name, "publish_batch published " + std::to_string(published));
         }
@@ -75,7 +79,8 @@ Latency bench_mq_latency(uint64_t n, int64_t interval_ns, int64_t spin_ns) {
         for (uint64_t i = 0; i < n; ++i) {
             mq_message m;
             size_t got = 0;
-            mq_status s = mq_group_poll(b.b, kTopic, "g0", 0, &m, sizeof(mq_message), 1, 10000, nullptr, &got);
+            mq_status s = mq_group_poll(b.b, kTopic, "g0", 0, &m, sizeof(mq_message), 1, 10000,
+                                        nullptr, &got);
             int64_t t = now_ns();
             if (s == MQ_TIMEOUT) fail(name, "stalled: nothing to poll for 10 s");
             must(name, s, "mq_group_poll");
@@ -91,8 +96,9 @@ Latency bench_mq_latency(uint64_t n, int64_t interval_ns, int64_t spin_ns) {
         fill(m, seq);
         pace.wait(seq);
         stamp(m, now_ns());
-        must(name, mq_topic_publish(b.b, kTopic, nullptr, 0, m.b, kPayload, NULL, 0, MQ_WAIT_FOREVER, nullptr,
-                              nullptr, nullptr),
+        must(name,
+             mq_topic_publish(b.b, kTopic, nullptr, 0, m.b, kPayload, NULL, 0, MQ_WAIT_FOREVER,
+                              nullptr, nullptr, nullptr),
              "mq_topic_publish");
     }
     consumer.join();

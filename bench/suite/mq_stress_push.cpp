@@ -56,8 +56,9 @@ double bench_mq_stress(uint64_t n, bool ack_with_poll) {
             threads.emplace_back([&, g, m] {
                 int32_t parts[kPartitions];
                 size_t nparts = 0;
-                must(name, mq_assignment_round_robin(kPartitions, kMembers, m, parts, kPartitions,
-                                                 &nparts),
+                must(name,
+                     mq_assignment_round_robin(kPartitions, kMembers, m, parts, kPartitions,
+                                               &nparts),
                      "assign");
                 uint64_t remaining[kPartitions], total = 0, digest = 0, received = 0;
                 for (size_t i = 0; i < nparts; ++i) total += remaining[i] = per_part[parts[i]];
@@ -71,48 +72,50 @@ double bench_mq_stress(uint64_t n, bool ack_with_poll) {
                         // Several partitions: block briefly only after a round that found
                         // nothing, so a quiet partition does not hold up a busy one.
                         size_t got = 0;
-                        mq_status s = mq_group_poll(b.b, kTopic, kGroupNames[g], parts[i], msgs, sizeof(mq_message),
-                                              kStressPoll, idle ? 1 : MQ_NO_WAIT, nullptr, &got);
+                        mq_status s = mq_group_poll(b.b, kTopic, kGroupNames[g], parts[i], msgs,
+                                                    sizeof(mq_message), kStressPoll,
+                                                    idle ? 1 : MQ_NO_WAIT, nullptr, &got);
                         if (s == MQ_TIMEOUT || got == 0) continue;
                         must(name, s, "mq_group_poll");
-                      for (;;) {  // with ack_with_poll: the ack asks for the next batch
-                        for (size_t j = 0; j < got; ++j) {
-                            const mq_message &msg = msgs[j];
-                            if (msg.payload_len != kPayload) fail(name, "payload size");
-                            uint64_t w = seq_of(msg.payload);
-                            uint32_t key = uint32_t(w >> 32), seq = uint32_t(w);
-                            char kn[8];
-                            key_name(int(key % kKeys), kn);
-                            if (key >= kKeys || msg.key_len != 6 || std::memcmp(msg.key, kn, 6))
-                                fail(name, "key does not match payload");
-                            if (seq != groups[g].next_seq[key])
-                                fail(name, "order: key " + std::to_string(key) + " got seq " +
-                                               std::to_string(seq) + ", expected " +
-                                               std::to_string(groups[g].next_seq[key]));
-                            groups[g].next_seq[key] = seq + 1;
-                            digest += digest_term(msg.payload);
-                        }
-                        received += got;
-                        if (got > remaining[i]) fail(name, "more messages than published");
-                        remaining[i] -= got;
-                        got_any = true;
-                        if (!ack_with_poll || remaining[i] == 0) {
-                            must(name, mq_group_ack(b.b, kTopic, kGroupNames[g], parts[i],
-                                                    msgs[got - 1].offset),
-                                 "mq_group_ack");
-                            break;
-                        }
+                        for (;;) {  // with ack_with_poll: the ack asks for the next batch
+                            for (size_t j = 0; j < got; ++j) {
+                                const mq_message &msg = msgs[j];
+                                if (msg.payload_len != kPayload) fail(name, "payload size");
+                                uint64_t w = seq_of(msg.payload);
+                                uint32_t key = uint32_t(w >> 32), seq = uint32_t(w);
+                                char kn[8];
+                                key_name(int(key % kKeys), kn);
+                                if (key >= kKeys || msg.key_len != 6 || std::memcmp(msg.key, kn, 6))
+                                    fail(name, "key does not match payload");
+                                if (seq != groups[g].next_seq[key])
+                                    fail(name, "order: key " + std::to_string(key) + " got seq " +
+                                                   std::to_string(seq) + ", expected " +
+                                                   std::to_string(groups[g].next_seq[key]));
+                                groups[g].next_seq[key] = seq + 1;
+                                digest += digest_term(msg.payload);
+                            }
+                            received += got;
+                            if (got > remaining[i]) fail(name, "more messages than published");
+                            remaining[i] -= got;
+                            got_any = true;
+                            if (!ack_with_poll || remaining[i] == 0) {
+                                must(name,
+                                     mq_group_ack(b.b, kTopic, kGroupNames[g], parts[i],
+                                                  msgs[got - 1].offset),
+                                     "mq_group_ack");
+                                break;
+                            }
 #if MQ_VERSION_MINOR >= 1  // the suite also builds against 1.0 for before/after runs
-                        const int64_t last = msgs[got - 1].offset;
-                        s = mq_group_ack_poll(b.b, kTopic, kGroupNames[g], parts[i], last, msgs,
-                                              sizeof(mq_message), kStressPoll, MQ_NO_WAIT,
-                                              nullptr, &got);
+                            const int64_t last = msgs[got - 1].offset;
+                            s = mq_group_ack_poll(b.b, kTopic, kGroupNames[g], parts[i], last, msgs,
+                                                  sizeof(mq_message), kStressPoll, MQ_NO_WAIT,
+                                                  nullptr, &got);
 #else
-                        fail(name, "mq_group_ack_poll needs mq 1.1");
+                            fail(name, "mq_group_ack_poll needs mq 1.1");
 #endif
-                        if (s == MQ_TIMEOUT) break;  // acked; nothing more here for now
-                        must(name, s, "mq_group_ack_poll");
-                      }
+                            if (s == MQ_TIMEOUT) break;  // acked; nothing more here for now
+                            must(name, s, "mq_group_ack_poll");
+                        }
                     }
                     idle = !got_any;
                     if (got_any) {
@@ -136,7 +139,8 @@ double bench_mq_stress(uint64_t n, bool ack_with_poll) {
                 digest += digest_term(m.b);
                 char kn[8];
                 key_name(key, kn);
-                must(name, mq_topic_publish(b.b, kTopic, kn, 6, m.b, kPayload, NULL, 0, MQ_WAIT_FOREVER,
+                must(name,
+                     mq_topic_publish(b.b, kTopic, kn, 6, m.b, kPayload, NULL, 0, MQ_WAIT_FOREVER,
                                       nullptr, nullptr, nullptr),
                      "mq_topic_publish");
             }
@@ -198,16 +202,17 @@ double bench_mq_push(uint64_t n, int32_t prefetch) {
             recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
         }
         size_t published = 0;
-        must(name, mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_WAIT_FOREVER, nullptr, nullptr, sizeof(mq_publish_result),
-                                    &published),
+        must(name,
+             mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_WAIT_FOREVER,
+                                    nullptr, nullptr, sizeof(mq_publish_result), &published),
              "mq_topic_publish_batch");
         if (published != k) fail(name, "publish_batch published " + std::to_string(published));
     }
     {
         std::unique_lock lk(st.mu);
         if (!st.done.wait_for(lk, std::chrono::seconds(30), [&] { return st.reached; }))
-            fail(name, "handler stalled at " + std::to_string(st.v.next) + " of " +
-                           std::to_string(n));
+            fail(name,
+                 "handler stalled at " + std::to_string(st.v.next) + " of " + std::to_string(n));
     }
     double elapsed = now_s() - t0;
     must(name, mq_subscription_close(sub), "mq_subscription_close");

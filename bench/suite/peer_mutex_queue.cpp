@@ -48,9 +48,14 @@ private:
     size_t head_ = 0, count_ = 0;
 };
 
-template <class T> void make(T &out, uint64_t seq);
-template <> void make(Msg &out, uint64_t seq) { fill(out, seq); }
-template <> void make(std::string &out, uint64_t seq) {
+template <class T>
+void make(T &out, uint64_t seq);
+template <>
+void make(Msg &out, uint64_t seq) {
+    fill(out, seq);
+}
+template <>
+void make(std::string &out, uint64_t seq) {
     Msg m;
     fill(m, seq);
     out.assign(reinterpret_cast<const char *>(m.b), kPayload);
@@ -91,9 +96,9 @@ double bench_mutex_value(uint64_t n, size_t batch) {
 }
 
 double bench_mutex_string(uint64_t n, size_t batch) {
-    return run<std::string>(batch == 1 ? "mutex queue (string), single"
-                                       : "mutex queue (string), batch",
-                            n, batch, kCapacity);
+    return run<std::string>(
+        batch == 1 ? "mutex queue (string), single" : "mutex queue (string), batch", n, batch,
+        kCapacity);
 }
 
 // Publish -> delivery latency of the by-value queue at a fixed rate, the consumer blocked in pop.

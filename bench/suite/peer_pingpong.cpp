@@ -19,8 +19,8 @@ struct alignas(64) Ball {
 };
 
 void futex_wait(std::atomic<uint32_t> &w, uint32_t old) {
-    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&w), FUTEX_WAIT_PRIVATE, old, nullptr,
-            nullptr, 0);
+    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&w), FUTEX_WAIT_PRIVATE, old, nullptr, nullptr,
+            0);
 }
 void futex_wake(std::atomic<uint32_t> &w) {
     syscall(SYS_futex, reinterpret_cast<uint32_t *>(&w), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,

@@ -100,9 +100,10 @@ double bench_reference_stress(uint64_t n) {
             threads.emplace_back([&, g, m] {
                 int32_t mine[kPartitions];
                 size_t nparts = 0;
-                must(name, mq_assignment_round_robin(kPartitions, kMembers, m, mine, kPartitions,
-                                                     &nparts),
-                     "assign");
+                must(
+                    name,
+                    mq_assignment_round_robin(kPartitions, kMembers, m, mine, kPartitions, &nparts),
+                    "assign");
                 uint64_t remaining[kPartitions], total = 0, digest = 0, received = 0;
                 for (size_t i = 0; i < nparts; ++i) total += remaining[i] = per_part[mine[i]];
                 Stored msgs[kPoll];

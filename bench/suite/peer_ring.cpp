@@ -52,8 +52,7 @@ double bench_ring(uint64_t n) {
                     continue;
                 }
             }
-            for (; head < tail_cache; ++head)
-                v.take(ring.slots[head & (kSlots - 1)].b, kPayload);
+            for (; head < tail_cache; ++head) v.take(ring.slots[head & (kSlots - 1)].b, kPayload);
             ring.head.store(head, std::memory_order_release);
         }
     });

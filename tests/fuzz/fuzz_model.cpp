@@ -28,8 +28,8 @@ using fuzzmodel::Msg;
     std::abort();
 }
 
-#define CHECK(cond, ...) \
-    do {                 \
+#define CHECK(cond, ...)               \
+    do {                               \
         if (!(cond)) die(__VA_ARGS__); \
     } while (0)
 
@@ -75,7 +75,8 @@ struct Run {
         if (e.allows(got)) return;
         std::string want;
         for (mq_status s : e.ok_statuses) want += std::string(mq_status_name(s)) + " ";
-        die("step %zu %s returned %s, model expects %s", step, call, mq_status_name(got), want.c_str());
+        die("step %zu %s returned %s, model expects %s", step, call, mq_status_name(got),
+            want.c_str());
     }
 
     void check_message(const char *call, const mq_message &m, int32_t partition, int64_t offset,
@@ -84,12 +85,15 @@ struct Run {
               "step %zu %s: view says %d/%" PRId64 ", model %d/%" PRId64, step, call, m.partition,
               m.offset, partition, offset);
         CHECK(m.payload != nullptr, "step %zu %s: NULL payload", step, call);
-        CHECK(m.payload_len == want.payload.size() && std::memcmp(m.payload, want.payload.data(), m.payload_len) == 0,
+        CHECK(m.payload_len == want.payload.size() &&
+                  std::memcmp(m.payload, want.payload.data(), m.payload_len) == 0,
               "step %zu %s: payload of %d/%" PRId64 " differs", step, call, partition, offset);
-        CHECK((m.key != nullptr) == want.has_key, "step %zu %s: key presence of %" PRId64 " differs", step, call, offset);
+        CHECK((m.key != nullptr) == want.has_key,
+              "step %zu %s: key presence of %" PRId64 " differs", step, call, offset);
         if (want.has_key) {
-            CHECK(m.key_len == want.key.size() && std::memcmp(m.key, want.key.data(), m.key_len) == 0,
-                  "step %zu %s: key of %" PRId64 " differs", step, call, offset);
+            CHECK(
+                m.key_len == want.key.size() && std::memcmp(m.key, want.key.data(), m.key_len) == 0,
+                "step %zu %s: key of %" PRId64 " differs", step, call, offset);
         }
     }
 
@@ -99,16 +103,19 @@ struct Run {
         for (const auto &t : model.topics) names += t.name + "\n";
         char buf[256];
         size_t needed = 0;
-        CHECK(mq_topic_list(b, buf, sizeof buf, &needed) == MQ_OK && names == buf && needed == names.size() + 1,
+        CHECK(mq_topic_list(b, buf, sizeof buf, &needed) == MQ_OK && names == buf &&
+                  needed == names.size() + 1,
               "step %zu topic list '%s', model '%s'", step, buf, names.c_str());
         for (auto &t : model.topics) {
             std::string gl;
             for (const auto &g : t.groups) gl += g + "\n";
             CHECK(mq_group_list(b, t.name.c_str(), buf, sizeof buf, &needed) == MQ_OK && gl == buf,
-                  "step %zu group list of %s '%s', model '%s'", step, t.name.c_str(), buf, gl.c_str());
+                  "step %zu group list of %s '%s', model '%s'", step, t.name.c_str(), buf,
+                  gl.c_str());
             mq_topic_info ti{};
-            CHECK(mq_topic_get_info(b, t.name.c_str(), &ti, sizeof ti) == MQ_OK && ti.partitions == t.partitions &&
-                      ti.capacity == t.capacity && ti.max_bytes == t.max_bytes &&
+            CHECK(mq_topic_get_info(b, t.name.c_str(), &ti, sizeof ti) == MQ_OK &&
+                      ti.partitions == t.partitions && ti.capacity == t.capacity &&
+                      ti.max_bytes == t.max_bytes &&
                       ti.ack_timeout_ms * 1'000'000 == t.ack_timeout_ns &&
                       (ti.retention == MQ_RETAIN_BOUNDED) == t.bounded &&
                       ti.max_age_ms * 1'000'000 == t.max_age_ns,
@@ -122,8 +129,8 @@ struct Run {
             if (v.m.offset < part.start) v.dropped = true;
             if (!v.dropped) {
                 CHECK(v.m.offset < part.end && part.at(v.m.offset).payload == v.want.payload,
-                      "step %zu: a held view (%s/%d/%" PRId64 ") is outside the retained log",
-                      step, v.topic.c_str(), v.partition, v.m.offset);
+                      "step %zu: a held view (%s/%d/%" PRId64 ") is outside the retained log", step,
+                      v.topic.c_str(), v.partition, v.m.offset);
             }
             check_message(v.dropped ? "held view of a dropped message" : "held view", v.m,
                           v.partition, v.m.offset, v.want);
@@ -133,69 +140,79 @@ struct Run {
     void check_partition(fuzzmodel::Topic &t, int32_t p) {
         fuzzmodel::Part &part = t.parts[static_cast<size_t>(p)];
         mq_partition_info pi{};
-        CHECK(mq_partition_get_info(b, t.name.c_str(), p, &pi, sizeof pi) == MQ_OK, "step %zu partition info", step);
+        CHECK(mq_partition_get_info(b, t.name.c_str(), p, &pi, sizeof pi) == MQ_OK,
+              "step %zu partition info", step);
         // Invariants on the library's own numbers, whatever the model says.
-        CHECK(pi.start <= pi.end && pi.end - pi.start <= pi.capacity, "step %zu %s/%d: log %" PRId64 "..%" PRId64
-              " over capacity %" PRId64, step, t.name.c_str(), p, pi.start, pi.end, pi.capacity);
-        CHECK(pi.max_bytes == 0 || pi.retained_bytes <= pi.max_bytes, "step %zu %s/%d: %" PRId64
-              " bytes retained, budget %" PRId64, step, t.name.c_str(), p, pi.retained_bytes, pi.max_bytes);
+        CHECK(pi.start <= pi.end && pi.end - pi.start <= pi.capacity,
+              "step %zu %s/%d: log %" PRId64 "..%" PRId64 " over capacity %" PRId64, step,
+              t.name.c_str(), p, pi.start, pi.end, pi.capacity);
+        CHECK(pi.max_bytes == 0 || pi.retained_bytes <= pi.max_bytes,
+              "step %zu %s/%d: %" PRId64 " bytes retained, budget %" PRId64, step, t.name.c_str(),
+              p, pi.retained_bytes, pi.max_bytes);
         int64_t slowest = pi.end;
         for (const auto &g : t.groups) {
             mq_group_info gi{};
             CHECK(mq_group_get_info(b, t.name.c_str(), g.c_str(), p, &gi, sizeof gi) == MQ_OK,
                   "step %zu group info %s", step, g.c_str());
             CHECK(pi.start <= gi.committed && gi.committed <= gi.next && gi.next <= pi.end,
-                  "step %zu %s/%d %s: start %" PRId64 " committed %" PRId64 " next %" PRId64 " end %" PRId64,
+                  "step %zu %s/%d %s: start %" PRId64 " committed %" PRId64 " next %" PRId64
+                  " end %" PRId64,
                   step, t.name.c_str(), p, g.c_str(), pi.start, gi.committed, gi.next, pi.end);
             slowest = std::min(slowest, gi.committed);
             const fuzzmodel::Cursor &c = part.cursors.at(g);
             const int64_t paused = c.not_before > model.now ? c.not_before : 0;
             const int64_t age = c.next < part.end ? model.now - part.at(c.next).ts : -1;
-            CHECK(gi.committed == c.committed && gi.next == c.next && gi.lag == part.end - c.committed &&
-                      gi.in_flight == c.next - c.committed && gi.lost == c.lost && gi.dead_lettered == 0 &&
-                      gi.paused_until_ns == paused && gi.next_age_ns == age,
-                  "step %zu %s/%d %s: library %" PRId64 "/%" PRId64 " paused %" PRId64 " age %" PRId64
-                  ", model %" PRId64 "/%" PRId64 " paused %" PRId64 " age %" PRId64,
+            CHECK(gi.committed == c.committed && gi.next == c.next &&
+                      gi.lag == part.end - c.committed && gi.in_flight == c.next - c.committed &&
+                      gi.lost == c.lost && gi.dead_lettered == 0 && gi.paused_until_ns == paused &&
+                      gi.next_age_ns == age,
+                  "step %zu %s/%d %s: library %" PRId64 "/%" PRId64 " paused %" PRId64
+                  " age %" PRId64 ", model %" PRId64 "/%" PRId64 " paused %" PRId64 " age %" PRId64,
                   step, t.name.c_str(), p, g.c_str(), gi.committed, gi.next, gi.paused_until_ns,
                   gi.next_age_ns, c.committed, c.next, paused, age);
         }
-        CHECK(pi.start == slowest, "step %zu %s/%d: start %" PRId64 " is not the slowest committed %" PRId64,
-              step, t.name.c_str(), p, pi.start, slowest);
+        CHECK(pi.start == slowest,
+              "step %zu %s/%d: start %" PRId64 " is not the slowest committed %" PRId64, step,
+              t.name.c_str(), p, pi.start, slowest);
         const int64_t oldest = part.start < part.end ? part.at(part.start).ts : -1;
         CHECK(pi.start == part.start && pi.end == part.end && pi.backlog == part.end - part.start &&
                   pi.capacity == t.capacity && pi.retained_bytes == part.bytes() &&
-                  pi.producer_waits == 0 && pi.max_backlog == part.max_backlog && pi.dropped == part.dropped &&
-                  pi.oldest_timestamp_ns == oldest && pi.oldest_age_ns == (oldest < 0 ? -1 : model.now - oldest),
-              "step %zu %s/%d: library log %" PRId64 "..%" PRId64 " bytes %" PRId64 " max_backlog %" PRId64
-              ", model %" PRId64 "..%" PRId64 " bytes %" PRId64 " max_backlog %" PRId64,
-              step, t.name.c_str(), p, pi.start, pi.end, pi.retained_bytes, pi.max_backlog, part.start,
-              part.end, part.bytes(), part.max_backlog);
+                  pi.producer_waits == 0 && pi.max_backlog == part.max_backlog &&
+                  pi.dropped == part.dropped && pi.oldest_timestamp_ns == oldest &&
+                  pi.oldest_age_ns == (oldest < 0 ? -1 : model.now - oldest),
+              "step %zu %s/%d: library log %" PRId64 "..%" PRId64 " bytes %" PRId64
+              " max_backlog %" PRId64 ", model %" PRId64 "..%" PRId64 " bytes %" PRId64
+              " max_backlog %" PRId64,
+              step, t.name.c_str(), p, pi.start, pi.end, pi.retained_bytes, pi.max_backlog,
+              part.start, part.end, part.bytes(), part.max_backlog);
         std::string want;
         char buf[160];
         if (part.end > part.start) {
-            std::snprintf(buf, sizeof buf, "log %" PRId64 "..%" PRId64 ", backlog %" PRId64 "/%" PRId64,
-                          part.start, part.end - 1, part.end - part.start, t.capacity);
+            std::snprintf(buf, sizeof buf,
+                          "log %" PRId64 "..%" PRId64 ", backlog %" PRId64 "/%" PRId64, part.start,
+                          part.end - 1, part.end - part.start, t.capacity);
         } else {
-            std::snprintf(buf, sizeof buf, "log empty, next offset %" PRId64 ", backlog 0/%" PRId64, part.end,
-                          t.capacity);
+            std::snprintf(buf, sizeof buf, "log empty, next offset %" PRId64 ", backlog 0/%" PRId64,
+                          part.end, t.capacity);
         }
         want = buf;
         for (const auto &g : t.groups) {
-            std::snprintf(buf, sizeof buf, "; %s %" PRId64 "/%" PRId64, g.c_str(), part.cursors.at(g).committed,
-                          part.cursors.at(g).next);
+            std::snprintf(buf, sizeof buf, "; %s %" PRId64 "/%" PRId64, g.c_str(),
+                          part.cursors.at(g).committed, part.cursors.at(g).next);
             want += buf;
         }
         char got[512];
         size_t needed = 0;
-        CHECK(mq_partition_describe(b, t.name.c_str(), p, got, sizeof got, &needed) == MQ_OK && want == got &&
-                  needed == want.size() + 1,
+        CHECK(mq_partition_describe(b, t.name.c_str(), p, got, sizeof got, &needed) == MQ_OK &&
+                  want == got && needed == want.size() + 1,
               "step %zu describe '%s', model '%s'", step, got, want.c_str());
     }
 
-    void forget_views(const std::string &topic, const std::string &group, int32_t partition, int64_t below) {
+    void forget_views(const std::string &topic, const std::string &group, int32_t partition,
+                      int64_t below) {
         std::erase_if(views, [&](const HeldView &v) {
-            return v.topic == topic && v.group == group && (partition < 0 || v.partition == partition) &&
-                   v.m.offset < below;
+            return v.topic == topic && v.group == group &&
+                   (partition < 0 || v.partition == partition) && v.m.offset < below;
         });
     }
 
@@ -236,7 +253,8 @@ struct Run {
         const std::string topic = kTopics[in.pick(5)];
         const std::string group = kGroups[in.pick(4)];
         // Mostly valid partitions; sometimes one out of range.
-        const int32_t partition = in.pick(8) == 0 ? (in.pick(2) ? -1 : 4) : static_cast<int32_t>(in.pick(4));
+        const int32_t partition =
+            in.pick(8) == 0 ? (in.pick(2) ? -1 : 4) : static_cast<int32_t>(in.pick(4));
         Expect e;
         switch (in.pick(16)) {
             case 0: {
@@ -247,7 +265,9 @@ struct Run {
                 cfg.max_bytes = in.pick(3) == 0 ? static_cast<int64_t>(in.pick(70)) : 0;
                 cfg.ack_timeout_ms = static_cast<int64_t>(in.pick(200));
                 const uint32_t retention = in.pick(7);  // 6: not a retention
-                cfg.retention = retention == 0 ? MQ_RETAIN_BOUNDED : retention == 6 ? 5 : MQ_RETAIN_UNTIL_ACKED;
+                cfg.retention = retention == 0   ? MQ_RETAIN_BOUNDED
+                                : retention == 6 ? 5
+                                                 : MQ_RETAIN_UNTIL_ACKED;
                 cfg.max_age_ms = in.pick(4) == 0 ? static_cast<int64_t>(in.pick(250)) : 0;
                 model.create(topic, cfg.partitions, cfg.capacity, cfg.max_bytes, cfg.ack_timeout_ms,
                              cfg.retention, cfg.max_age_ms, e);
@@ -267,9 +287,13 @@ struct Run {
                 expect("unsubscribe", mq_group_unsubscribe(b, topic.c_str(), group.c_str()), e);
                 if (e.ok_statuses[0] == MQ_OK) forget_views(topic, group, -1, INT64_MAX);
                 break;
-            case 3: case 4: case 5: publish(in, topic); break;
-            case 6: case 7: poll(in, topic, group, partition); break;
-            case 8: case 9: {
+            case 3:
+            case 4:
+            case 5: publish(in, topic); break;
+            case 6:
+            case 7: poll(in, topic, group, partition); break;
+            case 8:
+            case 9: {
                 const int64_t off = pick_offset(in, topic, group, partition);
                 forget_dropped(topic, group, partition);
                 model.ack(topic, group, partition, off, e);
@@ -280,8 +304,10 @@ struct Run {
             case 10: {
                 const int64_t delay = in.pick(3) == 0 ? 0 : static_cast<int64_t>(in.pick(120)) - 5;
                 model.nack(topic, group, partition, delay, e);
-                mq_status st = in.pick(2) && delay == 0 ? mq_group_nack(b, topic.c_str(), group.c_str(), partition, 0)
-                                                        : mq_group_nack(b, topic.c_str(), group.c_str(), partition, delay);
+                mq_status st =
+                    in.pick(2) && delay == 0
+                        ? mq_group_nack(b, topic.c_str(), group.c_str(), partition, 0)
+                        : mq_group_nack(b, topic.c_str(), group.c_str(), partition, delay);
                 expect("nack", st, e);
                 break;
             }
@@ -289,7 +315,8 @@ struct Run {
                 const int64_t off = pick_offset(in, topic, group, partition);
                 forget_dropped(topic, group, partition);
                 int64_t to = off;  // where the seek lands, if it succeeds
-                if (fuzzmodel::Topic *t = model.find(topic); t && partition >= 0 && partition < t->partitions) {
+                if (fuzzmodel::Topic *t = model.find(topic);
+                    t && partition >= 0 && partition < t->partitions) {
                     const fuzzmodel::Part &part = t->parts[static_cast<size_t>(partition)];
                     if (off == MQ_OFFSET_END) to = part.end;
                     if (off == MQ_OFFSET_EARLIEST) to = part.start;
@@ -302,9 +329,11 @@ struct Run {
             }
             case 12:
                 model.extend(topic, group, partition, e);
-                expect("lease extend", mq_group_extend_lease(b, topic.c_str(), group.c_str(), partition), e);
+                expect("lease extend",
+                       mq_group_extend_lease(b, topic.c_str(), group.c_str(), partition), e);
                 break;
-            case 13: case 14: {
+            case 13:
+            case 14: {
                 const int64_t ms = in.pick(4) == 0 ? 0 : static_cast<int64_t>(in.byte());
                 clock.ns += ms * 1'000'000;
                 model.now = clock.ns;
@@ -333,7 +362,8 @@ struct Run {
         const uint32_t k = in.pick(8);
         m.has_key = k < 6;
         if (m.has_key) m.key = kKeys[k];
-        if (k == 6) m.has_key = true, m.key = std::string(1 + in.pick(6), static_cast<char>(in.byte()));
+        if (k == 6)
+            m.has_key = true, m.key = std::string(1 + in.pick(6), static_cast<char>(in.byte()));
         // A unique payload (sequence number), padded to a fuzzed length; up to 40 bytes, past the
         // broker's 32-byte maximum.
         char head[24];
@@ -345,12 +375,14 @@ struct Run {
         const int32_t want_p = model.publish(topic, m, e, &model_off);
         int32_t p = -7;
         int64_t off = -7;
-        const mq_status st = mq_topic_publish(b, topic.c_str(), m.has_key ? m.key.data() : nullptr, m.key.size(),
-                                        m.payload.data(), m.payload.size(), NULL, 0, MQ_NO_WAIT, nullptr, &p, &off);
+        const mq_status st = mq_topic_publish(b, topic.c_str(), m.has_key ? m.key.data() : nullptr,
+                                              m.key.size(), m.payload.data(), m.payload.size(),
+                                              NULL, 0, MQ_NO_WAIT, nullptr, &p, &off);
         expect("publish", st, e);
         if (st == MQ_OK) {
-            CHECK(p == want_p && off == model_off, "step %zu publish went to %d/%" PRId64 ", model %d/%" PRId64,
-                  step, p, off, want_p, model_off);
+            CHECK(p == want_p && off == model_off,
+                  "step %zu publish went to %d/%" PRId64 ", model %d/%" PRId64, step, p, off,
+                  want_p, model_off);
         }
     }
 
@@ -363,21 +395,27 @@ struct Run {
         int64_t lost = 0;
         forget_dropped(topic, group, partition);
         model.poll(topic, group, partition, max, e, want, &lost);
-        const mq_status st = mq_group_poll(b, topic.c_str(), group.c_str(), partition, msgs, sizeof(mq_message), max, MQ_NO_WAIT, nullptr, &count);
+        const mq_status st = mq_group_poll(b, topic.c_str(), group.c_str(), partition, msgs,
+                                           sizeof(mq_message), max, MQ_NO_WAIT, nullptr, &count);
         expect("poll", st, e);
         if (st != MQ_OK) {
-            CHECK(st != MQ_TIMEOUT || count == 0, "step %zu poll timed out with count %zu", step, count);
+            CHECK(st != MQ_TIMEOUT || count == 0, "step %zu poll timed out with count %zu", step,
+                  count);
             return;
         }
-        CHECK(count == want.size(), "step %zu poll returned %zu messages, model %zu", step, count, want.size());
+        CHECK(count == want.size(), "step %zu poll returned %zu messages, model %zu", step, count,
+              want.size());
         const fuzzmodel::Part &part = model.find(topic)->parts[static_cast<size_t>(partition)];
         for (size_t i = 0; i < count; i++) {
             check_message("poll", msgs[i], partition, want[i].first, part.at(want[i].first));
-            CHECK(msgs[i].delivery_count == want[i].second, "step %zu offset %" PRId64 " delivery count %u, model %u",
-                  step, msgs[i].offset, msgs[i].delivery_count, want[i].second);
+            CHECK(msgs[i].delivery_count == want[i].second,
+                  "step %zu offset %" PRId64 " delivery count %u, model %u", step, msgs[i].offset,
+                  msgs[i].delivery_count, want[i].second);
             CHECK(msgs[i].lost == (i == 0 ? lost : 0) && msgs[i].dead_letter == nullptr &&
-                      msgs[i].header_count == 0 && msgs[i].timestamp_ns == part.at(want[i].first).ts,
-                  "step %zu offset %" PRId64 ": lost %" PRId64 " (model %" PRId64 ")/dead_letter/timestamp",
+                      msgs[i].header_count == 0 &&
+                      msgs[i].timestamp_ns == part.at(want[i].first).ts,
+                  "step %zu offset %" PRId64 ": lost %" PRId64 " (model %" PRId64
+                  ")/dead_letter/timestamp",
                   step, msgs[i].offset, msgs[i].lost, i == 0 ? lost : 0);
             views.push_back({topic, group, partition, msgs[i], part.at(want[i].first)});
         }
@@ -391,14 +429,16 @@ struct Run {
         size_t needed = 0;
         std::string names;
         for (const auto &t : model.topics) names += t.name + "\n";
-        CHECK(mq_topic_list(b, cap ? buf : nullptr, cap, &needed) == MQ_OK && needed == names.size() + 1,
+        CHECK(mq_topic_list(b, cap ? buf : nullptr, cap, &needed) == MQ_OK &&
+                  needed == names.size() + 1,
               "step %zu topic list needed %zu", step, needed);
         if (cap) {
             const std::string want = names.substr(0, cap - 1);
             CHECK(want == buf, "step %zu truncated topic list '%s'", step, buf);
         }
         fuzzmodel::Topic *t = model.find(topic);
-        mq_status st = mq_partition_describe(b, topic.c_str(), 0, cap ? buf : nullptr, cap, &needed);
+        mq_status st =
+            mq_partition_describe(b, topic.c_str(), 0, cap ? buf : nullptr, cap, &needed);
         Expect e;
         if (!t) e.ok_statuses = {fuzzmodel::legal_name(topic) ? MQ_ERR_NO_TOPIC : MQ_ERR_INVALID};
         else e.ok_statuses = {MQ_OK};

@@ -30,7 +30,8 @@ inline int32_t kafka_murmur2(const std::string &key) {
     const auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(key[i])); };
     const size_t whole = len / 4;
     for (size_t i = 0; i < whole; i++) {
-        uint32_t k = byte(4 * i) | byte(4 * i + 1) << 8 | byte(4 * i + 2) << 16 | byte(4 * i + 3) << 24;
+        uint32_t k =
+            byte(4 * i) | byte(4 * i + 1) << 8 | byte(4 * i + 2) << 16 | byte(4 * i + 3) << 24;
         k *= m;
         k ^= k >> 24;
         k *= m;
@@ -52,8 +53,8 @@ inline int32_t kafka_murmur2(const std::string &key) {
 inline bool legal_name(const std::string &s) {
     if (s.empty() || s.size() > 249) return false;
     for (char c : s) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        c == '.' || c == '_' || c == '-';
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
         if (!ok) return false;
     }
     return true;
@@ -72,15 +73,15 @@ struct Cursor {
     int64_t next = 0;
     int64_t lease_deadline = 0;
     int64_t not_before = 0;
-    int64_t lost = 0;             // dropped before this group acked them
-    int64_t lost_unreported = 0;  // not yet told in a message's `lost`
+    int64_t lost = 0;                        // dropped before this group acked them
+    int64_t lost_unreported = 0;             // not yet told in a message's `lost`
     std::map<int64_t, uint32_t> deliveries;  // offset -> times handed out, for unacked offsets
 };
 
 struct Part {
     int64_t start = 0;
     int64_t end = 0;
-    std::deque<Msg> log;                 // offsets start..end-1
+    std::deque<Msg> log;  // offsets start..end-1
     std::map<std::string, Cursor> cursors;
     int64_t max_backlog = 0;
     int64_t dropped = 0;
@@ -99,14 +100,15 @@ struct Topic {
     int64_t capacity;
     int64_t max_bytes;
     int64_t ack_timeout_ns;
-    bool bounded;         // MQ_RETAIN_BOUNDED
-    int64_t max_age_ns;   // 0 = no limit
+    bool bounded;        // MQ_RETAIN_BOUNDED
+    int64_t max_age_ns;  // 0 = no limit
     std::vector<Part> parts;
     std::vector<std::string> groups;  // subscription order
     uint64_t round_robin = 0;
 
     bool has_group(const std::string &g) const {
-        for (const auto &x : groups) if (x == g) return true;
+        for (const auto &x : groups)
+            if (x == g) return true;
         return false;
     }
 };
@@ -116,7 +118,8 @@ struct Topic {
 struct Expect {
     std::vector<mq_status> ok_statuses;
     bool allows(mq_status s) const {
-        for (mq_status x : ok_statuses) if (x == s) return true;
+        for (mq_status x : ok_statuses)
+            if (x == s) return true;
         return false;
     }
 };
@@ -130,7 +133,8 @@ public:
     std::vector<Topic> topics;  // creation order
 
     Topic *find(const std::string &name) {
-        for (auto &t : topics) if (t.name == name) return &t;
+        for (auto &t : topics)
+            if (t.name == name) return &t;
         return nullptr;
     }
 
@@ -142,8 +146,10 @@ public:
             faults.push_back(legal_name(topic) ? MQ_ERR_NO_TOPIC : MQ_ERR_INVALID);
             return;
         }
-        if (group && !t->has_group(*group)) faults.push_back(legal_name(*group) ? MQ_ERR_NO_GROUP : MQ_ERR_INVALID);
-        if (partition && (*partition < 0 || *partition >= t->partitions)) faults.push_back(MQ_ERR_PARTITION);
+        if (group && !t->has_group(*group))
+            faults.push_back(legal_name(*group) ? MQ_ERR_NO_GROUP : MQ_ERR_INVALID);
+        if (partition && (*partition < 0 || *partition >= t->partitions))
+            faults.push_back(MQ_ERR_PARTITION);
     }
 
     // Rule 8 and the model paragraph: start is the slowest committed, or end with no groups.
@@ -188,8 +194,9 @@ public:
         }
     }
 
-    mq_status create(const std::string &name, int32_t partitions, int64_t capacity, int64_t max_bytes,
-                     int64_t ack_timeout_ms, int32_t retention, int64_t max_age_ms, Expect &e) {
+    mq_status create(const std::string &name, int32_t partitions, int64_t capacity,
+                     int64_t max_bytes, int64_t ack_timeout_ms, int32_t retention,
+                     int64_t max_age_ms, Expect &e) {
         std::vector<mq_status> f;
         if (!legal_name(name)) f.push_back(MQ_ERR_INVALID);
         if (partitions < 1 || partitions > 65536 || capacity < 1 || capacity > (int64_t{1} << 40) ||
@@ -200,8 +207,16 @@ public:
         if (legal_name(name) && find(name)) f.push_back(MQ_ERR_EXISTS);
         if (closed) f = {MQ_CLOSED};
         if (!f.empty()) return e.ok_statuses = f, f[0];
-        Topic t{name, partitions, capacity, max_bytes, ack_timeout_ms * 1'000'000,
-                retention == MQ_RETAIN_BOUNDED, max_age_ms * 1'000'000, {}, {}, 0};
+        Topic t{name,
+                partitions,
+                capacity,
+                max_bytes,
+                ack_timeout_ms * 1'000'000,
+                retention == MQ_RETAIN_BOUNDED,
+                max_age_ms * 1'000'000,
+                {},
+                {},
+                0};
         t.parts.resize(static_cast<size_t>(partitions));
         topics.push_back(std::move(t));
         e.ok_statuses = {MQ_OK};
@@ -256,26 +271,30 @@ public:
         lookup_faults(topic, nullptr, nullptr, f);
         if (m.bytes() > max_message_bytes_) f.push_back(MQ_ERR_TOO_LARGE);
         Topic *t = find(topic);
-        if (t && t->max_bytes && static_cast<int64_t>(m.bytes()) > t->max_bytes) f.push_back(MQ_ERR_TOO_LARGE);
+        if (t && t->max_bytes && static_cast<int64_t>(m.bytes()) > t->max_bytes)
+            f.push_back(MQ_ERR_TOO_LARGE);
         if (closed) f = {MQ_CLOSED};
         if (!f.empty()) return e.ok_statuses = f, -1;
-        const int32_t p = m.has_key
-            ? static_cast<int32_t>((kafka_murmur2(m.key) & 0x7fffffff) % t->partitions)
-            : static_cast<int32_t>(t->round_robin++ % static_cast<uint64_t>(t->partitions));
+        const int32_t p =
+            m.has_key
+                ? static_cast<int32_t>((kafka_murmur2(m.key) & 0x7fffffff) % t->partitions)
+                : static_cast<int32_t>(t->round_robin++ % static_cast<uint64_t>(t->partitions));
         Part &part = t->parts[static_cast<size_t>(p)];
         const bool kept = !t->groups.empty();
         if (kept && t->bounded) {  // drop the oldest until the new message fits
             int64_t s = part.start;
             int64_t held = part.bytes();
-            while (s < part.end && (part.end - s >= t->capacity ||
-                                    (t->max_bytes && held + static_cast<int64_t>(m.bytes()) > t->max_bytes))) {
+            while (s < part.end &&
+                   (part.end - s >= t->capacity ||
+                    (t->max_bytes && held + static_cast<int64_t>(m.bytes()) > t->max_bytes))) {
                 held -= static_cast<int64_t>(part.at(s).bytes());
                 s++;
             }
             drop_head(part, s);
         }
-        if (kept && (part.end - part.start >= t->capacity ||
-                     (t->max_bytes && part.bytes() + static_cast<int64_t>(m.bytes()) > t->max_bytes))) {
+        if (kept &&
+            (part.end - part.start >= t->capacity ||
+             (t->max_bytes && part.bytes() + static_cast<int64_t>(m.bytes()) > t->max_bytes))) {
             e.ok_statuses = {MQ_FULL};  // rule 3 with wait 0
             return p;
         }
@@ -323,15 +342,16 @@ public:
         Topic &t = *find(topic);
         Part &p = t.parts[static_cast<size_t>(partition)];
         Cursor &c = p.cursors.at(group);
-        if (offset < c.committed || offset >= c.next) return void(e.ok_statuses = {MQ_ERR_NOT_IN_FLIGHT});
+        if (offset < c.committed || offset >= c.next)
+            return void(e.ok_statuses = {MQ_ERR_NOT_IN_FLIGHT});
         c.committed = offset + 1;
         c.deliveries.erase(c.deliveries.begin(), c.deliveries.lower_bound(c.committed));
         trim(t, p);
         e.ok_statuses = {MQ_OK};
     }
 
-    void nack(const std::string &topic, const std::string &group, int32_t partition, int64_t delay_ms,
-              Expect &e) {
+    void nack(const std::string &topic, const std::string &group, int32_t partition,
+              int64_t delay_ms, Expect &e) {
         std::vector<mq_status> f;
         lookup_faults(topic, &group, &partition, f);
         if (delay_ms < 0) f.push_back(MQ_ERR_INVALID);

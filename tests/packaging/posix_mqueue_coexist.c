@@ -35,16 +35,11 @@ static const char *defining_object(any_fn fn) {
 
 int main(void) {
     const struct posix_fn posix[] = {
-        {"mq_open", (any_fn)mq_open},
-        {"mq_close", (any_fn)mq_close},
-        {"mq_send", (any_fn)mq_send},
-        {"mq_receive", (any_fn)mq_receive},
-        {"mq_notify", (any_fn)mq_notify},
-        {"mq_unlink", (any_fn)mq_unlink},
-        {"mq_getattr", (any_fn)mq_getattr},
-        {"mq_setattr", (any_fn)mq_setattr},
-        {"mq_timedsend", (any_fn)mq_timedsend},
-        {"mq_timedreceive", (any_fn)mq_timedreceive},
+        {"mq_open", (any_fn)mq_open},           {"mq_close", (any_fn)mq_close},
+        {"mq_send", (any_fn)mq_send},           {"mq_receive", (any_fn)mq_receive},
+        {"mq_notify", (any_fn)mq_notify},       {"mq_unlink", (any_fn)mq_unlink},
+        {"mq_getattr", (any_fn)mq_getattr},     {"mq_setattr", (any_fn)mq_setattr},
+        {"mq_timedsend", (any_fn)mq_timedsend}, {"mq_timedreceive", (any_fn)mq_timedreceive},
     };
     int failures = 0;
 
@@ -83,8 +78,7 @@ int main(void) {
     mq_broker *broker = NULL;
     mq_status status = mq_broker_new(NULL, &broker);
     if (status != MQ_OK || broker == NULL) {
-        fprintf(stderr, "FAIL: mq_broker_new: %s (%s)\n", mq_status_name(status),
-                mq_last_error());
+        fprintf(stderr, "FAIL: mq_broker_new: %s (%s)\n", mq_status_name(status), mq_last_error());
         failures++;
     }
     mq_broker_free(broker);

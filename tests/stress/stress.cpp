@@ -80,7 +80,8 @@ struct GroupLog {
     // Under mu: a message handed to the group must be the published one.
     void saw(const mq_message &m, int key, long seq) {
         auto &v = delivered[static_cast<size_t>(m.partition)];
-        if (v.size() <= static_cast<size_t>(m.offset)) v.resize(static_cast<size_t>(m.offset) + 1, -1);
+        if (v.size() <= static_cast<size_t>(m.offset))
+            v.resize(static_cast<size_t>(m.offset) + 1, -1);
         v[static_cast<size_t>(m.offset)] = int64_t{key} << 32 | seq;
         deliveries++;
         if (m.delivery_count > 1) redeliveries++;
@@ -93,7 +94,8 @@ struct GroupLog {
         }
         max_seq[static_cast<size_t>(key)] = std::max(max_seq[static_cast<size_t>(key)], seq);
         auto &v = done[static_cast<size_t>(m.partition)];
-        if (v.size() <= static_cast<size_t>(m.offset)) v.resize(static_cast<size_t>(m.offset) + 1, 0);
+        if (v.size() <= static_cast<size_t>(m.offset))
+            v.resize(static_cast<size_t>(m.offset) + 1, 0);
         v[static_cast<size_t>(m.offset)]++;
     }
 };
@@ -123,8 +125,9 @@ struct Stress {
             for (;;) {
                 int32_t p;
                 int64_t off;
-                const mq_status st = mq_topic_publish(b, "s", k, static_cast<size_t>(kl), payload, static_cast<size_t>(pl), NULL, 0,
-                                                kWaits[rng() % 4], nullptr, &p, &off);
+                const mq_status st = mq_topic_publish(b, "s", k, static_cast<size_t>(kl), payload,
+                                                      static_cast<size_t>(pl), NULL, 0,
+                                                      kWaits[rng() % 4], nullptr, &p, &off);
                 if (st == MQ_OK) {
                     pub.record(p, off, key, seq);
                     published++;
@@ -159,7 +162,8 @@ struct Stress {
             if (st == MQ_TIMEOUT) continue;
             if (st == MQ_REBALANCED) {
                 size_t count;
-                if (mq_member_get_assignment(m, nullptr, nullptr, 0, &count) == MQ_ERR_FENCED) st_fenced(m);
+                if (mq_member_get_assignment(m, nullptr, nullptr, 0, &count) == MQ_ERR_FENCED)
+                    st_fenced(m);
                 continue;
             }
             if (st == MQ_ERR_FENCED) {
@@ -175,7 +179,8 @@ struct Stress {
             {
                 std::lock_guard lk(members.mu);
                 for (size_t i = 0; i < n; i++) {
-                    if (!parse(msgs[i], &parsed[i].first, &parsed[i].second)) violation("members: unparsable payload");
+                    if (!parse(msgs[i], &parsed[i].first, &parsed[i].second))
+                        violation("members: unparsable payload");
                     members.saw(msgs[i], parsed[i].first, parsed[i].second);
                 }
             }
@@ -194,11 +199,15 @@ struct Stress {
                 upto = static_cast<size_t>(rng() % n);
                 members.failures++;
             }
-            std::lock_guard lk(members.mu);  // ack and record as one step: records stay in ack order
+            std::lock_guard lk(
+                members.mu);  // ack and record as one step: records stay in ack order
             if (upto > 0) {
-                const mq_status ack = retried(m, [&] { return mq_member_ack(m, msgs[upto - 1].partition, msgs[upto - 1].offset); });
+                const mq_status ack = retried(m, [&] {
+                    return mq_member_ack(m, msgs[upto - 1].partition, msgs[upto - 1].offset);
+                });
                 if (ack == MQ_OK) {
-                    for (size_t i = 0; i < upto; i++) members.completed(msgs[i], parsed[i].first, parsed[i].second);
+                    for (size_t i = 0; i < upto; i++)
+                        members.completed(msgs[i], parsed[i].first, parsed[i].second);
                 } else if (ack != MQ_REBALANCED && ack != MQ_ERR_FENCED) {
                     violation("member ack: %s %s", mq_status_name(ack), mq_last_error());
                 }
@@ -206,7 +215,8 @@ struct Stress {
             if (upto < n) {
                 nacks++;
                 const int64_t delay = rng() % 4 == 0 ? 2 : 0;
-                const mq_status nk = retried(m, [&] { return mq_member_nack(m, msgs[0].partition, delay); });
+                const mq_status nk =
+                    retried(m, [&] { return mq_member_nack(m, msgs[0].partition, delay); });
                 if (nk != MQ_OK && nk != MQ_REBALANCED && nk != MQ_ERR_FENCED) {
                     violation("member nack: %s %s", mq_status_name(nk), mq_last_error());
                 }
@@ -223,7 +233,8 @@ struct Stress {
         const mq_status st = call();
         if (st == MQ_REBALANCED) {
             size_t count;
-            if (mq_member_get_assignment(m, nullptr, nullptr, 0, &count) != MQ_OK) return MQ_ERR_FENCED;
+            if (mq_member_get_assignment(m, nullptr, nullptr, 0, &count) != MQ_OK)
+                return MQ_ERR_FENCED;
         }
         return st;
     }
@@ -266,8 +277,9 @@ struct Stress {
         mq_subscription_options_init(&o, sizeof o);
         o.prefetch = 8;
         mq_subscription *sub = nullptr;
-        const mq_status st = mq_subscription_open(b, "s", "push", &o, push_handler,
-                                          new PushUser{this, std::mt19937_64(seed + salt)}, push_free, &sub);
+        const mq_status st =
+            mq_subscription_open(b, "s", "push", &o, push_handler,
+                                 new PushUser{this, std::mt19937_64(seed + salt)}, push_free, &sub);
         if (st != MQ_OK) violation("subscribe: %s %s", mq_status_name(st), mq_last_error());
         return sub;
     }
@@ -346,24 +358,29 @@ struct Stress {
                     else if (g == &members && done[off] > 1) duplicate_acks++;
                 }
                 for (size_t off = 0; off < delivered.size(); off++) {
-                    if (delivered[off] >= 0 && (off >= published_at.size() || published_at[off] != delivered[off])) {
+                    if (delivered[off] >= 0 &&
+                        (off >= published_at.size() || published_at[off] != delivered[off])) {
                         unpublished++;
                     }
                 }
             }
         }
         if (lost) violation("%ld message deliveries lost (a group never completed them)", lost);
-        if (unpublished) violation("%ld delivered messages do not match what was published", unpublished);
+        if (unpublished)
+            violation("%ld delivered messages do not match what was published", unpublished);
         if (duplicate_acks) violation("%ld messages acked twice by group members", duplicate_acks);
-        std::printf("stress: %ld messages published (%ld full retries); checked for 2 groups\n"
-                    "  members: %ld deliveries, %ld redeliveries, %ld handler failures, %ld nacks, %ld crashes, "
-                    "%ld fenced\n"
-                    "  push:    %ld deliveries, %ld redeliveries, %ld handler failures, %ld subscription reopens\n"
-                    "  lost %ld, unpublished %ld, violations %ld\n",
-                    published.load(), full_retries.load(), members.deliveries.load(), members.redeliveries.load(),
-                    members.failures.load(), nacks.load(), crashes.load(), fenced.load(), push.deliveries.load(),
-                    push.redeliveries.load(), push.failures.load(), reopens.load(), lost, unpublished,
-                    g_violations.load());
+        std::printf(
+            "stress: %ld messages published (%ld full retries); checked for 2 groups\n"
+            "  members: %ld deliveries, %ld redeliveries, %ld handler failures, %ld nacks, %ld "
+            "crashes, "
+            "%ld fenced\n"
+            "  push:    %ld deliveries, %ld redeliveries, %ld handler failures, %ld subscription "
+            "reopens\n"
+            "  lost %ld, unpublished %ld, violations %ld\n",
+            published.load(), full_retries.load(), members.deliveries.load(),
+            members.redeliveries.load(), members.failures.load(), nacks.load(), crashes.load(),
+            fenced.load(), push.deliveries.load(), push.redeliveries.load(), push.failures.load(),
+            reopens.load(), lost, unpublished, g_violations.load());
         return g_violations.load() == 0 && published.load() == messages ? 0 : 1;
     }
 };
@@ -384,7 +401,9 @@ int main(int argc, char **argv) {
         } else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) {
             s.seed = std::strtoull(argv[++i], nullptr, 10);
         } else {
-            std::fprintf(stderr, "usage: %s [--messages N] [--seed S] [--no-crashes] [--no-churn]\n", argv[0]);
+            std::fprintf(stderr,
+                         "usage: %s [--messages N] [--seed S] [--no-crashes] [--no-churn]\n",
+                         argv[0]);
             return 2;
         }
     }

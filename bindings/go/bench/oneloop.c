@@ -95,15 +95,13 @@ int main(int argc, char **argv) {
             memcpy(copies[i], views[i].payload, views[i].payload_len);
             check(copies[i], views[i].payload_len, seq - k + i);
         }
-        if (ackpoll)
-            unacked = views[got - 1].offset;
-        else
-            must(mq_group_ack(b, "bench", "g", 0, views[got - 1].offset), "mq_group_ack");
+        if (ackpoll) unacked = views[got - 1].offset;
+        else must(mq_group_ack(b, "bench", "g", 0, views[got - 1].offset), "mq_group_ack");
     }
     double wall = wall_ns() - wall0, cpu = cpu_ns() - cpu0;
     mq_broker_free(b);
     printf("Benchmark%s%sOneGoroutine-%s\t%llu\t%.2f ns/op\t%.2f cpu-ns/op\n",
-           batch ? "Batch64" : "Single", ackpoll ? "AckPoll" : "", argv[3], (unsigned long long)n, wall / (double)n,
-           cpu / (double)n);
+           batch ? "Batch64" : "Single", ackpoll ? "AckPoll" : "", argv[3], (unsigned long long)n,
+           wall / (double)n, cpu / (double)n);
     return 0;
 }

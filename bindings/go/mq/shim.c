@@ -71,19 +71,19 @@ static void name_done(name_buf *nb) {
     if (nb->p && nb->p != nb->small) free(nb->p);
 }
 
-#define NAME(var, what, s, n)                                   \
-    name_buf var##_nb;                                          \
-    mqgo_result var##_fail;                                     \
+#define NAME(var, what, s, n)                                      \
+    name_buf var##_nb;                                             \
+    mqgo_result var##_fail;                                        \
     const char *var = name_of(&var##_nb, what, s, n, &var##_fail); \
     if (!var) return var##_fail
 
-#define NAME2(var, what, s, n, other)                           \
-    name_buf var##_nb;                                          \
-    mqgo_result var##_fail;                                     \
+#define NAME2(var, what, s, n, other)                              \
+    name_buf var##_nb;                                             \
+    mqgo_result var##_fail;                                        \
     const char *var = name_of(&var##_nb, what, s, n, &var##_fail); \
-    if (!var) {                                                 \
-        name_done(&other##_nb);                                 \
-        return var##_fail;                                      \
+    if (!var) {                                                    \
+        name_done(&other##_nb);                                    \
+        return var##_fail;                                         \
     }
 
 /* ---- handles ------------------------------------------------------------------------------ */
@@ -151,8 +151,8 @@ mqgo_result mqgo_topic_create(mqgo_broker b_, const char *name, size_t name_len,
 }
 
 mqgo_result mqgo_group_subscribe(mqgo_broker b_, const char *topic, size_t topic_len,
-                                 const char *group, size_t group_len, int32_t start,
-                                 int has_start, uint32_t max_deliveries, int has_max_deliveries,
+                                 const char *group, size_t group_len, int32_t start, int has_start,
+                                 uint32_t max_deliveries, int has_max_deliveries,
                                  const char *dead_letter, size_t dead_letter_len,
                                  int has_dead_letter) {
     mq_broker *b = (mq_broker *)b_;
@@ -161,7 +161,8 @@ mqgo_result mqgo_group_subscribe(mqgo_broker b_, const char *topic, size_t topic
     name_buf d_nb = {{0}, NULL};
     mqgo_result d_fail;
     const char *d = NULL;
-    if (has_dead_letter && !(d = name_of(&d_nb, "dead-letter topic", dead_letter, dead_letter_len, &d_fail))) {
+    if (has_dead_letter &&
+        !(d = name_of(&d_nb, "dead-letter topic", dead_letter, dead_letter_len, &d_fail))) {
         name_done(&t_nb);
         name_done(&g_nb);
         return d_fail;
@@ -268,9 +269,8 @@ mqgo_result mqgo_partition_describe(mqgo_broker b_, const char *topic, size_t to
 /* ---- publishing --------------------------------------------------------------------------- */
 
 mqgo_result mqgo_publish(mqgo_broker b_, const char *topic, size_t topic_len, const char *key,
-                         size_t key_len, const char *payload, size_t payload_len,
-                         mqgo_mem headers_, size_t header_count, int64_t wait_ms,
-                         mqgo_cancel cancel_) {
+                         size_t key_len, const char *payload, size_t payload_len, mqgo_mem headers_,
+                         size_t header_count, int64_t wait_ms, mqgo_cancel cancel_) {
     mq_broker *b = (mq_broker *)b_;
     mq_cancel *cancel = (mq_cancel *)cancel_;
     const mq_header *headers = (const mq_header *)headers_;
@@ -303,10 +303,9 @@ mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_l
     return r;
 }
 
-mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_len,
-                                mqgo_mem lens_, mqgo_mem data_, size_t count, mqgo_mem records_,
-                                mqgo_mem headers_, int64_t wait_ms, mqgo_cancel cancel_,
-                                mqgo_mem results_) {
+mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_len, mqgo_mem lens_,
+                                mqgo_mem data_, size_t count, mqgo_mem records_, mqgo_mem headers_,
+                                int64_t wait_ms, mqgo_cancel cancel_, mqgo_mem results_) {
     const int64_t *lens = (const int64_t *)lens_;
     const char *data = (const char *)data_;
     mq_record *recs = (mq_record *)records_;
@@ -379,12 +378,12 @@ mqgo_result mqgo_ack_poll(mqgo_broker b_, const char *topic, size_t topic_len, c
     return r;
 }
 
-#define GROUP_CALL(expr)                \
-    NAME(t, "topic", topic, topic_len);          \
-    NAME2(g, "group", group, group_len, t);      \
-    mqgo_result r = result(expr);       \
-    name_done(&t_nb);                   \
-    name_done(&g_nb);                   \
+#define GROUP_CALL(expr)                    \
+    NAME(t, "topic", topic, topic_len);     \
+    NAME2(g, "group", group, group_len, t); \
+    mqgo_result r = result(expr);           \
+    name_done(&t_nb);                       \
+    name_done(&g_nb);                       \
     return r
 
 mqgo_result mqgo_ack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
@@ -431,9 +430,8 @@ mqgo_result mqgo_partition_info(mqgo_broker b_, const char *topic, size_t topic_
     return r;
 }
 
-mqgo_result mqgo_group_info(mqgo_broker b_, const char *topic, size_t topic_len,
-                            const char *group, size_t group_len, int32_t partition,
-                            mq_group_info *out) {
+mqgo_result mqgo_group_info(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                            size_t group_len, int32_t partition, mq_group_info *out) {
     mq_broker *b = (mq_broker *)b_;
     GROUP_CALL(mq_group_get_info(b, t, g, partition, out, sizeof *out));
 }
@@ -515,9 +513,9 @@ static void rebalance_tramp(void *user, mq_member *member, int64_t generation) {
     current_rebalance_box = outer;
 }
 
-mqgo_result mqgo_member_join(mqgo_broker b_, const char *topic, size_t topic_len,
-                             const char *group, size_t group_len, const char *id, size_t id_len,
-                             int has_id, int64_t session_timeout_ms, int has_session_timeout,
+mqgo_result mqgo_member_join(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                             size_t group_len, const char *id, size_t id_len, int has_id,
+                             int64_t session_timeout_ms, int has_session_timeout,
                              void *assignor_box, void *rebalance_box, mqgo_member *out) {
     mq_broker *b = (mq_broker *)b_;
     NAME(t, "topic", topic, topic_len);
@@ -594,9 +592,8 @@ mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset) {
     return result(mq_member_ack(m, partition, offset));
 }
 
-mqgo_result mqgo_member_ack_poll(mqgo_member m_, int32_t partition, int64_t offset,
-                                 mqgo_mem msgs_, size_t max, int64_t wait_ms,
-                                 mqgo_cancel cancel_) {
+mqgo_result mqgo_member_ack_poll(mqgo_member m_, int32_t partition, int64_t offset, mqgo_mem msgs_,
+                                 size_t max, int64_t wait_ms, mqgo_cancel cancel_) {
     mq_member *m = (mq_member *)m_;
     mq_cancel *cancel = (mq_cancel *)cancel_;
     mq_message *msgs = (mq_message *)msgs_;

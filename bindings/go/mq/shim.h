@@ -55,8 +55,8 @@ mqgo_result mqgo_broker_new(const mq_broker_options *opts, mqgo_broker *out);
 mqgo_result mqgo_topic_create(mqgo_broker b_, const char *name, size_t name_len,
                               const mq_topic_config *cfg);
 mqgo_result mqgo_group_subscribe(mqgo_broker b_, const char *topic, size_t topic_len,
-                                 const char *group, size_t group_len, int32_t start,
-                                 int has_start, uint32_t max_deliveries, int has_max_deliveries,
+                                 const char *group, size_t group_len, int32_t start, int has_start,
+                                 uint32_t max_deliveries, int has_max_deliveries,
                                  const char *dead_letter, size_t dead_letter_len,
                                  int has_dead_letter);
 /* ABI 1.1 */
@@ -72,18 +72,16 @@ mqgo_result mqgo_partition_describe(mqgo_broker b_, const char *topic, size_t to
 /* ---- publishing --------------------------------------------------------------------------- */
 /* key and payload are byte strings (char, so that cgo need not check them for Go pointers) */
 mqgo_result mqgo_publish(mqgo_broker b_, const char *topic, size_t topic_len, const char *key,
-                         size_t key_len, const char *payload, size_t payload_len,
-                         mqgo_mem headers_, size_t header_count, int64_t wait_ms,
-                         mqgo_cancel cancel_);
+                         size_t key_len, const char *payload, size_t payload_len, mqgo_mem headers_,
+                         size_t header_count, int64_t wait_ms, mqgo_cancel cancel_);
 /* A batch the Go side laid out in C memory: in lens, per record, the key length (-1: no key),
  * the payload length and the header count, then a name and a value length per header; in data
  * the bytes of keys, payloads, names and values back to back, in that order. The shim points
  * records (count) and headers (as many as lens lists) into data and publishes; results get
  * -1:-1 first. count = records published. */
-mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_len,
-                                mqgo_mem lens_, mqgo_mem data_, size_t count, mqgo_mem records_,
-                                mqgo_mem headers_, int64_t wait_ms, mqgo_cancel cancel_,
-                                mqgo_mem results_);
+mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_len, mqgo_mem lens_,
+                                mqgo_mem data_, size_t count, mqgo_mem records_, mqgo_mem headers_,
+                                int64_t wait_ms, mqgo_cancel cancel_, mqgo_mem results_);
 /* count = records published */
 mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_len,
                                mqgo_mem records_, size_t count, int64_t wait_ms,
@@ -112,9 +110,8 @@ mqgo_result mqgo_topic_info(mqgo_broker b_, const char *topic, size_t topic_len,
                             mq_topic_info *out);
 mqgo_result mqgo_partition_info(mqgo_broker b_, const char *topic, size_t topic_len,
                                 int32_t partition, mq_partition_info *out);
-mqgo_result mqgo_group_info(mqgo_broker b_, const char *topic, size_t topic_len,
-                            const char *group, size_t group_len, int32_t partition,
-                            mq_group_info *out);
+mqgo_result mqgo_group_info(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                            size_t group_len, int32_t partition, mq_group_info *out);
 
 /* ---- push --------------------------------------------------------------------------------- */
 /* box is a mqgo_box_new box; on failure it has been released (user_free) before return. */
@@ -132,9 +129,9 @@ mqgo_result mqgo_handler_set_nack_delay(int64_t delay_ms);
 
 /* ---- members ------------------------------------------------------------------------------ */
 /* assignor_box and rebalance_box may be NULL (no custom assignor / no callback). */
-mqgo_result mqgo_member_join(mqgo_broker b_, const char *topic, size_t topic_len,
-                             const char *group, size_t group_len, const char *id, size_t id_len,
-                             int has_id, int64_t session_timeout_ms, int has_session_timeout,
+mqgo_result mqgo_member_join(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                             size_t group_len, const char *id, size_t id_len, int has_id,
+                             int64_t session_timeout_ms, int has_session_timeout,
                              void *assignor_box, void *rebalance_box, mqgo_member *out);
 mqgo_result mqgo_member_close(mqgo_member m_);
 /* The assignment in a malloc'd array (*partitions, the caller frees it), count in result. */
@@ -143,9 +140,8 @@ mqgo_result mqgo_member_poll(mqgo_member m_, mqgo_mem msgs_, size_t max, int64_t
                              mqgo_cancel cancel_);
 mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset);
 /* ABI 1.1 */
-mqgo_result mqgo_member_ack_poll(mqgo_member m_, int32_t partition, int64_t offset,
-                                 mqgo_mem msgs_, size_t max, int64_t wait_ms,
-                                 mqgo_cancel cancel_);
+mqgo_result mqgo_member_ack_poll(mqgo_member m_, int32_t partition, int64_t offset, mqgo_mem msgs_,
+                                 size_t max, int64_t wait_ms, mqgo_cancel cancel_);
 mqgo_result mqgo_member_nack(mqgo_member m_, int32_t partition, int64_t delay_ms);
 mqgo_result mqgo_member_extend_lease(mqgo_member m_, int32_t partition);
 

@@ -14,15 +14,30 @@
 #include "mqpy.h"
 
 enum {
-    F_PARTITION, F_DELIVERY, F_OFFSET, F_KEY_OFF, F_KEY_LEN, F_VALUE_OFF, F_VALUE_LEN,
-    F_TIMESTAMP, F_LOST, F_HEADER_COUNT, F_HEADERS_AT, F_DL_TOPIC_OFF, F_DL_TOPIC_LEN,
-    F_DL_GROUP_OFF, F_DL_GROUP_LEN, F_DL_PARTITION, F_DL_OFFSET, F_DL_DELIVERY, MQPY_META
+    F_PARTITION,
+    F_DELIVERY,
+    F_OFFSET,
+    F_KEY_OFF,
+    F_KEY_LEN,
+    F_VALUE_OFF,
+    F_VALUE_LEN,
+    F_TIMESTAMP,
+    F_LOST,
+    F_HEADER_COUNT,
+    F_HEADERS_AT,
+    F_DL_TOPIC_OFF,
+    F_DL_TOPIC_LEN,
+    F_DL_GROUP_OFF,
+    F_DL_GROUP_LEN,
+    F_DL_PARTITION,
+    F_DL_OFFSET,
+    F_DL_DELIVERY,
+    MQPY_META
 };
 
 int mqpy_meta_fields(void) { return MQPY_META; }
 
-static void set_err(mqpy_ctx *ctx, const char *text)
-{
+static void set_err(mqpy_ctx *ctx, const char *text) {
     size_t n = strlen(text);
     if (n >= sizeof ctx->err) n = sizeof ctx->err - 1;
     memcpy(ctx->err, text, n);
@@ -30,14 +45,12 @@ static void set_err(mqpy_ctx *ctx, const char *text)
 }
 
 /* The shape every call takes: on failure, copy the thread's detail message at once. */
-static int done(mq_status s, mqpy_ctx *ctx)
-{
+static int done(mq_status s, mqpy_ctx *ctx) {
     if (s != MQ_OK) set_err(ctx, mq_last_error());
     return (int)s;
 }
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
+static int grow(void **buf, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 1;
     size_t n = *cap ? *cap : 16;
     while (n < need) n *= 2;
@@ -48,8 +61,7 @@ static int grow(void **buf, size_t *cap, size_t need, size_t elem)
     return 1;
 }
 
-static int no_memory(mqpy_ctx *ctx)
-{
+static int no_memory(mqpy_ctx *ctx) {
     set_err(ctx, "out of memory in the Python binding's copy buffers");
     return MQ_ERR_NO_MEMORY;
 }
@@ -75,8 +87,7 @@ static busy g_busy = {0, NULL, "", "", &g_busy, &g_busy};
 
 /* 0 when the names cannot be announced: then mq refuses them (NULL, longer than a legal name)
  * and hands out no view. */
-static int announce(mqpy_ctx *ctx, mq_broker *b, const char *topic, const char *group)
-{
+static int announce(mqpy_ctx *ctx, mq_broker *b, const char *topic, const char *group) {
     busy *me = ctx->busy;
     if (!me || !topic || !group) return 0;
     size_t tl = strlen(topic), gl = strlen(group);
@@ -90,13 +101,11 @@ static int announce(mqpy_ctx *ctx, mq_broker *b, const char *topic, const char *
     return 1;
 }
 
-static void withdraw(mqpy_ctx *ctx, int announced)
-{
+static void withdraw(mqpy_ctx *ctx, int announced) {
     if (announced) atomic_store(&((busy *)ctx->busy)->active, 0);
 }
 
-static void quiesce(mq_broker *b, const char *topic, const char *group)
-{
+static void quiesce(mq_broker *b, const char *topic, const char *group) {
     pthread_mutex_lock(&g_busy_mu);
     for (busy *x = g_busy.next; x != &g_busy;) {
         if (atomic_load(&x->active) && x->b == b && strcmp(x->topic, topic) == 0 &&
@@ -112,22 +121,19 @@ static void quiesce(mq_broker *b, const char *topic, const char *group)
     pthread_mutex_unlock(&g_busy_mu);
 }
 
-int mqpy_topic_delete(mq_broker *b, const char *topic, mqpy_ctx *ctx)
-{
+int mqpy_topic_delete(mq_broker *b, const char *topic, mqpy_ctx *ctx) {
     mq_status s = mq_topic_delete(b, topic);
     if (s == MQ_OK) quiesce(b, topic, NULL);
     return done(s, ctx);
 }
 
-int mqpy_group_unsubscribe(mq_broker *b, const char *topic, const char *group, mqpy_ctx *ctx)
-{
+int mqpy_group_unsubscribe(mq_broker *b, const char *topic, const char *group, mqpy_ctx *ctx) {
     mq_status s = mq_group_unsubscribe(b, topic, group);
     if (s == MQ_OK) quiesce(b, topic, group);
     return done(s, ctx);
 }
 
-mqpy_ctx *mqpy_ctx_new(void)
-{
+mqpy_ctx *mqpy_ctx_new(void) {
     mqpy_ctx *ctx = calloc(1, sizeof(mqpy_ctx));
     busy *me = calloc(1, sizeof(busy));
     if (!ctx || !me) {
@@ -145,8 +151,7 @@ mqpy_ctx *mqpy_ctx_new(void)
     return ctx;
 }
 
-void mqpy_ctx_free(mqpy_ctx *ctx)
-{
+void mqpy_ctx_free(mqpy_ctx *ctx) {
     if (!ctx) return;
     busy *me = ctx->busy;
     pthread_mutex_lock(&g_busy_mu);
@@ -170,16 +175,14 @@ int64_t mqpy_blocked_calls(void) { return atomic_load(&g_blocked); }
 
 /* ---- copying polled messages ------------------------------------------------------------- */
 
-static int64_t put(mqpy_ctx *ctx, const void *p, size_t n)
-{
+static int64_t put(mqpy_ctx *ctx, const void *p, size_t n) {
     int64_t at = (int64_t)ctx->data_len;
     if (n) memcpy(ctx->data + ctx->data_len, p, n);
     ctx->data_len += n;
     return at;
 }
 
-int mqpy_pack(const mq_message *msgs, size_t n, mqpy_ctx *ctx)
-{
+int mqpy_pack(const mq_message *msgs, size_t n, mqpy_ctx *ctx) {
     size_t bytes = 0, nheaders = 0, keys = 0, dead = 0;
     for (size_t i = 0; i < n; ++i) {
         const mq_message *m = &msgs[i];
@@ -189,8 +192,7 @@ int mqpy_pack(const mq_message *msgs, size_t n, mqpy_ctx *ctx)
         for (size_t h = 0; h < m->header_count; ++h)
             bytes += m->headers[h].name_len + m->headers[h].value_len;
         nheaders += m->header_count;
-        if (m->dead_letter)
-            bytes += strlen(m->dead_letter->topic) + strlen(m->dead_letter->group);
+        if (m->dead_letter) bytes += strlen(m->dead_letter->topic) + strlen(m->dead_letter->group);
     }
     ctx->count = 0;
     ctx->data_len = 0;
@@ -245,16 +247,14 @@ int mqpy_pack(const mq_message *msgs, size_t n, mqpy_ctx *ctx)
 
 /* The view buffer is kept zeroed where mq may not write (headers, until the core stores them),
  * so a field it leaves alone reads as "none" rather than as an earlier poll's leftovers. */
-static int grow_views(mqpy_ctx *ctx, size_t max)
-{
+static int grow_views(mqpy_ctx *ctx, size_t max) {
     size_t old = ctx->msgs_cap;
     if (!grow((void **)&ctx->msgs, &ctx->msgs_cap, max ? max : 1, sizeof(mq_message))) return 0;
     if (ctx->msgs_cap > old) memset(ctx->msgs + old, 0, (ctx->msgs_cap - old) * sizeof(mq_message));
     return 1;
 }
 
-static int poll_done(mq_status s, size_t n, mqpy_ctx *ctx)
-{
+static int poll_done(mq_status s, size_t n, mqpy_ctx *ctx) {
     if (s != MQ_OK) {
         ctx->count = 0;
         return done(s, ctx);
@@ -269,8 +269,7 @@ static int poll_done(mq_status s, size_t n, mqpy_ctx *ctx)
 }
 
 int mqpy_poll(mq_broker *b, const char *topic, const char *group, int32_t partition, size_t max,
-              int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx)
-{
+              int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx) {
     /* max 0 is the library's MQ_ERR_INVALID to report: it gets a buffer anyway */
     if (!grow_views(ctx, max)) return no_memory(ctx);
     size_t n = 0;
@@ -284,9 +283,7 @@ int mqpy_poll(mq_broker *b, const char *topic, const char *group, int32_t partit
     return rc;
 }
 
-int mqpy_member_poll(mq_member *m, size_t max, int64_t wait_ms, mq_cancel *cancel,
-                     mqpy_ctx *ctx)
-{
+int mqpy_member_poll(mq_member *m, size_t max, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx) {
     if (!grow_views(ctx, max)) return no_memory(ctx);
     size_t n = 0;
     if (wait_ms) atomic_fetch_add(&g_blocked, 1);
@@ -296,8 +293,7 @@ int mqpy_member_poll(mq_member *m, size_t max, int64_t wait_ms, mq_cancel *cance
 }
 
 int mqpy_ack_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
-                  int64_t offset, size_t max, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx)
-{
+                  int64_t offset, size_t max, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx) {
     if (!grow_views(ctx, max)) return no_memory(ctx);
     size_t n = 0;
     int announced = announce(ctx, b, topic, group);
@@ -311,8 +307,7 @@ int mqpy_ack_poll(mq_broker *b, const char *topic, const char *group, int32_t pa
 }
 
 int mqpy_member_ack_poll(mq_member *m, int32_t partition, int64_t offset, size_t max,
-                         int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx)
-{
+                         int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx) {
     if (!grow_views(ctx, max)) return no_memory(ctx);
     size_t n = 0;
     if (wait_ms) atomic_fetch_add(&g_blocked, 1);
@@ -326,8 +321,7 @@ int mqpy_member_ack_poll(mq_member *m, int32_t partition, int64_t offset, size_t
 
 /* Points count headers into hdata (lengths in pairs in hlens). */
 static void unpack_headers(mq_header *out, const char *hdata, const size_t *hlens, size_t count,
-                           size_t *pos)
-{
+                           size_t *pos) {
     for (size_t h = 0; h < count; ++h) {
         out[h].name_len = hlens[2 * h];
         out[h].name = hdata + *pos;
@@ -340,8 +334,7 @@ static void unpack_headers(mq_header *out, const char *hdata, const size_t *hlen
 
 int mqpy_publish(mq_broker *b, const char *topic, const char *key, size_t key_len,
                  const char *value, size_t value_len, const char *hdata, const size_t *hlens,
-                 size_t hcount, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx)
-{
+                 size_t hcount, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx) {
     const mq_header *headers = NULL;
     if (hcount) {
         if (!grow((void **)&ctx->headers, &ctx->headers_cap, hcount, sizeof(mq_header)))
@@ -360,8 +353,7 @@ int mqpy_publish(mq_broker *b, const char *topic, const char *key, size_t key_le
 int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
                       const char *kdata, const int64_t *klens, const size_t *hcounts,
                       const char *hdata, const size_t *hlens, size_t count, int64_t wait_ms,
-                      mq_cancel *cancel, mqpy_ctx *ctx)
-{
+                      mq_cancel *cancel, mqpy_ctx *ctx) {
     size_t nheaders = 0;
     if (hcounts)
         for (size_t i = 0; i < count; ++i) nheaders += hcounts[i];
@@ -397,9 +389,8 @@ int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const 
     mq_publish_result *res = ctx->pubres;
     size_t published = 0;
     if (wait_ms) atomic_fetch_add(&g_blocked, 1);
-    mq_status s = mq_topic_publish_batch(b, topic, ctx->records, sizeof(mq_record), count,
-                                         wait_ms, cancel, res, sizeof(mq_publish_result),
-                                         &published);
+    mq_status s = mq_topic_publish_batch(b, topic, ctx->records, sizeof(mq_record), count, wait_ms,
+                                         cancel, res, sizeof(mq_publish_result), &published);
     if (wait_ms) atomic_fetch_sub(&g_blocked, 1);
     ctx->count = published;
     if (s == MQ_OK || published > 0 || s == MQ_FULL || s == MQ_CLOSED || s == MQ_CANCELLED) {
@@ -418,8 +409,7 @@ static mq_cancel *g_armed;
 static _Atomic int g_forward = -1;
 static int g_watch_started;
 
-void mqpy_arm(mq_cancel *cancel)
-{
+void mqpy_arm(mq_cancel *cancel) {
     pthread_mutex_lock(&g_arm_mu);
     g_armed = cancel;
     pthread_mutex_unlock(&g_arm_mu);
@@ -427,8 +417,7 @@ void mqpy_arm(mq_cancel *cancel)
 
 void mqpy_sigwatch_forward(int fd) { atomic_store(&g_forward, fd); }
 
-static void *sigwatch_main(void *arg)
-{
+static void *sigwatch_main(void *arg) {
     int fd = (int)(intptr_t)arg;
     unsigned char buf[64];
     for (;;) {
@@ -447,8 +436,7 @@ static void *sigwatch_main(void *arg)
     }
 }
 
-int mqpy_sigwatch_start(int rfd)
-{
+int mqpy_sigwatch_start(int rfd) {
     pthread_mutex_lock(&g_arm_mu);
     int rc = 0;
     if (!g_watch_started) {
@@ -470,27 +458,23 @@ static _Atomic int g_shutdown;
 
 void mqpy_set_shutdown(void) { atomic_store(&g_shutdown, 1); }
 
-int mqpy_handler(void *user, const mq_message *msg)
-{
+int mqpy_handler(void *user, const mq_message *msg) {
     if (atomic_load(&g_shutdown)) return 1; /* nack: the message stays for another owner */
     return _mqpy_py_handler(user, msg);
 }
 
-void mqpy_user_free(void *user)
-{
+void mqpy_user_free(void *user) {
     if (atomic_load(&g_shutdown)) return;
     _mqpy_py_user_free(user);
 }
 
-void mqpy_rebalance(void *user, mq_member *member, int64_t generation)
-{
+void mqpy_rebalance(void *user, mq_member *member, int64_t generation) {
     if (atomic_load(&g_shutdown)) return;
     _mqpy_py_rebalance(user, member, generation);
 }
 
 void mqpy_assignor(void *user, int32_t partitions, const char *const *member_ids,
-                   int32_t member_count, int32_t *owner_out)
-{
+                   int32_t member_count, int32_t *owner_out) {
     /* Round robin first: what the partitions get if Python cannot be asked or fails. */
     for (int32_t p = 0; p < partitions; ++p) owner_out[p] = member_count > 0 ? p % member_count : 0;
     if (atomic_load(&g_shutdown)) return;
@@ -503,8 +487,7 @@ struct mqpy_clock {
     _Atomic int64_t now;
 };
 
-mqpy_clock *mqpy_clock_new(int64_t start_ns)
-{
+mqpy_clock *mqpy_clock_new(int64_t start_ns) {
     mqpy_clock *c = malloc(sizeof *c);
     if (c) atomic_init(&c->now, start_ns);
     return c;
@@ -512,8 +495,7 @@ mqpy_clock *mqpy_clock_new(int64_t start_ns)
 
 void mqpy_clock_free(mqpy_clock *c) { free(c); }
 void mqpy_clock_set(mqpy_clock *c, int64_t now_ns) { atomic_store(&c->now, now_ns); }
-int64_t mqpy_clock_advance(mqpy_clock *c, int64_t delta_ns)
-{
+int64_t mqpy_clock_advance(mqpy_clock *c, int64_t delta_ns) {
     return atomic_fetch_add(&c->now, delta_ns) + delta_ns;
 }
 int64_t mqpy_clock_read(void *user) { return atomic_load(&((mqpy_clock *)user)->now); }

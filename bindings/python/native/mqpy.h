@@ -23,28 +23,28 @@
 /* Per-thread scratch: the error text of the last failure and the output of polls/publishes. */
 typedef struct mqpy_ctx {
     char err[1024];
-    int32_t partition;       /* single publish: where it went */
+    int32_t partition; /* single publish: where it went */
     int64_t offset;
-    size_t count;            /* poll: messages copied; batch publish: records published */
-    size_t keys;             /* poll: how many of the messages have a key, */
-    size_t header_total;     /* headers in all, */
-    size_t dead_letters;     /* and dead letters (0: the Python side skips those fields) */
-    int64_t *meta;           /* poll: MQPY_META int64 fields per message */
+    size_t count;        /* poll: messages copied; batch publish: records published */
+    size_t keys;         /* poll: how many of the messages have a key, */
+    size_t header_total; /* headers in all, */
+    size_t dead_letters; /* and dead letters (0: the Python side skips those fields) */
+    int64_t *meta;       /* poll: MQPY_META int64 fields per message */
     size_t meta_cap;
-    char *data;              /* poll: keys, values, header names and values, dead-letter names */
+    char *data; /* poll: keys, values, header names and values, dead-letter names */
     size_t data_len;
     size_t data_cap;
-    mq_message *msgs;        /* poll: the views, before copying */
+    mq_message *msgs; /* poll: the views, before copying */
     size_t msgs_cap;
-    int64_t *results;        /* batch publish: partition, offset per record */
+    int64_t *results; /* batch publish: partition, offset per record */
     size_t results_cap;
-    mq_record *records;      /* batch publish scratch */
+    mq_record *records; /* batch publish scratch */
     size_t records_cap;
     mq_header *headers;
     size_t headers_cap;
     mq_publish_result *pubres; /* batch publish: what mq writes, before flattening */
     size_t pubres_cap;
-    void *busy;              /* the thread's group poll in progress (mqpy.c, "deletion") */
+    void *busy; /* the thread's group poll in progress (mqpy.c, "deletion") */
 } mqpy_ctx;
 
 mqpy_ctx *mqpy_ctx_new(void);
@@ -78,8 +78,7 @@ int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const 
 /* mq_group_poll / mq_member_poll, copying what they hand out into ctx. */
 int mqpy_poll(mq_broker *b, const char *topic, const char *group, int32_t partition, size_t max,
               int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
-int mqpy_member_poll(mq_member *m, size_t max, int64_t wait_ms, mq_cancel *cancel,
-                     mqpy_ctx *ctx);
+int mqpy_member_poll(mq_member *m, size_t max, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
 /* mq_group_ack_poll / mq_member_ack_poll (ABI 1.1): the ack of offset, then the poll, in one
  * crossing (the batch consumer's loop: one call per batch), copying as above. */
 int mqpy_ack_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,

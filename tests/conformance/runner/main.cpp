@@ -57,11 +57,13 @@ bool read_expected(const std::string &path, const fs::path &dir,
         std::string line = trim(l.text.substr(0, l.text.find('#')));
         if (line.empty()) continue;
         size_t sp = line.find_first_of(" \t");
-        std::string name = line.substr(0, sp), reason = sp == std::string::npos ? "" : trim(line.substr(sp));
+        std::string name = line.substr(0, sp),
+                    reason = sp == std::string::npos ? "" : trim(line.substr(sp));
         std::string where = path + ":" + std::to_string(l.number) + ": ";
         if (reason.empty()) std::cerr << where << "'" << name << "' needs a reason\n", good = false;
         else if (!fs::exists(dir / (name + ".mqs")))
-            std::cerr << where << "no scenario " << (dir / (name + ".mqs")).string() << "\n", good = false;
+            std::cerr << where << "no scenario " << (dir / (name + ".mqs")).string() << "\n",
+                good = false;
         else if (!out.emplace(name, reason).second)
             std::cerr << where << "'" << name << "' is listed twice\n", good = false;
     }
@@ -151,11 +153,13 @@ int run_must_fail(const std::string &path, const Options &options) {
         if (!good) {
             std::cout << "WRONG case at line " << c.header.number << " (" << c.header.text
                       << "): expected a failure starting '" << at << "' containing '" << c.needle
-                      << "', got:\n" << indent(report.empty() ? "(it passed)" : report) << "\n";
+                      << "', got:\n"
+                      << indent(report.empty() ? "(it passed)" : report) << "\n";
             ++bad;
         }
     }
-    std::cout << cases.size() - bad << " of " << cases.size() << " must-fail cases failed as they must\n";
+    std::cout << cases.size() - bad << " of " << cases.size()
+              << " must-fail cases failed as they must\n";
     return bad || cases.empty() ? 1 : 0;
 }
 
@@ -175,7 +179,8 @@ int main(int argc, char **argv) {
             if (a == "--testee") options.testee = value();
             else if (a == "--expected-failures") expected = value();
             else if (a == "--must-fail") must_fail = value();
-            else if (a == "--wait-limit-ms") options.wait_limit = std::chrono::milliseconds(std::stoll(value()));
+            else if (a == "--wait-limit-ms")
+                options.wait_limit = std::chrono::milliseconds(std::stoll(value()));
             else if (a == "--trace") options.trace = true;
             else if (a.rfind("--", 0) == 0) return usage("unknown option " + a);
             else files.push_back(a);

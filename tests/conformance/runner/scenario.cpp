@@ -35,8 +35,8 @@ int64_t int32_arg(const std::string &s, const std::string &what) {
 struct Message {
     int64_t partition = 0, offset = 0, delivery_count = 0, timestamp_ns = 0, lost = 0;
     std::optional<std::string> payload, key;
-    std::string dead_letter = "-";      // topic/group/partition/offset/delivery_count
-    std::vector<std::string> headers;   // name:value
+    std::string dead_letter = "-";                   // topic/group/partition/offset/delivery_count
+    std::vector<std::string> headers;                // name:value
     std::string outcome, delay = "-", extend = "-";  // handler calls only
 };
 
@@ -171,7 +171,8 @@ private:
     }
 
     Reply ask(const Request &req, int64_t wait_ms = 0) {
-        auto deadline = Clock::now() + o_.wait_limit + std::chrono::milliseconds(std::max<int64_t>(wait_ms, 0));
+        auto deadline =
+            Clock::now() + o_.wait_limit + std::chrono::milliseconds(std::max<int64_t>(wait_ms, 0));
         return t_.exchange(req, deadline);
     }
 
@@ -213,8 +214,9 @@ private:
         take_name(name);
         Call c = parse_call(toks, 2);
         if (!find_spec(c.verb)->background)
-            fail("'async' runs publish, publish_batch, poll, member_poll, ack_poll or "
-                 "member_ack_poll");
+            fail(
+                "'async' runs publish, publish_batch, poll, member_poll, ack_poll or "
+                "member_ack_poll");
         if (c.arrow) fail("put the expectations on the 'await' line");
         need_broker();
         if (c.verb == "member_poll" || c.verb == "member_ack_poll") open_member(c.words[0]);
@@ -275,8 +277,7 @@ private:
         if (v == "calls" || v == "subscription_close") {
             auto it = pushes_.find(c.words[0]);
             if (it == pushes_.end()) fail("no subscription named '" + c.words[0] + "'");
-            if (v == "subscription_close" && !it->second)
-                fail("'" + c.words[0] + "' is not open");
+            if (v == "subscription_close" && !it->second) fail("'" + c.words[0] + "' is not open");
             return;
         }
         if (v == "rebalances") {
@@ -306,9 +307,11 @@ private:
         const std::string &v = c.verb;
         const std::string &name = c.words.empty() ? v : c.words[0];
         if (v == "broker_new") broker_ = o.status == "MQ_OK";
-        if (v == "clock" && o.status != "MQ_OK") fail("the testee refused to move its clock: " + r.text);
+        if (v == "clock" && o.status != "MQ_OK")
+            fail("the testee refused to move its clock: " + r.text);
         if (v == "subscription_open") {
-            check_frees(r, o.status == "MQ_OK" ? 0 : 1, "after mq_subscription_open returned " + o.status);
+            check_frees(r, o.status == "MQ_OK" ? 0 : 1,
+                        "after mq_subscription_open returned " + o.status);
             pushes_[name] = o.status == "MQ_OK";
         }
         if (v == "subscription_close" && o.status == "MQ_OK") {
@@ -316,7 +319,8 @@ private:
             pushes_[name] = false;
         }
         if (v == "member_join") {
-            members_[name] = Member{o.status == "MQ_OK", o.fields.count("id") ? o.fields["id"] : ""};
+            members_[name] =
+                Member{o.status == "MQ_OK", o.fields.count("id") ? o.fields["id"] : ""};
             if (o.status != "MQ_OK" && rebalance_reply(name).raw("rebalance"))
                 fail("a failed join called on_rebalance");
         }
@@ -330,8 +334,8 @@ private:
         if (*raw == "-") return;  // the front door cannot observe the release (FORMAT.md)
         int64_t got = parse_int(*raw, "testee's frees=");
         if (got != want)
-            fail("the handler's user data was released " + std::to_string(got) + " times " +
-                 when + ", not " + std::to_string(want));
+            fail("the handler's user data was released " + std::to_string(got) + " times " + when +
+                 ", not " + std::to_string(want));
     }
 
     // The generations member `name`'s on_rebalance received; each call must have been given the
@@ -380,7 +384,10 @@ private:
             fail("usage: clock +N(s|ms|ns)");
         int64_t n = parse_int(d.substr(1, digits - 1), "clock");
         std::string unit = d.substr(digits);
-        int64_t scale = unit == "s" ? 1'000'000'000 : unit == "ms" ? 1'000'000 : unit == "ns" ? 1 : 0;
+        int64_t scale = unit == "s"    ? 1'000'000'000
+                        : unit == "ms" ? 1'000'000
+                        : unit == "ns" ? 1
+                                       : 0;
         if (!scale) fail("clock units are s, ms or ns");
         return n * scale;
     }
@@ -403,7 +410,9 @@ private:
                 if (c.has(o)) r.integer(o, c.opt_int(o, 0));
         };
         auto topic_group_partition = [&] {
-            r.bytes("topic", w[0]).bytes("group", w[1]).integer("partition", int32_arg(w[2], "partition"));
+            r.bytes("topic", w[0])
+                .bytes("group", w[1])
+                .integer("partition", int32_arg(w[2], "partition"));
         };
         auto max_wait = [&] {
             int64_t max = c.opt_int("max", 10);
@@ -414,9 +423,11 @@ private:
         else if (v == "clock") r.integer("advance_ns", duration_ns(w[0]));
         else if (v == "topic_create") {
             r.bytes("topic", w[0]);
-            if (c.has("partitions")) r.integer("partitions", int32_arg(c.opt("partitions"), "partitions"));
+            if (c.has("partitions"))
+                r.integer("partitions", int32_arg(c.opt("partitions"), "partitions"));
             ints({"capacity", "max_bytes", "ack_timeout_ms", "max_age_ms"});
-            if (c.has("retention")) r.add("retention", one_of(c, "retention", {"until_acked", "bounded"}));
+            if (c.has("retention"))
+                r.add("retention", one_of(c, "retention", {"until_acked", "bounded"}));
         } else if (v == "subscribe") {
             r.bytes("topic", w[0]).bytes("group", w[1]);
             if (c.has("start")) r.add("start", one_of(c, "start", {"latest", "earliest"}));
@@ -500,7 +511,8 @@ private:
             if (c.has("id")) r.bytes("id", c.opt("id"));
             ints({"session_timeout_ms"});
             if (c.has("assignor"))
-                r.add("assignor", one_of(c, "assignor", {"round_robin", "all_to_last", "by_id", "none"}));
+                r.add("assignor",
+                      one_of(c, "assignor", {"round_robin", "all_to_last", "by_id", "none"}));
         } else if (v == "member_poll") {
             r.bytes("member", w[0]);
             max_wait();
@@ -560,7 +572,8 @@ private:
                 std::vector<std::string> outcomes, delays, extends;
                 for (const auto &m : mine) {
                     if (m.outcome != "ok" && m.outcome != "fail")
-                        fail("testee: a handler call's outcome is 'ok' or 'fail', got '" + m.outcome + "'");
+                        fail("testee: a handler call's outcome is 'ok' or 'fail', got '" +
+                             m.outcome + "'");
                     outcomes.push_back(m.outcome);
                     delays.push_back(m.delay);
                     extends.push_back(m.extend);
@@ -579,7 +592,8 @@ private:
             if (!ok && count != 0)
                 fail(v + " returned " + o.status + " with " + std::to_string(count) + " messages");
             const bool one_partition = v == "poll" || v == "ack_poll";
-            describe_messages(msgs, one_partition ? int32_arg(c.words[2], "partition") : kAnyPartition, o);
+            describe_messages(
+                msgs, one_partition ? int32_arg(c.words[2], "partition") : kAnyPartition, o);
         } else if (v == "partition_describe" && ok) {
             auto text = r.bytes("text");
             if (!text) fail("testee: the reply lacks text=");

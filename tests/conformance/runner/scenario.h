@@ -13,9 +13,9 @@ struct Line {
 };
 
 struct Options {
-    std::string testee;                          // the command line that starts the testee
+    std::string testee;                           // the command line that starts the testee
     std::chrono::milliseconds wait_limit{10000};  // eventually, await and every reply
-    bool trace = false;                          // print the protocol's lines to stderr
+    bool trace = false;                           // print the protocol's lines to stderr
 };
 
 std::vector<Line> split_lines(const std::string &text);

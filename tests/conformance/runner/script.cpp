@@ -86,8 +86,8 @@ int64_t Call::opt_int(const std::string &o, int64_t dflt) const {
 
 namespace {
 
-const std::set<std::string> kMessageResults = {"deliveries", "keys",         "timestamps", "lost",
-                                               "dead_letters", "headers"};
+const std::set<std::string> kMessageResults = {"deliveries", "keys",         "timestamps",
+                                               "lost",       "dead_letters", "headers"};
 
 std::set<std::string> messages_and(std::set<std::string> more) {
     more.insert(kMessageResults.begin(), kMessageResults.end());
@@ -98,8 +98,11 @@ const std::vector<VerbSpec> &verb_specs() {
     static const std::vector<VerbSpec> specs = {
         {"broker_new", 0, 0, {"max_message_bytes"}, {}},
         {"clock", 1, 1, {}, {}, false},
-        {"topic_create", 1, 1,
-         {"partitions", "capacity", "max_bytes", "ack_timeout_ms", "retention", "max_age_ms"}, {}},
+        {"topic_create",
+         1,
+         1,
+         {"partitions", "capacity", "max_bytes", "ack_timeout_ms", "retention", "max_age_ms"},
+         {}},
         {"subscribe", 2, 2, {"start", "max_deliveries", "dead_letter"}, {}},
         {"unsubscribe", 2, 2, {}, {}},
         {"topic_delete", 1, 1, {}, {}},
@@ -113,17 +116,29 @@ const std::vector<VerbSpec> &verb_specs() {
         {"extend_lease", 3, 3, {}, {}},
         {"seek", 4, 4, {}, {}},
         {"partition_describe", 2, 2, {}, {}, true, true},
-        {"topic_get_info", 1, 1, {},
-         {"partitions", "capacity", "max_bytes", "ack_timeout_ms", "retention", "max_age_ms"}, true,
+        {"topic_get_info",
+         1,
+         1,
+         {},
+         {"partitions", "capacity", "max_bytes", "ack_timeout_ms", "retention", "max_age_ms"},
+         true,
          true},
-        {"partition_get_info", 2, 2, {},
+        {"partition_get_info",
+         2,
+         2,
+         {},
          {"start", "end", "backlog", "capacity", "retained_bytes", "max_bytes", "producer_waits",
           "max_backlog", "dropped", "oldest_timestamp", "oldest_age_ms"},
-         true, true},
-        {"group_get_info", 3, 3, {},
+         true,
+         true},
+        {"group_get_info",
+         3,
+         3,
+         {},
          {"committed", "next", "lag", "in_flight", "lost", "dead_lettered", "next_age_ms",
           "paused_until"},
-         true, true},
+         true,
+         true},
         {"topic_list", 0, 0, {}, {}, true, true},
         {"group_list", 1, 1, {}, {}, true, true},
         {"calls", 2, 2, {}, messages_and({"outcomes", "delays", "extends"}), true, true},
@@ -150,19 +165,32 @@ const std::vector<VerbSpec> &verb_specs() {
 }
 
 // Every status of mq.h: an expected status outside this list is a typo, not a mismatch.
-const std::set<std::string> kStatuses = {
-    "MQ_OK",          "MQ_TIMEOUT",          "MQ_FULL",          "MQ_CLOSED",
-    "MQ_CANCELLED",   "MQ_REBALANCED",       "MQ_ERR_INVALID",   "MQ_ERR_NO_TOPIC",
-    "MQ_ERR_NO_GROUP", "MQ_ERR_EXISTS",      "MQ_ERR_PARTITION", "MQ_ERR_TOO_LARGE",
-    "MQ_ERR_NOT_IN_FLIGHT", "MQ_ERR_OWNED",  "MQ_ERR_DEADLOCK",  "MQ_ERR_NO_MEMORY",
-    "MQ_ERR_INTERNAL", "MQ_ERR_OUT_OF_RANGE", "MQ_ERR_FENCED"};
+const std::set<std::string> kStatuses = {"MQ_OK",
+                                         "MQ_TIMEOUT",
+                                         "MQ_FULL",
+                                         "MQ_CLOSED",
+                                         "MQ_CANCELLED",
+                                         "MQ_REBALANCED",
+                                         "MQ_ERR_INVALID",
+                                         "MQ_ERR_NO_TOPIC",
+                                         "MQ_ERR_NO_GROUP",
+                                         "MQ_ERR_EXISTS",
+                                         "MQ_ERR_PARTITION",
+                                         "MQ_ERR_TOO_LARGE",
+                                         "MQ_ERR_NOT_IN_FLIGHT",
+                                         "MQ_ERR_OWNED",
+                                         "MQ_ERR_DEADLOCK",
+                                         "MQ_ERR_NO_MEMORY",
+                                         "MQ_ERR_INTERNAL",
+                                         "MQ_ERR_OUT_OF_RANGE",
+                                         "MQ_ERR_FENCED"};
 
 // Result options that hold one integer; compared by value so "-0" and "0" cannot disagree.
 const std::set<std::string> kIntegerResults = {
-    "partition", "offset",         "published",   "capacity",  "max_bytes",
-    "ack_timeout_ms", "max_age_ms", "start",      "end",       "backlog",
-    "retained_bytes", "producer_waits", "max_backlog", "committed", "next",
-    "lag",       "in_flight",      "dropped",     "dead_lettered", "generation"};
+    "partition",     "offset",    "published", "capacity", "max_bytes",      "ack_timeout_ms",
+    "max_age_ms",    "start",     "end",       "backlog",  "retained_bytes", "producer_waits",
+    "max_backlog",   "committed", "next",      "lag",      "in_flight",      "dropped",
+    "dead_lettered", "generation"};
 
 bool is_message_verb(const std::string &v) {
     return v == "poll" || v == "member_poll" || v == "calls" || v == "ack_poll" ||
@@ -173,8 +201,7 @@ bool is_message_verb(const std::string &v) {
 // (OFFSET:PAYLOAD, or PARTITION/OFFSET:PAYLOAD for a member poll), so a typo is a script error.
 void normalize(Call &c) {
     for (auto &[k, v] : c.want) {
-        bool integer = kIntegerResults.count(k) ||
-                       (k == "lost" && !is_message_verb(c.verb)) ||
+        bool integer = kIntegerResults.count(k) || (k == "lost" && !is_message_verb(c.verb)) ||
                        (k == "partitions" && c.verb == "topic_get_info");
         if (integer) v = std::to_string(parse_int(v, k + "="));
     }
@@ -248,8 +275,8 @@ Call parse_call(const std::vector<Token> &toks, size_t from) {
     if (n < spec->min_words || (spec->max_words >= 0 && n > spec->max_words))
         fail("'" + c.verb + "' takes " + std::to_string(spec->min_words) +
              (spec->max_words == spec->min_words ? ""
-              : spec->max_words < 0             ? " or more"
-                                                : " to " + std::to_string(spec->max_words)) +
+              : spec->max_words < 0              ? " or more"
+                                                 : " to " + std::to_string(spec->max_words)) +
              " positional arguments, got " + std::to_string(n));
     if (i < toks.size()) {
         if (!spec->arrow) fail("'" + c.verb + "' takes no '->'");
@@ -298,10 +325,8 @@ void check(const Call &c, const Outcome &o) {
     for (const auto &[k, v] : c.want) {
         if (k == "error") continue;
         auto it = o.fields.find(k);
-        if (it == o.fields.end())
-            diffs.push_back(k + ": expected " + v + ", not produced");
-        else if (it->second != v)
-            diffs.push_back(k + ": expected " + v + ", got " + it->second);
+        if (it == o.fields.end()) diffs.push_back(k + ": expected " + v + ", not produced");
+        else if (it->second != v) diffs.push_back(k + ": expected " + v + ", got " + it->second);
     }
     if (diffs.empty()) return;
     std::string msg = join(diffs, "; ");

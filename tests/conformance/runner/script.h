@@ -41,9 +41,9 @@ struct VerbSpec {
     int min_words, max_words;  // positional arguments; -1 = no upper bound
     std::set<std::string> options;
     std::set<std::string> results;  // result options besides error=
-    bool arrow = true;               // may take "->"
-    bool check = false;              // reads state only: allowed under "eventually"
-    bool background = false;         // allowed under "async"
+    bool arrow = true;              // may take "->"
+    bool check = false;             // reads state only: allowed under "eventually"
+    bool background = false;        // allowed under "async"
 };
 
 const VerbSpec *find_spec(const std::string &verb);

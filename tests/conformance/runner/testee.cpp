@@ -22,8 +22,8 @@ namespace mqc {
 
 namespace {
 bool plain(unsigned char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
 }
 int hex(char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -222,8 +222,10 @@ std::string Testee::finish(Clock::time_point deadline) {
         if (got == pid_) {
             pid_ = -1;
             if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-            if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-            if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
+            if (WIFEXITED(status))
+                return "exited with status " + std::to_string(WEXITSTATUS(status));
+            if (WIFSIGNALED(status))
+                return std::string("killed by signal ") + strsignal(WTERMSIG(status));
             return "ended oddly";
         }
         if (Clock::now() >= deadline) {

@@ -30,8 +30,12 @@ struct Request {
         fields.emplace_back(std::move(name), std::move(raw));
         return *this;
     }
-    Request &bytes(std::string name, std::string_view value) { return add(std::move(name), encode(value)); }
-    Request &integer(std::string name, int64_t v) { return add(std::move(name), std::to_string(v)); }
+    Request &bytes(std::string name, std::string_view value) {
+        return add(std::move(name), encode(value));
+    }
+    Request &integer(std::string name, int64_t v) {
+        return add(std::move(name), std::to_string(v));
+    }
     std::string line() const;
 };
 

@@ -36,8 +36,8 @@ typedef struct push {
     size_t fail_count, extend_count;
     int has_delay;
     int64_t delay_ms;
-    request req;   /* keeps the fail=/extend= bytes */
-    FILE *calls;   /* the calls so far, as reply fields */
+    request req; /* keeps the fail=/extend= bytes */
+    FILE *calls; /* the calls so far, as reply fields */
     char *calls_buf;
     size_t calls_len;
 } push;
@@ -175,7 +175,8 @@ static void by_id(void *u, int32_t partitions, const char *const *ids, int32_t c
     int32_t order[1024];
     if (count > 1024) count = 1024;
     for (int32_t i = 0; i < count; ++i) /* insertion sort of the indices by id */
-        for (int32_t j = (order[i] = i); j > 0 && strcmp(ids[order[j - 1]], ids[order[j]]) > 0; --j) {
+        for (int32_t j = (order[i] = i); j > 0 && strcmp(ids[order[j - 1]], ids[order[j]]) > 0;
+             --j) {
             int32_t t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
@@ -236,10 +237,9 @@ static void publish(request *r, FILE *out, mq_cancel *cancel, int batch) {
     if (!batch) {
         int32_t partition = -1;
         int64_t offset = -1;
-        mq_status st = mq_topic_publish(broker, S("topic"), recs[0].key, recs[0].key_len,
-                                        recs[0].payload, recs[0].payload_len, recs[0].headers,
-                                        recs[0].header_count, I("wait", 0), cancel, &partition,
-                                        &offset);
+        mq_status st = mq_topic_publish(
+            broker, S("topic"), recs[0].key, recs[0].key_len, recs[0].payload, recs[0].payload_len,
+            recs[0].headers, recs[0].header_count, I("wait", 0), cancel, &partition, &offset);
         status(out, st);
         if (st == MQ_OK) fprintf(out, " partition=%" PRId32 " offset=%" PRId64, partition, offset);
     } else {
@@ -268,8 +268,7 @@ static void poll_messages(request *r, FILE *out, mq_cancel *cancel, member *mb) 
     if (mb && ack)
         st = mq_member_ack_poll(mb->m, (int32_t)I("partition", 0), I("offset", 0), msgs,
                                 sizeof *msgs, max, I("wait", 0), cancel, &count);
-    else if (mb)
-        st = mq_member_poll(mb->m, msgs, sizeof *msgs, max, I("wait", 0), cancel, &count);
+    else if (mb) st = mq_member_poll(mb->m, msgs, sizeof *msgs, max, I("wait", 0), cancel, &count);
     else if (ack)
         st = mq_group_ack_poll(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
                                I("offset", 0), msgs, sizeof *msgs, max, I("wait", 0), cancel,
@@ -287,7 +286,8 @@ static void poll_messages(request *r, FILE *out, mq_cancel *cancel, member *mb) 
  * then fetch. A text that breaks that contract is the testee's error to report. */
 static mq_status text_call(request *r, char *buf, size_t cap, size_t *needed) {
     if (strcmp(r->verb, "topic_list") == 0) return mq_topic_list(broker, buf, cap, needed);
-    if (strcmp(r->verb, "group_list") == 0) return mq_group_list(broker, S("topic"), buf, cap, needed);
+    if (strcmp(r->verb, "group_list") == 0)
+        return mq_group_list(broker, S("topic"), buf, cap, needed);
     return mq_partition_describe(broker, S("topic"), (int32_t)I("partition", 0), buf, cap, needed);
 }
 
@@ -434,8 +434,8 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
         c.ack_timeout_ms = I("ack_timeout_ms", c.ack_timeout_ms);
         c.max_age_ms = I("max_age_ms", c.max_age_ms);
         if (HAS("retention"))
-            c.retention = strcmp(S("retention"), "bounded") == 0 ? MQ_RETAIN_BOUNDED
-                                                                 : MQ_RETAIN_UNTIL_ACKED;
+            c.retention =
+                strcmp(S("retention"), "bounded") == 0 ? MQ_RETAIN_BOUNDED : MQ_RETAIN_UNTIL_ACKED;
         status(out, mq_topic_create(broker, S("topic"), &c));
     } else if (strcmp(v, "subscribe") == 0) {
         mq_group_options o;
@@ -463,15 +463,15 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
         status(out, mq_group_nack(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
                                   I("delay_ms", 0)));
     } else if (strcmp(v, "extend_lease") == 0) {
-        status(out, mq_group_extend_lease(broker, S("topic"), S("group"),
-                                          (int32_t)I("partition", 0)));
+        status(out,
+               mq_group_extend_lease(broker, S("topic"), S("group"), (int32_t)I("partition", 0)));
     } else if (strcmp(v, "seek") == 0) {
         const char *to = S("offset");
         int64_t offset = strcmp(to, "earliest") == 0 ? MQ_OFFSET_EARLIEST
                          : strcmp(to, "end") == 0    ? MQ_OFFSET_END
                                                      : strtoll(to, NULL, 10);
-        status(out, mq_group_seek(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
-                                  offset));
+        status(out,
+               mq_group_seek(broker, S("topic"), S("group"), (int32_t)I("partition", 0), offset));
     } else if (strcmp(v, "topic_list") == 0 || strcmp(v, "group_list") == 0 ||
                strcmp(v, "partition_describe") == 0) {
         text(r, out);
@@ -487,8 +487,8 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
                     t.retention == MQ_RETAIN_BOUNDED ? "bounded" : "until_acked", t.max_age_ms);
     } else if (strcmp(v, "partition_get_info") == 0) {
         mq_partition_info i;
-        mq_status st = mq_partition_get_info(broker, S("topic"), (int32_t)I("partition", 0), &i,
-                                             sizeof i);
+        mq_status st =
+            mq_partition_get_info(broker, S("topic"), (int32_t)I("partition", 0), &i, sizeof i);
         status(out, st);
         if (st == MQ_OK)
             fprintf(out,
@@ -501,16 +501,16 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
                     i.oldest_age_ns);
     } else if (strcmp(v, "group_get_info") == 0) {
         mq_group_info g;
-        mq_status st = mq_group_get_info(broker, S("topic"), S("group"),
-                                         (int32_t)I("partition", 0), &g, sizeof g);
+        mq_status st = mq_group_get_info(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
+                                         &g, sizeof g);
         status(out, st);
         if (st == MQ_OK)
             fprintf(out,
                     " committed=%" PRId64 " next=%" PRId64 " lag=%" PRId64 " in_flight=%" PRId64
                     " lost=%" PRId64 " dead_lettered=%" PRId64 " next_age_ns=%" PRId64
                     " paused_until_ns=%" PRId64,
-                    g.committed, g.next, g.lag, g.in_flight, g.lost, g.dead_lettered,
-                    g.next_age_ns, g.paused_until_ns);
+                    g.committed, g.next, g.lag, g.in_flight, g.lost, g.dead_lettered, g.next_age_ns,
+                    g.paused_until_ns);
     } else if (strcmp(v, "key_murmur2") == 0) {
         size_t len;
         const char *key = field_bytes(req_field(r, "key"), &len);
@@ -525,8 +525,9 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
     } else if (strcmp(v, "assignment_round_robin") == 0) {
         int32_t owned[4096];
         size_t count = SIZE_MAX;
-        mq_status st = mq_assignment_round_robin((int32_t)I("partitions", 0), (int32_t)I("members", 0),
-                                                 (int32_t)I("member", 0), owned, 4096, &count);
+        mq_status st =
+            mq_assignment_round_robin((int32_t)I("partitions", 0), (int32_t)I("members", 0),
+                                      (int32_t)I("member", 0), owned, 4096, &count);
         if (st == MQ_OK && count > 4096) REFUSE("over 4096 partitions");
         status(out, st);
         for (size_t i = 0; st == MQ_OK && i < count; ++i)

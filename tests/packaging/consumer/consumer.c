@@ -4,22 +4,22 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK(call)                                                                          \
-    do {                                                                                     \
-        mq_status check_status_ = (call);                                                    \
-        if (check_status_ != MQ_OK) {                                                        \
-            fprintf(stderr, "FAIL: %s -> %s (%s)\n", #call, mq_status_name(check_status_),   \
-                    mq_last_error());                                                        \
-            return 1;                                                                        \
-        }                                                                                    \
+#define CHECK(call)                                                                        \
+    do {                                                                                   \
+        mq_status check_status_ = (call);                                                  \
+        if (check_status_ != MQ_OK) {                                                      \
+            fprintf(stderr, "FAIL: %s -> %s (%s)\n", #call, mq_status_name(check_status_), \
+                    mq_last_error());                                                      \
+            return 1;                                                                      \
+        }                                                                                  \
     } while (0)
 
-#define EXPECT(cond)                                                                         \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "FAIL: %s\n", #cond);                                            \
-            return 1;                                                                        \
-        }                                                                                    \
+#define EXPECT(cond)                              \
+    do {                                          \
+        if (!(cond)) {                            \
+            fprintf(stderr, "FAIL: %s\n", #cond); \
+            return 1;                             \
+        }                                         \
     } while (0)
 
 static int round_trip(mq_broker *b) {
@@ -35,8 +35,8 @@ static int round_trip(mq_broker *b) {
 
     int32_t partition = -1;
     int64_t offset = -1;
-    CHECK(mq_topic_publish(b, "orders", key, key_len, payload, sizeof payload, NULL, 0, MQ_NO_WAIT, NULL,
-                     &partition, &offset));
+    CHECK(mq_topic_publish(b, "orders", key, key_len, payload, sizeof payload, NULL, 0, MQ_NO_WAIT,
+                           NULL, &partition, &offset));
     int32_t expected_partition = -1;
     CHECK(mq_key_partition(key, key_len, cfg.partitions, &expected_partition));
     EXPECT(partition == expected_partition);
@@ -44,7 +44,8 @@ static int round_trip(mq_broker *b) {
 
     mq_message msgs[4];
     size_t count = 0;
-    CHECK(mq_group_poll(b, "orders", "billing", partition, msgs, sizeof(mq_message), 4, 1000, NULL, &count));
+    CHECK(mq_group_poll(b, "orders", "billing", partition, msgs, sizeof(mq_message), 4, 1000, NULL,
+                        &count));
     EXPECT(count == 1);
     EXPECT(msgs[0].partition == partition && msgs[0].offset == offset);
     EXPECT(msgs[0].delivery_count == 1);

@@ -49,15 +49,25 @@ jlongArray defaults(JNIEnv *jenv) {
     mq_subscription_options_init(&s, sizeof s);
     mq_member_options m;
     mq_member_options_init(&m, sizeof m);
-    const int64_t v[] = {static_cast<int64_t>(b.max_message_bytes), b.spin_ns, t.partitions,
-                         t.capacity, t.max_bytes, t.ack_timeout_ms, t.retention, t.max_age_ms,
-                         g.start, g.max_deliveries, s.prefetch, m.session_timeout_ms};
+    const int64_t v[] = {static_cast<int64_t>(b.max_message_bytes),
+                         b.spin_ns,
+                         t.partitions,
+                         t.capacity,
+                         t.max_bytes,
+                         t.ack_timeout_ms,
+                         t.retention,
+                         t.max_age_ms,
+                         g.start,
+                         g.max_deliveries,
+                         s.prefetch,
+                         m.session_timeout_ms};
     return long_array(jenv, v, sizeof v / sizeof v[0]);
 }
 
 // ---- ManualClock, CancelToken, PollBuffer ---------------------------------------------------
 
-ManualClock::ManualClock(int64_t start_ns) : now_(std::make_shared<std::atomic<int64_t>>(start_ns)) {}
+ManualClock::ManualClock(int64_t start_ns)
+    : now_(std::make_shared<std::atomic<int64_t>>(start_ns)) {}
 int64_t ManualClock::now() const { return now_->load(); }
 void ManualClock::set(int64_t ns) { now_->store(ns); }
 void ManualClock::advance(int64_t ns) { now_->fetch_add(ns); }
@@ -82,7 +92,8 @@ size_t PollBuffer::prepare(int32_t max) {
 
 int32_t PollBuffer::fill(size_t n) {
     const size_t size = encoded_size(msgs.data(), n);
-    if (size > INT32_MAX) fail(MQ_ERR_TOO_LARGE, "a poll's messages exceed 2 GiB; poll fewer at a time");
+    if (size > INT32_MAX)
+        fail(MQ_ERR_TOO_LARGE, "a poll's messages exceed 2 GiB; poll fewer at a time");
     arena.reserve(size);
     return static_cast<int32_t>(encode(arena.data(), msgs.data(), n));
 }
@@ -165,9 +176,8 @@ int64_t NativeBroker::publish(const char *topic, int64_t in, int32_t key_len, in
     int32_t partition = -1;
     int64_t offset = -1;
     check(mq_topic_publish(broker_, topic, key, key ? static_cast<size_t>(key_len) : 0, value,
-                           static_cast<size_t>(value_len), h.empty() ? nullptr : h.data(),
-                           h.size(), wait_ms, cancel ? cancel->raw() : nullptr, &partition,
-                           &offset));
+                           static_cast<size_t>(value_len), h.empty() ? nullptr : h.data(), h.size(),
+                           wait_ms, cancel ? cancel->raw() : nullptr, &partition, &offset));
     std::memcpy(p, &partition, sizeof partition);  // the library has copied the message
     return offset;
 }
@@ -205,9 +215,9 @@ int32_t NativeBroker::poll(const char *topic, const char *group, int32_t partiti
                            int64_t wait_ms, CancelToken *cancel, PollBuffer &out) {
     const size_t room = out.prepare(max);
     size_t n = 0;
-    const mq_status st = mq_group_poll(broker_, topic, group, partition, out.msgs.data(),
-                                       sizeof(mq_message), room, wait_ms,
-                                       cancel ? cancel->raw() : nullptr, &n);
+    const mq_status st =
+        mq_group_poll(broker_, topic, group, partition, out.msgs.data(), sizeof(mq_message), room,
+                      wait_ms, cancel ? cancel->raw() : nullptr, &n);
     if (st == MQ_TIMEOUT) return 0;
     check(st);
     return out.fill(n);
@@ -218,9 +228,9 @@ int32_t NativeBroker::ackPoll(const char *topic, const char *group, int32_t part
                               PollBuffer &out) {
     const size_t room = out.prepare(max);
     size_t n = 0;
-    const mq_status st = mq_group_ack_poll(broker_, topic, group, partition, offset,
-                                           out.msgs.data(), sizeof(mq_message), room, wait_ms,
-                                           cancel ? cancel->raw() : nullptr, &n);
+    const mq_status st =
+        mq_group_ack_poll(broker_, topic, group, partition, offset, out.msgs.data(),
+                          sizeof(mq_message), room, wait_ms, cancel ? cancel->raw() : nullptr, &n);
     if (st == MQ_TIMEOUT) return 0;
     check(st);
     return out.fill(n);
@@ -245,16 +255,19 @@ void NativeBroker::seek(const char *topic, const char *group, int32_t partition,
 jlongArray NativeBroker::topicInfo(JNIEnv *jenv, const char *topic) {
     mq_topic_info i;
     check(mq_topic_get_info(broker_, topic, &i, sizeof i));
-    const int64_t v[] = {i.partitions, i.capacity, i.max_bytes, i.ack_timeout_ms, i.retention,
-                         i.max_age_ms};
+    const int64_t v[] = {i.partitions,     i.capacity,  i.max_bytes,
+                         i.ack_timeout_ms, i.retention, i.max_age_ms};
     return long_array(jenv, v, sizeof v / sizeof v[0]);
 }
 
 jlongArray NativeBroker::partitionInfo(JNIEnv *jenv, const char *topic, int32_t partition) {
     mq_partition_info i;
     check(mq_partition_get_info(broker_, topic, partition, &i, sizeof i));
-    const int64_t v[] = {i.start, i.end, i.backlog, i.capacity, i.retained_bytes, i.max_bytes,
-                         i.producer_waits, i.max_backlog, i.dropped, i.oldest_timestamp_ns,
+    const int64_t v[] = {i.start,          i.end,
+                         i.backlog,        i.capacity,
+                         i.retained_bytes, i.max_bytes,
+                         i.producer_waits, i.max_backlog,
+                         i.dropped,        i.oldest_timestamp_ns,
                          i.oldest_age_ns};
     return long_array(jenv, v, sizeof v / sizeof v[0]);
 }
@@ -263,14 +276,15 @@ jlongArray NativeBroker::groupInfo(JNIEnv *jenv, const char *topic, const char *
                                    int32_t partition) {
     mq_group_info i;
     check(mq_group_get_info(broker_, topic, group, partition, &i, sizeof i));
-    const int64_t v[] = {i.committed, i.next, i.lag, i.in_flight, i.lost, i.dead_lettered,
-                         i.next_age_ns, i.paused_until_ns};
+    const int64_t v[] = {i.committed, i.next,          i.lag,         i.in_flight,
+                         i.lost,      i.dead_lettered, i.next_age_ns, i.paused_until_ns};
     return long_array(jenv, v, sizeof v / sizeof v[0]);
 }
 
 jstring NativeBroker::describe(JNIEnv *jenv, const char *topic, int32_t partition) {
     return make_jstring(jenv, read_text([&](char *buf, size_t cap, size_t *needed) {
-                            return mq_partition_describe(broker_, topic, partition, buf, cap, needed);
+                            return mq_partition_describe(broker_, topic, partition, buf, cap,
+                                                         needed);
                         }));
 }
 

@@ -15,9 +15,7 @@ jmethodID g_exception_create = nullptr;
 
 pthread_key_t g_detach_key;
 
-void detach_thread(void *vm) {
-    static_cast<JavaVM *>(vm)->DetachCurrentThread();
-}
+void detach_thread(void *vm) { static_cast<JavaVM *>(vm)->DetachCurrentThread(); }
 
 // Appends the UTF-16 of one code point.
 void put_code_point(std::vector<jchar> &out, uint32_t cp) {

@@ -21,8 +21,8 @@ NativeMember::~NativeMember() {
 }
 
 void NativeMember::join(NativeBroker &broker, const char *topic, const char *group,
-                        const char *member_id, int64_t session_timeout_ms,
-                        AssignorSink *assignor, RebalanceSink *listener) {
+                        const char *member_id, int64_t session_timeout_ms, AssignorSink *assignor,
+                        RebalanceSink *listener) {
     std::unique_ptr<AssignorSink> owned_assignor(assignor);
     listener_.reset(listener);
     mq_member_options o;
@@ -89,9 +89,9 @@ int32_t NativeMember::ackPoll(int32_t partition, int64_t offset, int32_t max, in
     mq_member *m = handle();
     const size_t room = out.prepare(max);
     size_t n = 0;
-    const mq_status st = mq_member_ack_poll(m, partition, offset, out.msgs.data(),
-                                            sizeof(mq_message), room, wait_ms,
-                                            cancel ? cancel->raw() : nullptr, &n);
+    const mq_status st =
+        mq_member_ack_poll(m, partition, offset, out.msgs.data(), sizeof(mq_message), room, wait_ms,
+                           cancel ? cancel->raw() : nullptr, &n);
     if (st == MQ_TIMEOUT) return 0;
     check(st);
     return out.fill(n);

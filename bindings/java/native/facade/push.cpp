@@ -83,7 +83,8 @@ int NativeSubscription::handle(void *user, const mq_message *msg) {
         if (t.arena.reserve(size) || !t.view) {
             if (t.view) env->DeleteGlobalRef(t.view);
             t.view = nullptr;
-            jobject local = env->NewDirectByteBuffer(t.arena.data(), static_cast<jlong>(t.arena.capacity()));
+            jobject local =
+                env->NewDirectByteBuffer(t.arena.data(), static_cast<jlong>(t.arena.capacity()));
             if (!local) {
                 env->ExceptionClear();
                 return 1;
