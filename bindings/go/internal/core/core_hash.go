@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "f509e46727b5cf1ecfc3388da4a892db43ea07f29165818314d1aae09b6cb935"
+const coreSourcesSHA256 = "20e5391c61177105cff3707cb5aef789060dc63efc9936ec06a418fc1bafee1b"
