@@ -13,15 +13,8 @@ set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
 dir=${MQ_SOAK_BUILD_DIR:-build-soak}
 
-if ! command -v gnuplot > /dev/null; then
-    echo "== installing gnuplot-nox"
-    sudo_cmd=()
-    [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
-    if ! "${sudo_cmd[@]}" apt-get install -y gnuplot-nox; then
-        "${sudo_cmd[@]}" apt-get update
-        "${sudo_cmd[@]}" apt-get install -y gnuplot-nox
-    fi
-fi
+source scripts/lib/setup.sh
+ensure_tools cmake ninja g++ gnuplot
 
 echo "== build ($dir/)"
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMQ_SANITIZE= \

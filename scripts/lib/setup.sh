@@ -1,4 +1,4 @@
-# Shared by scripts/test.sh and scripts/demo.sh (sourced, not run): section headers and
+# Shared by the scripts in scripts/ (sourced, not run): section headers and
 # installing missing build tools with apt on Debian/Ubuntu.
 
 section() {
@@ -16,6 +16,7 @@ _package_for() {
         nm | readelf) echo binutils ;;
         gtest) echo libgtest-dev ;;
         clang-format) echo clang-format ;;
+        gnuplot) echo gnuplot-nox ;;
         *)
             echo "setup.sh: no package known for '$1'" >&2
             return 1
