@@ -7,7 +7,9 @@
  * One cycle is one of each: a group subscribe/unsubscribe, a member join/leave, a push
  * subscription open/close and a topic create/delete (the topic gets a group and a message
  * first), all on the churning thread. Meanwhile one publisher and one consumer per partition keep
- * messages flowing through a steady 4-partition topic. Group names cycle through 64 values and
+ * messages flowing through a steady 4-partition topic, and two idle consumers sit in forever polls
+ * on a topic nobody publishes to (a server's idle clients: asleep, they must hold back no
+ * reclamation; the broker's close ends them). Group names cycle through 64 values and
  * topic names through 1,000,000, so the topic table also fills with deleted names. Prints "OK"
  * and exits 0 when every call succeeded and the RSS after warm-up (the first 10% of the cycles)
  * grew by less than 8 MiB; writes "cycles rss_kib" lines to the CSV file. */
@@ -68,6 +70,18 @@ static void *consumer(void *arg) {
         check(mq_group_ack(broker, "steady", "reader", p, m[n - 1].offset), "steady ack");
         atomic_fetch_add(&flowed, (long long)n);
     }
+    return NULL;
+}
+
+#define IDLE 2
+
+static void *idle_consumer(void *arg) {
+    (void)arg;
+    mq_message m[1];
+    size_t n = 0;
+    const mq_status st =
+        mq_group_poll(broker, "idle", "idle", 0, m, sizeof m[0], 1, MQ_WAIT_FOREVER, NULL, &n);
+    if (st != MQ_CLOSED) check(st, "idle poll (only the close may end it)");
     return NULL;
 }
 
@@ -136,8 +150,11 @@ int main(int argc, char **argv) {
     check(mq_topic_create(broker, "steady", &c), "steady topic");
     check(mq_group_subscribe(broker, "steady", "reader", NULL), "steady group");
     check(mq_topic_create(broker, "churn", NULL), "churn topic");
+    check(mq_topic_create(broker, "idle", NULL), "idle topic");
+    check(mq_group_subscribe(broker, "idle", "idle", NULL), "idle group");
 
-    pthread_t pub, cons[PARTITIONS];
+    pthread_t pub, cons[PARTITIONS], idle[IDLE];
+    for (int i = 0; i < IDLE; i++) pthread_create(&idle[i], NULL, idle_consumer, NULL);
     pthread_create(&pub, NULL, publisher, NULL);
     for (int p = 0; p < PARTITIONS; p++)
         pthread_create(&cons[p], NULL, consumer, (void *)(intptr_t)p);
@@ -164,6 +181,8 @@ int main(int argc, char **argv) {
     for (int p = 0; p < PARTITIONS; p++) pthread_join(cons[p], NULL);
     clock_gettime(CLOCK_MONOTONIC, &now);
     fclose(out);
+    check(mq_broker_close(broker), "close");
+    for (int i = 0; i < IDLE; i++) pthread_join(idle[i], NULL);
     mq_broker_free(broker);
     const double secs =
         (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;

@@ -26,7 +26,8 @@
  * - Churn does not grow memory: what mq_group_unsubscribe and mq_topic_delete remove (groups,
  *   topics, their messages) is freed once no call that could still see it is running and no
  *   member or push subscription holds it (1.1; 1.0 kept every group until the broker went).
- *   A call blocked in a wait delays that until it returns, never longer.
+ *   A call asleep in a wait (a poll or publish, even with MQ_WAIT_FOREVER) delays none of it
+ *   (1.2): it keeps only its own topic and group until it returns.
  * - Every function is thread-safe on one broker. Different partitions never contend on one lock.
  * - No C++ exception crosses this boundary. Every failure is an `mq_status` plus a thread-local
  *   detail message (`mq_last_error()`). A failed call changes no state unless its documentation
@@ -84,11 +85,11 @@ extern "C" {
 
 /* ---- version ----------------------------------------------------------------------------- */
 #define MQ_VERSION_MAJOR 1
-#define MQ_VERSION_MINOR 1
+#define MQ_VERSION_MINOR 2
 #define MQ_VERSION_PATCH 0
 /* major * 1000000 + minor * 1000 + patch */
 #define MQ_VERSION_NUMBER (MQ_VERSION_MAJOR * 1000000 + MQ_VERSION_MINOR * 1000 + MQ_VERSION_PATCH)
-#define MQ_VERSION_STRING "1.1.0"
+#define MQ_VERSION_STRING "1.2.0"
 
 /* The library's version at run time; compare with MQ_VERSION_NUMBER to catch header/library
  * skew (compatible when the majors match and the runtime minor is >= the compiled one). */
@@ -117,8 +118,13 @@ typedef enum mq_status {
     MQ_ERR_NO_MEMORY = 19,     /* allocation failed; nothing changed */
     MQ_ERR_INTERNAL = 20,      /* a bug in mq; the message says where */
     MQ_ERR_OUT_OF_RANGE = 21,  /* seek to an offset outside the retained log */
-    MQ_ERR_FENCED = 22         /* the caller does not own that partition in the group's current
+    MQ_ERR_FENCED = 22,        /* the caller does not own that partition in the group's current
                                * generation (or the member was removed); nothing was done */
+    MQ_ERR_UNSUPPORTED = 23,   /* since 1.2: the call or option has no meaning on this broker's
+                               * backend (see docs/KAFKA.md), or the library was built without
+                               * that backend; nothing was done */
+    MQ_ERR_BACKEND = 24        /* since 1.2: the Kafka cluster refused the request or did not
+                               * answer in time; the message carries the cluster's words */
 } mq_status;
 
 /* A constant name for a status, e.g. "MQ_FULL"; "MQ_UNKNOWN_STATUS" for other values. */
@@ -177,6 +183,16 @@ typedef struct mq_broker_options {
      * at the price of a busy CPU while it spins: worth it only with cores to spare.
      * A duration (top of file) of 0 to 10^9 ns (one second). */
     int64_t spin_ns;
+    /* Since 1.2: the Kafka backend (docs/KAFKA.md). NULL (default): the broker is the
+     * in-process log. Otherwise the bootstrap servers of a Kafka cluster ("host:port,..."), and
+     * every call works on that cluster's topics, consumer groups and committed offsets instead.
+     * Copied. A library built without the backend (CMake option MQ_KAFKA) refuses it with
+     * MQ_ERR_UNSUPPORTED. */
+    const char *kafka_bootstrap;
+    /* Since 1.2: client settings passed to librdkafka as they are, "name=value" lines separated
+     * by '\n' (e.g. "security.protocol=ssl\nclient.id=billing"). NULL = none. Copied.
+     * Ignored without kafka_bootstrap. */
+    const char *kafka_config;
 } mq_broker_options;
 
 /* Fills defaults and sets opts->size = size (pass sizeof *opts). Does nothing if opts is NULL or
@@ -185,7 +201,10 @@ MQ_API void mq_broker_options_init(mq_broker_options *opts, size_t size);
 
 /* Creates a broker. opts may be NULL for defaults.
  * MQ_ERR_INVALID: out NULL, opts->size too small, max_message_bytes 0 or above 2^30 (1 GiB),
- * spin_ns below 0 or above 10^9. MQ_ERR_NO_MEMORY. */
+ * spin_ns below 0 or above 10^9, a kafka_config line without '=' or a setting librdkafka
+ * rejects (the message names it). MQ_ERR_NO_MEMORY. With kafka_bootstrap: MQ_ERR_UNSUPPORTED
+ * (built without the Kafka backend, or a clock is set: Kafka's clock is the cluster's), and
+ * MQ_ERR_BACKEND when the cluster does not answer within 10 s (blocks until then). */
 MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out);
 
 /* Closes the broker: every waiting publish and poll returns MQ_CLOSED at once, push
@@ -481,8 +500,8 @@ MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group
  * critical section: one lock round trip instead of two, and the publishers the ack makes room
  * for are woken once, with the poll's unlock (or before it would block). A consumer loop that
  * acks its last handled offset and asks for more uses it instead of the pair.
- * The ack comes first and stands whatever the poll then finds (MQ_TIMEOUT, MQ_CANCELLED after
- * the ack: the offset is acked). A rejected ack polls nothing: MQ_ERR_NOT_IN_FLIGHT (as
+ * The ack comes first and stands whatever the poll then finds (MQ_TIMEOUT, MQ_CANCELLED, and
+ * MQ_ERR_NO_MEMORY with a message saying so, after the ack: the offset is acked). A rejected ack polls nothing: MQ_ERR_NOT_IN_FLIGHT (as
  * mq_group_ack, with its message; nothing changes, *count_out is 0, no wait). Blocking, wake-ups
  * and views as mq_group_poll; the ack ends the views it passes before the poll hands out new
  * ones. Statuses in mq.h's order: MQ_ERR_INVALID (NULL broker), MQ_CLOSED, the topic, group and
@@ -686,7 +705,7 @@ MQ_API mq_status mq_member_extend_lease(mq_member *member, int32_t partition);
 /* Since 1.1. Exactly mq_member_ack(partition, offset) then mq_member_poll: when the poll's
  * rotation looks at `partition` first (always, for a member owning one partition) the ack and
  * that look share one critical section; otherwise the ack is made first on its own. The ack
- * stands whatever the poll then finds. A rejected ack polls nothing (*count_out 0, no wait):
+ * stands whatever the poll then finds (MQ_ERR_NO_MEMORY after it included). A rejected ack polls nothing (*count_out 0, no wait):
  * MQ_REBALANCED, MQ_ERR_FENCED, MQ_ERR_NOT_IN_FLIGHT as mq_member_ack. Statuses in mq.h's order:
  * MQ_ERR_INVALID (NULL member), MQ_CLOSED, MQ_ERR_PARTITION, then msgs, msg_size, max, wait_ms,
  * count_out (MQ_ERR_INVALID), then MQ_ERR_FENCED / MQ_REBALANCED / MQ_ERR_NOT_IN_FLIGHT, then

@@ -55,26 +55,27 @@ echo "== the model (exhaustive; every configuration must have 0 errors)"
 # Each line: a name and its -D flags (see README.md for what each explores).
 while read -r name flags; do
     read -r errors incomplete states secs < <(run "$name" $flags)
-    printf '   %-22s %-50s states %-10s %5s s  errors %s\n' "$name" "$flags" "$states" "$secs" "$errors"
+    printf '   %-18s %-74s states %-10s %5s s  errors %s\n' "$name" "$flags" "$states" "$secs" "$errors"
     if [ "$errors" != 0 ] || [ "$incomplete" != 0 ]; then
         echo "   FAILED: $name (errors $errors, incomplete $incomplete): see $out/$name/pan.log;" \
             "replay with: cd $out/$name && spin -t -p $flags wake.pml" >&2
         failed=1
     fi
 done << 'LIST'
-two-groups        -DCAP=1 -DMSGS=1 -DROUNDS=2 -DADMIN_OPS=1
-one-group         -DCAP=1 -DMSGS=1 -DROUNDS=2 -DADMIN_OPS=1 -DPOLL2_GROUP=0
+two-groups        -DACK_POLL -DCAP=1 -DMSGS=1 -DROUNDS=2 -DADMIN_OPS=1
+one-group         -DACK_POLL -DCAP=1 -DMSGS=1 -DROUNDS=2 -DADMIN_OPS=1 -DPOLL2_GROUP=0
 capacity-2        -DCAP=2 -DMSGS=2 -DROUNDS=1 -DADMIN_OPS=1
 two-admin-ops     -DCAP=1 -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=2
 member            -DMEMBER -DCAP=1 -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=1
 member-one-group  -DMEMBER -DCAP=1 -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=1 -DPOLL2_GROUP=0
+member-ack-poll   -DMEMBER -DACK_POLL -DCAP=1 -DMSGS=1 -DROUNDS=1 -DROUNDS2=2 -DADMIN_OPS=1
 LIST
 
 echo "== mutants (each must be caught: errors > 0)"
 # A mutant's counterexample comes within a few thousand states: no need to optimise its checker.
 while read -r name flags; do
     read -r errors incomplete states secs < <(PAN_OPT=-O0 run "$name" $flags)
-    printf '   %-28s %-62s errors %s\n' "$name" "$flags" "$errors"
+    printf '   %-26s %-82s errors %s\n' "$name" "$flags" "$errors"
     if [ "$errors" = 0 ] || [ "$errors" = "?" ]; then
         echo "   FAILED: mutant $name NOT caught: the model no longer checks what it claims" >&2
         failed=1
@@ -88,6 +89,9 @@ nack-without-wake         -DM_NACK_NO_WAKE -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=0 -DP
 last-group-wakes-freed    -DBUG_LAST_GROUP_WAKES_FREED -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=2
 no-signal-watchers        -DMEMBER -DM_NO_SIGNAL_WATCHERS -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=0
 signal-reset-late         -DMEMBER -DM_SIGNAL_RESET_LATE -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=0
+ack-poll-no-pending-wake  -DACK_POLL -DM_ACK_POLL_NO_PENDING_WAKE -DMSGS=1 -DROUNDS=2 -DADMIN_OPS=0
+ack-poll-no-return-wake   -DACK_POLL -DM_ACK_POLL_NO_WAKE_ON_RETURN -DMSGS=1 -DROUNDS=2 -DROUNDS2=1 -DADMIN_OPS=1
+member-ack-poll-no-wake   -DMEMBER -DACK_POLL -DM_ACK_POLL_NO_WAKE_ON_RETURN -DMSGS=1 -DROUNDS=1 -DROUNDS2=2 -DADMIN_OPS=0
 LIST
 
 if [ "$failed" != 0 ]; then

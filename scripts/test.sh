@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of mq. On a fresh Debian/Ubuntu machine it first installs what it needs.
 #
-#   scripts/test.sh           plain build (build/), then AddressSanitizer+UBSan (build-asan/)
-#                             and ThreadSanitizer (build-tsan/); each configured, built, ctest'd
+#   scripts/test.sh           plain build (build/, with the Kafka backend, its tests run against a
+#                             single-node Kafka that scripts/kafka-server.sh starts and stops),
+#                             then AddressSanitizer+UBSan (build-asan/) and ThreadSanitizer
+#                             (build-tsan/), without the backend; each configured, built, ctest'd
 #   scripts/test.sh --quick   the plain build only (also: MQ_TEST_QUICK=1)
 #
 # The full run then runs the model-based fuzzer for MQ_FUZZ_SECONDS (default 60), spin on the wake
@@ -31,7 +33,7 @@ for arg in "$@"; do
 done
 jobs=${MQ_TEST_JOBS:-2}
 
-ensure_tools cmake ninja g++ pkg-config nm readelf gtest
+ensure_tools cmake ninja g++ pkg-config nm readelf gtest rdkafka kcat java mvn
 section "toolchain"
 g++ --version | head -n 1
 cmake --version | head -n 1
@@ -54,7 +56,15 @@ fi
 timings=()
 phase="setup"
 # set -e stops at the first failing step; say which one, after whatever output it printed.
-trap 'rc=$?; if [ "$rc" -ne 0 ]; then section "FAILED: $phase (exit $rc)"; fi' EXIT
+kafka_dir=$PWD/build-kafka
+kafka_started=0
+stop_kafka() {
+    if [ "$kafka_started" = 1 ]; then
+        scripts/kafka-server.sh stop "$kafka_dir" || true
+        kafka_started=0
+    fi
+}
+trap 'rc=$?; stop_kafka; if [ "$rc" -ne 0 ]; then section "FAILED: $phase (exit $rc)"; fi' EXIT
 
 # build_and_test <title> <build dir> [cmake -D options...] [-- prefix command for build+ctest]
 build_and_test() {
@@ -91,9 +101,22 @@ phase="format check (scripts/format.sh --check)"
 section "$phase"
 scripts/format.sh --check
 
+# The plain build's ctest includes the Kafka backend's suites (label kafka: docs/KAFKA.md),
+# against a real single-node cluster started here and stopped on exit.
+phase="kafka: start a single-node cluster (scripts/kafka-server.sh)"
+section "$phase"
+kafka_start=$SECONDS
+kafka_started=1
+MQ_KAFKA_BOOTSTRAP=$(scripts/kafka-server.sh start "$kafka_dir" | tail -n 1)
+export MQ_KAFKA_BOOTSTRAP
+echo "Kafka at $MQ_KAFKA_BOOTSTRAP ($((SECONDS - kafka_start)) s)"
+
 build_and_test "plain" build \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMQ_SANITIZE= -DMQ_WERROR=ON \
-    -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=ON -DMQ_BUILD_BENCH=ON
+    -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=ON -DMQ_BUILD_BENCH=ON \
+    -DMQ_KAFKA=ON -DMQ_KAFKA_TESTS=ON
+# The cluster stays up for the bindings (each runs tests/conformance/kafka_scenarios.txt on it)
+# and stops on exit.
 
 if [ "$quick" != 1 ]; then
     # The sanitizer builds run the tests (and build the demo they may run); no benchmarks.

@@ -122,6 +122,7 @@ std::vector<std::string> mq_broker::topic_names() const {
 }
 
 void mq_broker::close() {
+    if (backend) backend->close();
     {
         std::lock_guard lk(admin_mu_);
         if (closed_.exchange(true, std::memory_order_acq_rel)) return;

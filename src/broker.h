@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend.h"
 #include "call_gate.h"
 #include "clock.h"
 #include "reclaim.h"
@@ -61,6 +62,8 @@ struct mq_broker {
     size_t max_message_bytes;
     int64_t spin_ns;
     mq::CallGate gate;  // the calls made through the broker handle
+    // Set when the broker was opened on a Kafka cluster (backend.h): every call goes there.
+    std::unique_ptr<mq::Backend> backend;
 
     // Drops the references of topics deleted meanwhile, of groups and of snapshots: for tests.
     void collect_for_testing() noexcept { reclaimer_.collect(); }

@@ -40,17 +40,47 @@ mq_status lookup_group(mq::Topic &t, const char *group, const mq::Group **out) {
     return MQ_OK;
 }
 
+// What a call that may block uses when it wakes: if it sleeps, it holds references to them and
+// leaves the grace period (call_gate.h), so an idle poll holds back no reclamation.
+void pins(void *topic, void *group, bool acquire) noexcept {
+    auto *t = static_cast<mq::Topic *>(topic);
+    auto *g = static_cast<const mq::Group *>(group);
+    if (acquire) {
+        t->add_ref();
+        if (g) g->add_ref();
+    } else {
+        if (g) g->release();
+        t->release();  // after the group: a topic's last release drops its groups' references
+    }
+}
+void pin_for_wait(mq::GateScope &scope, mq::Topic *t, const mq::Group *g = nullptr) noexcept {
+    scope.pin(pins, t, const_cast<mq::Group *>(g));
+}
+
 // Resolves (topic, group, partition) and runs f(partition, group): the shape of every call on
-// one group's cursor.
+// one group's cursor. A call that may block passes its scope, to pin the topic and group for
+// its wait (a poll's dead letters go to a topic the group holds).
 template <class F>
-mq_status with_cursor(mq_broker *b, const char *topic, const char *group, int32_t partition,
-                      F &&f) {
+mq_status with_cursor(mq_broker *b, const char *topic, const char *group, int32_t partition, F &&f,
+                      mq::GateScope *blocking = nullptr) {
     mq::Topic *t;
     if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
     const mq::Group *g = nullptr;  // set by lookup_group; gcc -O3 cannot see that
     if (mq_status st = lookup_group(*t, group, &g); st != MQ_OK) return st;
     if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
+    if (blocking) pin_for_wait(*blocking, t, g);
     return f(t->partition(partition), g);
+}
+
+// The same for a call that may block: f(partition, group, scope).
+template <class F>
+mq_status on_blocking_cursor(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                             F &&f) noexcept {
+    return mq::on_broker(b, [&](mq::GateScope &scope) {
+        return with_cursor(
+            b, topic, group, partition,
+            [&](mq::Partition &p, const mq::Group *g) { return f(p, g, scope); }, &scope);
+    });
 }
 
 template <class F>
@@ -59,14 +89,27 @@ mq_status on_cursor(mq_broker *b, const char *topic, const char *group, int32_t 
     return on_broker(b, [&] { return with_cursor(b, topic, group, partition, f); });
 }
 
+// The same on the Kafka backend: the names checked here, the rest there. g(backend).
+template <class G>
+mq_status on_kafka_cursor(mq_broker *b, const char *topic, const char *group, bool any,
+                          G &&g) noexcept {
+    auto body = [&] {
+        if (mq_status st = mq::check_name(topic, "topic"); st != MQ_OK) return st;
+        if (mq_status st = mq::check_name(group, "group"); st != MQ_OK) return st;
+        return g(*b->backend);
+    };
+    return any ? on_broker_any(b, body) : on_broker(b, body);
+}
+
 template <class F>
 mq_status on_cursor_any(mq_broker *b, const char *topic, const char *group, int32_t partition,
                         F &&f) noexcept {
     return on_broker_any(b, [&] { return with_cursor(b, topic, group, partition, f); });
 }
 
-// The checks every published record passes (mq_topic_publish, each record of a batch).
-mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &r) {
+// The checks every published record passes (mq_topic_publish, each record of a batch). t is
+// NULL on the Kafka backend (no byte budget there: it is retention.bytes).
+mq_status check_record(const mq_broker *b, const mq::Topic *t, const mq_record &r) {
     if (!r.key && r.key_len)
         return fail(MQ_ERR_INVALID, "key is NULL but key_len is %zu", r.key_len);
     if (!r.payload && r.payload_len) {
@@ -98,11 +141,11 @@ mq_status check_record(const mq_broker *b, const mq::Topic &t, const mq_record &
                     "key + payload + headers is larger than the broker's max_message_bytes (%zu)",
                     limit);
     }
-    if (t.settings().max_bytes && static_cast<int64_t>(bytes) > t.settings().max_bytes) {
+    if (t && t->settings().max_bytes && static_cast<int64_t>(bytes) > t->settings().max_bytes) {
         return fail(MQ_ERR_TOO_LARGE,
                     "key + payload + headers (%zu bytes) is larger than topic %s's byte budget "
                     "per partition (%lld)",
-                    bytes, t.name().c_str(), static_cast<long long>(t.settings().max_bytes));
+                    bytes, t->name().c_str(), static_cast<long long>(t->settings().max_bytes));
     }
     return MQ_OK;
 }
@@ -146,6 +189,8 @@ MQ_API const char *mq_status_name(int status) {
         case MQ_ERR_INTERNAL: return "MQ_ERR_INTERNAL";
         case MQ_ERR_OUT_OF_RANGE: return "MQ_ERR_OUT_OF_RANGE";
         case MQ_ERR_FENCED: return "MQ_ERR_FENCED";
+        case MQ_ERR_UNSUPPORTED: return "MQ_ERR_UNSUPPORTED";
+        case MQ_ERR_BACKEND: return "MQ_ERR_BACKEND";
         default: return "MQ_UNKNOWN_STATUS";
     }
 }
@@ -186,6 +231,8 @@ MQ_API void mq_broker_options_init(mq_broker_options *o, size_t size) {
     d.clock_user = nullptr;
     d.max_message_bytes = 1u << 20;
     d.spin_ns = 0;
+    d.kafka_bootstrap = nullptr;
+    d.kafka_config = nullptr;
     std::memcpy(o, &d, d.size);
     o->size = size;
 }
@@ -201,6 +248,8 @@ MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out) {
         if (MQ_HAS_FIELD(opts, clock_user)) o.clock_user = opts->clock_user;
         if (MQ_HAS_FIELD(opts, max_message_bytes)) o.max_message_bytes = opts->max_message_bytes;
         if (MQ_HAS_FIELD(opts, spin_ns)) o.spin_ns = opts->spin_ns;
+        if (MQ_HAS_FIELD(opts, kafka_bootstrap)) o.kafka_bootstrap = opts->kafka_bootstrap;
+        if (MQ_HAS_FIELD(opts, kafka_config)) o.kafka_config = opts->kafka_config;
     }
     if (mq_status st = mq::check_duration(o.spin_ns, "spin_ns", {0, mq::kMaxSpinNs, true}); st) {
         return st;
@@ -211,7 +260,13 @@ MQ_API mq_status mq_broker_new(const mq_broker_options *opts, mq_broker **out) {
     }
     if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
     return guarded([&] {
-        *out = new mq_broker(o);
+        std::unique_ptr<mq::Backend> backend;
+        if (o.kafka_bootstrap) {
+            if (mq_status st = mq::make_kafka_backend(o, &backend); st != MQ_OK) return st;
+        }
+        auto *b = new mq_broker(o);
+        b->backend = std::move(backend);
+        *out = b;
         return MQ_OK;
     });
 }
@@ -279,6 +334,7 @@ MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_
         }
         if (mq_status st = mq::check_duration(c.ack_timeout_ms, "ack_timeout_ms", {1}); st)
             return st;
+        if (b->backend) return b->backend->create_topic(name, c);
         return b->create_topic(name, c);
     });
 }
@@ -286,6 +342,7 @@ MQ_API mq_status mq_topic_create(mq_broker *b, const char *name, const mq_topic_
 MQ_API mq_status mq_topic_delete(mq_broker *b, const char *name) {
     return on_broker(b, [&] {
         if (mq_status st = mq::check_name(name, "topic"); st != MQ_OK) return st;
+        if (b->backend) return b->backend->delete_topic(name);
         return b->delete_topic(name);
     });
 }
@@ -294,6 +351,9 @@ MQ_API mq_status mq_topic_list(mq_broker *b, char *buf, size_t cap, size_t *need
     return on_broker_any(b, [&] {
         if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
         std::string s;
+        if (b->backend) {
+            if (mq_status st = b->backend->topic_list(s); st != MQ_OK) return st;
+        }
         for (const std::string &n : b->topic_names()) (s += n) += '\n';
         write_out(s, buf, cap, needed);
         return MQ_OK;
@@ -303,6 +363,14 @@ MQ_API mq_status mq_topic_list(mq_broker *b, char *buf, size_t cap, size_t *need
 MQ_API mq_status mq_group_list(mq_broker *b, const char *topic, char *buf, size_t cap,
                                size_t *needed) {
     return on_broker_any(b, [&] {
+        if (b->backend) {
+            if (mq_status st = mq::check_name(topic, "topic"); st != MQ_OK) return st;
+            if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
+            std::string s;
+            if (mq_status st = b->backend->group_list(topic, s); st != MQ_OK) return st;
+            write_out(s, buf, cap, needed);
+            return MQ_OK;
+        }
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
         if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
@@ -316,6 +384,14 @@ MQ_API mq_status mq_group_list(mq_broker *b, const char *topic, char *buf, size_
 MQ_API mq_status mq_topic_get_info(mq_broker *b, const char *topic, mq_topic_info *out,
                                    size_t out_size) {
     return on_broker_any(b, [&] {
+        if (b->backend) {
+            if (mq_status st = mq::check_name(topic, "topic"); st != MQ_OK) return st;
+            if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+            mq_topic_info info{};
+            if (mq_status st = b->backend->topic_info(topic, info); st != MQ_OK) return st;
+            std::memcpy(out, &info, std::min(out_size, sizeof info));
+            return MQ_OK;
+        }
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
@@ -347,8 +423,12 @@ MQ_API void mq_group_options_init(mq_group_options *o, size_t size) {
 MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char *group,
                                     const mq_group_options *opts) {
     return on_broker(b, [&] {
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+        mq::Topic *t = nullptr;
+        if (b->backend) {
+            if (mq_status st = mq::check_name(topic, "topic"); st != MQ_OK) return st;
+        } else if (mq_status st = b->topic(topic, &t); st != MQ_OK) {
+            return st;
+        }
         if (mq_status st = mq::check_name(group, "group"); st != MQ_OK) return st;
         mq_group_options o;
         mq_group_options_init(&o, sizeof o);
@@ -365,13 +445,13 @@ MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char 
             return fail(MQ_ERR_INVALID, "start is %d; use MQ_START_LATEST or MQ_START_EARLIEST",
                         o.start);
         }
+        if (!o.max_deliveries != !o.dead_letter_topic) {
+            return fail(MQ_ERR_INVALID,
+                        "max_deliveries and dead_letter_topic go together: set both or neither");
+        }
+        if (b->backend) return b->backend->subscribe(topic, group, o);
         mq::GroupConfig proto;
-        if (o.max_deliveries || o.dead_letter_topic) {
-            if (!o.max_deliveries || !o.dead_letter_topic) {
-                return fail(
-                    MQ_ERR_INVALID,
-                    "max_deliveries and dead_letter_topic go together: set both or neither");
-            }
+        if (o.max_deliveries) {
             if (mq_status st = b->topic(o.dead_letter_topic, &proto.dead_letter); st != MQ_OK) {
                 return st;
             }
@@ -389,6 +469,11 @@ MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char 
 
 MQ_API mq_status mq_group_unsubscribe(mq_broker *b, const char *topic, const char *group) {
     return on_broker(b, [&] {
+        if (b->backend) {
+            if (mq_status st = mq::check_name(topic, "topic"); st != MQ_OK) return st;
+            if (mq_status st = mq::check_name(group, "group"); st != MQ_OK) return st;
+            return b->backend->unsubscribe(topic, group);
+        }
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
         if (mq_status st = mq::check_name(group, "group"); st != MQ_OK) return st;
@@ -402,13 +487,28 @@ MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *k
                                   const void *payload, size_t payload_len, const mq_header *headers,
                                   size_t header_count, int64_t wait_ms, mq_cancel *cancel,
                                   int32_t *partition_out, int64_t *offset_out) {
-    return on_broker(b, [&] {
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+    return on_broker(b, [&](mq::GateScope &scope) {
+        mq::Topic *t = nullptr;
+        if (b->backend) {
+            if (mq_status st = mq::check_name(topic, "topic"); st != MQ_OK) return st;
+        } else if (mq_status st = b->topic(topic, &t); st != MQ_OK) {
+            return st;
+        }
         const mq_record r{key, key_len, payload, payload_len, headers, header_count};
-        if (mq_status st = check_record(b, *t, r); st != MQ_OK) return st;
+        if (mq_status st = check_record(b, t, r); st != MQ_OK) return st;
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-        return t->publish(r, mq::Wait::from_ms(wait_ms), cancel, partition_out, offset_out);
+        if (b->backend) {
+            mq_publish_result res{};
+            size_t done = 0;
+            const mq_status st = b->backend->publish(topic, &r, 1, wait_ms, cancel, &res, &done);
+            if (st == MQ_OK) {
+                if (partition_out) *partition_out = res.partition;
+                if (offset_out) *offset_out = res.offset;
+            }
+            return st;
+        }
+        pin_for_wait(scope, t);
+        return t->publish(r, mq::Wait::from_ms(wait_ms, &scope), cancel, partition_out, offset_out);
     });
 }
 
@@ -417,9 +517,13 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
                                         mq_cancel *cancel, mq_publish_result *results,
                                         size_t result_size, size_t *published) {
     if (published) *published = 0;
-    return on_broker(b, [&] {
-        mq::Topic *t;
-        if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
+    return on_broker(b, [&](mq::GateScope &scope) {
+        mq::Topic *t = nullptr;
+        if (b->backend) {
+            if (mq_status st = mq::check_name(topic, "topic"); st != MQ_OK) return st;
+        } else if (mq_status st = b->topic(topic, &t); st != MQ_OK) {
+            return st;
+        }
         if (!records && count)
             return fail(MQ_ERR_INVALID, "records is NULL but count is %zu", count);
         if (mq_status st = mq::check_elem_size(record_size, sizeof(mq_record), "record_size"); st)
@@ -428,7 +532,7 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
             return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);
         const mq_record *recs = mq::gather(records, record_size, count);
         for (size_t i = 0; i < count; i++) {
-            if (mq_status st = check_record(b, *t, recs[i]); st != MQ_OK) {
+            if (mq_status st = check_record(b, t, recs[i]); st != MQ_OK) {
                 char detail[1024];  // named after the fact: the common path formats nothing
                 std::snprintf(detail, sizeof detail, "%s", mq_last_error());
                 return fail(st, "record %zu: %s", i, detail);
@@ -449,27 +553,62 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
                 if (published) *published = done;
             }
         } report{out, count, done, published};
-        return t->publish_batch(recs, count, mq::Wait::from_ms(wait_ms), cancel, out.data(), &done);
+        if (b->backend) {
+            return b->backend->publish(topic, recs, count, wait_ms, cancel, out.data(), &done);
+        }
+        pin_for_wait(scope, t);
+        return t->publish_batch(recs, count, mq::Wait::from_ms(wait_ms, &scope), cancel, out.data(),
+                                &done);
     });
 }
 
 // ---- pull consumption ------------------------------------------------------------------------
 
+// The arguments of a poll, checked in mq.h's order after topic, group and partition.
+static mq_status check_poll_args(const mq_message *msgs, size_t msg_size, size_t max,
+                                 int64_t wait_ms, const size_t *count_out) {
+    if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
+    if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st) return st;
+    if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
+    if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+    if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+    return MQ_OK;
+}
+
+static mq_status kafka_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                            const int64_t *ack, mq_message *msgs, size_t msg_size, size_t max,
+                            int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
+    return on_kafka_cursor(b, topic, group, false, [&](mq::Backend &k) {
+        if (mq_status st = check_poll_args(msgs, msg_size, max, wait_ms, count_out); st) return st;
+        return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
+            return k.poll(topic, group, partition, ack, out, n, wait_ms, cancel, count_out);
+        });
+    });
+}
+
 MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *group,
                                int32_t partition, mq_message *msgs, size_t msg_size, size_t max,
                                int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
     if (count_out) *count_out = 0;
-    return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
-        if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
-        if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
-            return st;
-        if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
-        if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-        if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
-        return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
-            return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms), cancel, count_out);
+    if (b && b->backend) {
+        return kafka_poll(b, topic, group, partition, nullptr, msgs, msg_size, max, wait_ms, cancel,
+                          count_out);
+    }
+    return on_blocking_cursor(
+        b, topic, group, partition,
+        [&](mq::Partition &p, const mq::Group *g, mq::GateScope &scope) {
+            if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
+            if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
+                return st;
+            if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
+            if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+            if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+            return mq::into_messages(
+                msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
+                    return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms, &scope),
+                                          cancel, count_out);
+                });
         });
-    });
 }
 
 MQ_API mq_status mq_group_ack_poll(mq_broker *b, const char *topic, const char *group,
@@ -477,28 +616,46 @@ MQ_API mq_status mq_group_ack_poll(mq_broker *b, const char *topic, const char *
                                    size_t msg_size, size_t max, int64_t wait_ms, mq_cancel *cancel,
                                    size_t *count_out) {
     if (count_out) *count_out = 0;
-    return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
-        if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
-        if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
-            return st;
-        if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
-        if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-        if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
-        return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
-            return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms), cancel, count_out,
-                                  &offset);
+    if (b && b->backend) {
+        return kafka_poll(b, topic, group, partition, &offset, msgs, msg_size, max, wait_ms, cancel,
+                          count_out);
+    }
+    return on_blocking_cursor(
+        b, topic, group, partition,
+        [&](mq::Partition &p, const mq::Group *g, mq::GateScope &scope) {
+            if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
+            if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
+                return st;
+            if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
+            if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+            if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+            return mq::into_messages(
+                msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
+                    return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms, &scope),
+                                          cancel, count_out, &offset);
+                });
         });
-    });
 }
 
 MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
                               int64_t offset) {
+    if (b && b->backend) {
+        return on_kafka_cursor(b, topic, group, false, [&](mq::Backend &k) {
+            return k.ack(topic, group, partition, offset);
+        });
+    }
     return on_cursor(b, topic, group, partition,
                      [&](mq::Partition &p, const mq::Group *g) { return p.ack(g, {}, offset); });
 }
 
 MQ_API mq_status mq_group_nack(mq_broker *b, const char *topic, const char *group,
                                int32_t partition, int64_t delay_ms) {
+    if (b && b->backend) {
+        return on_kafka_cursor(b, topic, group, false, [&](mq::Backend &k) {
+            if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
+            return k.nack(topic, group, partition, delay_ms);
+        });
+    }
     return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
         return p.nack(g, {}, delay_ms * 1000000);
@@ -507,12 +664,22 @@ MQ_API mq_status mq_group_nack(mq_broker *b, const char *topic, const char *grou
 
 MQ_API mq_status mq_group_extend_lease(mq_broker *b, const char *topic, const char *group,
                                        int32_t partition) {
+    if (b && b->backend) {
+        return on_kafka_cursor(b, topic, group, false, [&](mq::Backend &k) {
+            return k.extend_lease(topic, group, partition);
+        });
+    }
     return on_cursor(b, topic, group, partition,
                      [&](mq::Partition &p, const mq::Group *g) { return p.extend_lease(g, {}); });
 }
 
 MQ_API mq_status mq_group_seek(mq_broker *b, const char *topic, const char *group,
                                int32_t partition, int64_t offset) {
+    if (b && b->backend) {
+        return on_kafka_cursor(b, topic, group, false, [&](mq::Backend &k) {
+            return k.seek(topic, group, partition, offset);
+        });
+    }
     return on_cursor(b, topic, group, partition,
                      [&](mq::Partition &p, const mq::Group *g) { return p.seek(g, offset); });
 }
@@ -546,8 +713,18 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
     mq::Ref<mq::Topic> topic_ref;  // likewise: what keeps t's memory outside the gate
     int32_t prefetch = 0;
     std::vector<int32_t> parts;  // empty: a member of the group
+    bool on_backend = false;
+    int32_t backend_partitions = 0;
     const mq_status st = on_broker(b, [&]() -> mq_status {
-        if (mq_status s = b->topic(topic, &t); s != MQ_OK) return s;
+        on_backend = b->backend != nullptr;
+        if (on_backend) {
+            if (mq_status s = mq::check_name(topic, "topic"); s != MQ_OK) return s;
+            mq_topic_info ti{};
+            if (mq_status s = b->backend->topic_info(topic, ti); s != MQ_OK) return s;
+            backend_partitions = ti.partitions;
+        } else if (mq_status s = b->topic(topic, &t); s != MQ_OK) {
+            return s;
+        }
         if (mq_status s = mq::check_name(group, "group"); s != MQ_OK) return s;
         mq_subscription_options o;
         mq_subscription_options_init(&o, sizeof o);
@@ -571,7 +748,15 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
                 return fail(MQ_ERR_INVALID, "partitions is empty; pass NULL to be a group member");
             parts.assign(o.partitions, o.partitions + o.partition_count);
             for (int32_t p : parts) {
-                if (mq_status s = check_partition(*t, p); s != MQ_OK) return s;
+                if (on_backend) {
+                    if (p < 0 || p >= backend_partitions) {
+                        return fail(MQ_ERR_PARTITION,
+                                    "partition %d is out of range: topic %s has %d", p, topic,
+                                    backend_partitions);
+                    }
+                } else if (mq_status s = check_partition(*t, p); s != MQ_OK) {
+                    return s;
+                }
             }
             std::vector<int32_t> sorted = parts;
             std::sort(sorted.begin(), sorted.end());
@@ -583,6 +768,7 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
         prefetch = o.prefetch;
         ref = mq::BrokerRef(b);
+        if (on_backend) return MQ_OK;
         t->add_ref();  // inside the gate: the topic cannot have gone yet
         topic_ref = mq::Ref<mq::Topic>::adopt(t);
         return MQ_OK;
@@ -590,6 +776,21 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
     if (st != MQ_OK) {
         if (user_free) user_free(user);  // exactly once, whichever way this ends
         return st;
+    }
+    if (on_backend) {
+        std::unique_ptr<mq::BackendSubscription> loops;
+        const mq_status opened = guarded([&] {
+            return ref->backend->open_push(topic, group, prefetch, std::move(parts), handler, user,
+                                           &loops);
+        });
+        if (opened != MQ_OK) {
+            if (user_free) user_free(user);
+            return opened;
+        }
+        return guarded([&] {
+            *out = mq_subscription::wrap(std::move(ref), std::move(loops), user, user_free);
+            return MQ_OK;
+        });
     }
     // From here on mq_subscription::open calls user_free on failure (also when it throws).
     return guarded([&] {
@@ -650,6 +851,14 @@ MQ_API mq_status mq_assignment_round_robin(int32_t partitions, int32_t members, 
 MQ_API mq_status mq_partition_get_info(mq_broker *b, const char *topic, int32_t partition,
                                        mq_partition_info *out, size_t out_size) {
     return on_broker_any(b, [&] {
+        if (b->backend) {
+            if (mq_status st = mq::check_name(topic, "topic"); st != MQ_OK) return st;
+            if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+            mq_partition_info info{};
+            if (mq_status st = b->backend->partition_info(topic, partition, info); st) return st;
+            std::memcpy(out, &info, std::min(out_size, sizeof info));
+            return MQ_OK;
+        }
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
         if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;
@@ -663,6 +872,15 @@ MQ_API mq_status mq_partition_get_info(mq_broker *b, const char *topic, int32_t 
 
 MQ_API mq_status mq_group_get_info(mq_broker *b, const char *topic, const char *group,
                                    int32_t partition, mq_group_info *out, size_t out_size) {
+    if (b && b->backend) {
+        return on_kafka_cursor(b, topic, group, true, [&](mq::Backend &k) {
+            if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+            mq_group_info info{};
+            if (mq_status st = k.group_info(topic, group, partition, info); st) return st;
+            std::memcpy(out, &info, std::min(out_size, sizeof info));
+            return MQ_OK;
+        });
+    }
     return on_cursor_any(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
         mq_group_info info{};
@@ -675,6 +893,14 @@ MQ_API mq_status mq_group_get_info(mq_broker *b, const char *topic, const char *
 MQ_API mq_status mq_partition_describe(mq_broker *b, const char *topic, int32_t partition,
                                        char *buf, size_t cap, size_t *needed) {
     return on_broker_any(b, [&] {
+        if (b->backend) {
+            if (mq_status st = mq::check_name(topic, "topic"); st != MQ_OK) return st;
+            if (!buf && cap) return fail(MQ_ERR_INVALID, "buf is NULL but cap is %zu", cap);
+            std::string s;
+            if (mq_status st = b->backend->describe(topic, partition, s); st) return st;
+            write_out(s, buf, cap, needed);
+            return MQ_OK;
+        }
         mq::Topic *t;
         if (mq_status st = b->topic(topic, &t); st != MQ_OK) return st;
         if (mq_status st = check_partition(*t, partition); st != MQ_OK) return st;

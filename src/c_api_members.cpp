@@ -19,13 +19,20 @@ namespace {
 mq_status check_member(const mq_member *m) {
     if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
     if (m->closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
+    if (m->backend) return MQ_OK;  // the backend checks its topic itself
     return m->check_topic();
 }
 
+// The partition check of the in-process log; on the backend, ownership says it all (a
+// partition the member does not own is MQ_ERR_FENCED there).
 template <class F>
 mq_status on_member_partition(mq_member *m, int32_t partition, F &&f) noexcept {
     if (mq_status st = check_member(m); st != MQ_OK) return st;
-    if (mq_status st = mq::check_partition(*m->topic, partition); st != MQ_OK) return st;
+    if (!m->backend) {
+        if (mq_status st = mq::check_partition(*m->topic, partition); st != MQ_OK) return st;
+    } else if (partition < 0) {
+        return fail(MQ_ERR_PARTITION, "partition %d is out of range", partition);
+    }
     return guarded([&] { return f(); });
 }
 }  // namespace
@@ -52,8 +59,14 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
     mq::Topic *t = nullptr;
     mq::Ref<mq::Topic> topic_ref;  // likewise: what keeps t's memory outside the gate
     mq_member::Options join{};
+    bool kafka = false;
     const mq_status st = mq::on_broker(b, [&] {
-        if (mq_status s = b->topic(topic, &t); s != MQ_OK) return s;
+        kafka = b->backend != nullptr;
+        if (kafka) {
+            if (mq_status s = mq::check_name(topic, "topic"); s != MQ_OK) return s;
+        } else if (mq_status s = b->topic(topic, &t); s != MQ_OK) {
+            return s;
+        }
         if (mq_status s = mq::check_name(group, "group"); s != MQ_OK) return s;
         mq_member_options o;
         mq_member_options_init(&o, sizeof o);
@@ -78,22 +91,47 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
             return s;
         }
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
+        if (kafka && o.assignor) {
+            return fail(MQ_ERR_UNSUPPORTED,
+                        "custom assignors do not run on Kafka: the group protocol assigns "
+                        "partitions there (round-robin); leave assignor NULL");
+        }
         join = {o.member_id,    o.session_timeout_ms * 1000000,
                 o.assignor,     o.assignor_user,
                 o.on_rebalance, o.on_rebalance_user};
         ref = mq::BrokerRef(b);
+        if (kafka) return MQ_OK;
         t->add_ref();  // inside the gate: the topic cannot have gone yet
         topic_ref = mq::Ref<mq::Topic>::adopt(t);
         return MQ_OK;
     });
     if (st != MQ_OK) return st;
+    if (kafka) {
+        return guarded([&] {
+            // The handle first: on_rebalance is given it, and may call it, during the join.
+            auto state = std::make_shared<mq::MemberState>();
+            mq_broker *broker = ref.get();
+            std::unique_ptr<mq_member> m(
+                new mq_member{std::move(ref), nullptr, nullptr, state, {}, {}, nullptr});
+            const mq::BackendJoin bj{join.member_id, join.session_timeout_ns / 1000000,
+                                     join.on_rebalance, join.on_rebalance_user, m.get()};
+            if (mq_status s =
+                    broker->backend->join(topic, group, bj, &state->member_id, &m->backend);
+                s != MQ_OK) {
+                return s;
+            }
+            if (mq_status s = m->backend->begin(); s != MQ_OK) return s;
+            *out = m.release();
+            return MQ_OK;
+        });
+    }
     return guarded(
         [&] { return mq_member::join(std::move(ref), std::move(topic_ref), group, join, out); });
 }
 
 MQ_API mq_status mq_member_close(mq_member *m) {
     if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
-    if (mq::in_rebalance_callback_of(m->state.get())) {
+    if (m->backend ? m->backend->in_own_callback() : mq::in_rebalance_callback_of(m->state.get())) {
         return fail(MQ_ERR_DEADLOCK,
                     "mq_member_close was called from this member's own on_rebalance callback; "
                     "close it from another thread");
@@ -112,7 +150,11 @@ MQ_API mq_status mq_member_get_assignment(mq_member *m, int64_t *generation, int
     return guarded([&] {
         std::vector<int32_t> parts;
         int64_t gen = 0;
-        if (mq_status st = m->assignment(&gen, parts); st != MQ_OK) return st;
+        if (mq_status st =
+                m->backend ? m->backend->assignment(&gen, parts) : m->assignment(&gen, parts);
+            st != MQ_OK) {
+            return st;
+        }
         if (generation) *generation = gen;
         *count = parts.size();
         std::copy_n(parts.begin(), std::min(cap, parts.size()), partitions);
@@ -131,6 +173,9 @@ MQ_API mq_status mq_member_poll(mq_member *m, mq_message *msgs, size_t msg_size,
     if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
     return guarded([&] {
         return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
+            if (m->backend) {
+                return m->backend->poll(nullptr, nullptr, out, n, wait_ms, cancel, count_out);
+            }
             return m->poll(out, n, mq::Wait::from_ms(wait_ms), cancel, count_out);
         });
     });
@@ -148,6 +193,9 @@ MQ_API mq_status mq_member_ack_poll(mq_member *m, int32_t partition, int64_t off
         if (mq_status st = mq::check_wait(wait_ms); st != MQ_OK) return st;
         if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
         return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
+            if (m->backend) {
+                return m->backend->poll(&partition, &offset, out, n, wait_ms, cancel, count_out);
+            }
             return m->ack_poll(partition, offset, out, n, mq::Wait::from_ms(wait_ms), cancel,
                                count_out);
         });
@@ -155,18 +203,23 @@ MQ_API mq_status mq_member_ack_poll(mq_member *m, int32_t partition, int64_t off
 }
 
 MQ_API mq_status mq_member_ack(mq_member *m, int32_t partition, int64_t offset) {
-    return on_member_partition(m, partition, [&] { return m->ack(partition, offset); });
+    return on_member_partition(m, partition, [&] {
+        return m->backend ? m->backend->ack(partition, offset) : m->ack(partition, offset);
+    });
 }
 
 MQ_API mq_status mq_member_nack(mq_member *m, int32_t partition, int64_t delay_ms) {
     return on_member_partition(m, partition, [&] {
         if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
+        if (m->backend) return m->backend->nack(partition, delay_ms);
         return m->nack(partition, delay_ms * 1000000);
     });
 }
 
 MQ_API mq_status mq_member_extend_lease(mq_member *m, int32_t partition) {
-    return on_member_partition(m, partition, [&] { return m->extend_lease(partition); });
+    return on_member_partition(m, partition, [&] {
+        return m->backend ? m->backend->extend_lease(partition) : m->extend_lease(partition);
+    });
 }
 
 }  // extern "C"

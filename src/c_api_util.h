@@ -37,12 +37,17 @@ inline mq_status guarded(F &&f) noexcept {
 // broker is closed. No user code runs inside the gate, or a callback that frees the broker would
 // wait for its own call: calls that run callbacks (mq_subscription_open, mq_member_join) take a
 // reference to the broker inside and do the rest outside.
+// A call that may block takes the scope (f(scope)), to pin what its wait uses (call_gate.h).
 template <class F>
 inline mq_status on_broker(mq_broker *b, F &&f) noexcept {
     if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
     GateScope scope(b->gate);
     if (b->closed()) return fail_fixed(MQ_CLOSED, "the broker is closed");
-    return guarded([&] { return f(); });
+    if constexpr (std::is_invocable_v<F &, GateScope &>) {
+        return guarded([&] { return f(scope); });
+    } else {
+        return guarded([&] { return f(); });
+    }
 }
 
 // Introspection keeps working after close.

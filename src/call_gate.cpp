@@ -31,7 +31,7 @@ void CallGate::drain() {
         for (auto &c : s.count) c.fetch_or(kDraining, std::memory_order_seq_cst);
     }
     std::unique_lock lk(d.mu);
-    d.cv.wait(lk, [this] { return inside() == 0; });
+    d.cv.wait(lk, [this] { return idle(); });
 }
 
 }  // namespace mq

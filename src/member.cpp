@@ -1,5 +1,6 @@
 // Model-checked (the member poll's Notifier wait): tests/model/wake.pml, MemberPoller with
-// -DMEMBER; names mapped in tests/model/README.md.
+// -DMEMBER (ack_poll's ack riding with the first look: -DACK_POLL); names mapped in
+// tests/model/README.md.
 #include "member.h"
 
 #include <algorithm>
@@ -35,7 +36,7 @@ mq_status mq_member::join(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, const 
     state->on_rebalance = o.on_rebalance;
     state->on_rebalance_user = o.on_rebalance_user;
     std::unique_ptr<mq_member> m(new mq_member{mq::BrokerRef(broker.get()), t, g, state,
-                                               std::move(topic), std::move(group_ref)});
+                                               std::move(topic), std::move(group_ref), nullptr});
     state->handle = m.get();
     if (mq_status st = g->membership->join(state, o.assignor, o.assignor_user); st != MQ_OK)
         return st;
@@ -45,6 +46,11 @@ mq_status mq_member::join(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, const 
 }
 
 void mq_member::close(mq_member *m) noexcept {
+    if (m->backend) {
+        m->backend->close();
+        delete m;
+        return;
+    }
     m->state->begin_close();
     m->membership().leave(*m->state);
     delete m;  // may drop the broker's last reference

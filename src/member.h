@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend.h"
 #include "broker.h"
 #include "cancel.h"
 #include "membership.h"
@@ -40,6 +41,9 @@ struct mq_member {
     // What keeps topic and group (deleted or unsubscribed meanwhile) until the handle goes.
     const mq::Ref<mq::Topic> topic_ref;
     const mq::Ref<const mq::Group> group_ref;
+    // Set for a member of a broker on Kafka (backend.h): every call goes there, and topic and
+    // group above are NULL.
+    std::unique_ptr<mq::BackendMember> backend;
 
     // MQ_ERR_NO_TOPIC once the topic was deleted (after the closed check of every member call).
     mq_status check_topic() const noexcept;

@@ -1,10 +1,11 @@
 // Consuming a partition: poll (rule 4), leases (rule 7), ack (rule 5), nack (rule 6, delayed
 // too), the dead-letter hand-over, and seek. What each does to a cursor is written in cursor.h.
-// Model-checked: tests/model/wake.pml (Poller = poll then ack/nack, Admin's seek = seek; names
-// mapped in tests/model/README.md).
+// Model-checked: tests/model/wake.pml (Poller = poll then ack/nack, or with -DACK_POLL poll with
+// `ack` (its `owed` = freed); Admin's seek = seek; names mapped in tests/model/README.md).
 #include <algorithm>
 
 #include "partition.h"
+#include "thread_scratch.h"
 
 namespace mq {
 namespace {
@@ -32,7 +33,19 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
     int64_t now = clock_.coarse();
     Deferred err;  // declared before the lock: formats after it is released
     Lock lk = enter(now);
-    Wakeup freed;  // publishers the ack makes room for: woken once the lock is released
+    // The publishers the ack makes room for: woken once the lock is released, on every way out
+    // (an allocation failing in the poll after the ack included), or they sleep next to room.
+    struct Owed {
+        Wakeup freed;
+        Lock &lk;
+        Waiting &waiting;
+        ~Owed() {
+            if (!freed.publishers) return;
+            if (lk.owns_lock()) lk.unlock();
+            waiting.send(freed);
+        }
+    } owed{Wakeup{}, lk, waiting_};
+    Wakeup &freed = owed.freed;
     if (ack) {
         if (waiting_.closed()) return fail_fixed(MQ_CLOSED, kClosed);
         mq_status st;
@@ -42,64 +55,63 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
         freed = trim_and_wake(false);
     }
     bool again = false, unused = false;
-    const mq_status result = waiting_.wait(
-        lk, Waiting::kConsumer, wait, scope, unused,
-        [&]() -> Pending {
-            if (again) {  // the lock was released meanwhile
-                now = clock_.coarse();
-                enforce_max_age(now);
-            }
-            again = true;
-            mq_status st;  // found anew each round: the group may have gone or moved meanwhile
-            Cursor *c = find_owned(g, who, err, &st);
-            if (!c) return Pending::finished(st);
-            if (c->end_views()) release_views();  // views of messages dropped from under it
-            c->expire_lease(now);
-            const bool paused = c->paused(now);
-            if (!paused && !c->dead_lettering && c->next < log_.end()) {
-                if (g->max_deliveries && c->next == c->committed &&
-                    c->counts.head_count() >= g->max_deliveries) {
-                    // Copied: the message may be dropped while the dead letter is published.
-                    // `dead_lettering` keeps the group's other polls away from the head meanwhile.
-                    thread_local DeadLetter copy;  // reused: its buffers keep their capacity
-                    mq_message head;
-                    fill(head, c->committed, c->counts.head_count());
-                    copy.capture(head, mq_dead_letter{g->origin_topic, g->origin_group, index_,
-                                                      c->counts.head_count(), c->committed});
-                    *due = &copy;
-                    c->dead_lettering = true;
-                    wait.start();  // the dead-letter publish waits within this poll's deadline
-                    return Pending::finished(MQ_OK);
-                }
-                const int64_t to =
-                    c->next + std::min<int64_t>(static_cast<int64_t>(max), log_.end() - c->next);
-                c->counts.reserve();
-                size_t i = 0;
-                const int64_t lost =
-                    c->hand_out(to, now + settings_.ack_timeout_ns + clock_.lag(),
-                                [&](int64_t o, uint32_t n) { fill(out[i++], o, n); });
-                out[0].lost = lost;  // the loss is never silent
-                *count = i;
+    auto step = [&]() -> Pending {
+        if (again) {  // the lock was released meanwhile
+            now = clock_.coarse();
+            enforce_max_age(now);
+        }
+        again = true;
+        mq_status st;  // found anew each round: the group may have gone or moved meanwhile
+        Cursor *c = find_owned(g, who, err, &st);
+        if (!c) return Pending::finished(st);
+        if (c->end_views()) release_views();  // views of messages dropped from under it
+        c->expire_lease(now);
+        const bool paused = c->paused(now);
+        if (!paused && !c->dead_lettering && c->next < log_.end()) {
+            if (g->max_deliveries && c->next == c->committed &&
+                c->counts.head_count() >= g->max_deliveries) {
+                // Copied: the message may be dropped while the dead letter is published.
+                // `dead_lettering` keeps the group's other polls away from the head meanwhile.
+                DeadLetter &copy = thread_scratch<DeadLetter>();  // reused: keeps its capacity
+                mq_message head;
+                fill(head, c->committed, c->counts.head_count());
+                copy.capture(head, mq_dead_letter{g->origin_topic, g->origin_group, index_,
+                                                  c->counts.head_count(), c->committed});
+                *due = &copy;
+                c->dead_lettering = true;
+                wait.start();  // the dead-letter publish waits within this poll's deadline
                 return Pending::finished(MQ_OK);
             }
-            // Also wake when the lease runs out or the delayed nack ends: a waiting poll must
-            // notice both.
-            Pending p;
-            if (c->in_flight()) p.change_in_ns = c->lease_deadline - now;
-            if (paused) {
-                p.change_in_ns = std::min(p.change_in_ns, c->not_before - now);
-                p.timeout_text =
-                    "nothing to hand out within the wait (the group is paused by a "
-                    "delayed nack)";
-            }
-            return p;
-        },
-        &freed);
-    if (freed.publishers) {
-        lk.unlock();
-        waiting_.send(freed);
+            const int64_t to =
+                c->next + std::min<int64_t>(static_cast<int64_t>(max), log_.end() - c->next);
+            c->counts.reserve();
+            size_t i = 0;
+            const int64_t lost = c->hand_out(to, now + settings_.ack_timeout_ns + clock_.lag(),
+                                             [&](int64_t o, uint32_t n) { fill(out[i++], o, n); });
+            out[0].lost = lost;  // the loss is never silent
+            *count = i;
+            return Pending::finished(MQ_OK);
+        }
+        // Also wake when the lease runs out or the delayed nack ends: a waiting poll must
+        // notice both.
+        Pending p;
+        if (c->in_flight()) p.change_in_ns = c->lease_deadline - now;
+        if (paused) {
+            p.change_in_ns = std::min(p.change_in_ns, c->not_before - now);
+            p.timeout_text =
+                "nothing to hand out within the wait (the group is paused by a "
+                "delayed nack)";
+        }
+        return p;
+    };
+    try {  // one call site, so the wait is inlined here as before
+        return waiting_.wait(lk, Waiting::kConsumer, wait, scope, unused, step, &freed);
+    } catch (const std::bad_alloc &) {
+        if (!ack) throw;  // nothing changed: the boundary says so
+        return fail_fixed(MQ_ERR_NO_MEMORY,
+                          "out of memory in the poll after the ack: the ack stands, nothing was "
+                          "handed out");
     }
-    return result;
 }
 
 mq_status Partition::finish_dead_letter(const Group *g, const DeadLetter &due,

@@ -6,8 +6,9 @@
 //
 // Nothing here blocks: collect() moves the epoch on when it can and frees what is due; the
 // broker calls it on every change of topics or groups (never on the per-message path), so at
-// most a few changes' worth waits at any time. A call blocked in a long wait holds the epoch
-// back until it returns (its parity stays counted); memory then waits with it, never freed early.
+// most a few changes' worth waits at any time. A call asleep in a wait parks (call_gate.h): it
+// then holds references on its topic and group instead of the epoch, so it holds nothing else
+// back. A call running (not asleep) holds the epoch until it leaves; nothing is freed early.
 #pragma once
 
 #include <cstdint>

@@ -24,11 +24,17 @@ mq_status not_in_handler() {
 }  // namespace
 
 mq_status mq_subscription::extend_current_lease() {
+    if (mq::BackendHandler *h = mq::current_backend_handler()) return h->extend_lease();
     if (!tl_loop.sub) return not_in_handler();
     return tl_loop.partition->extend_lease(tl_loop.group, mq::Caller{tl_loop.owner});
 }
 
 mq_status mq_subscription::delay_current_nack(int64_t delay_ms) {
+    if (mq::BackendHandler *h = mq::current_backend_handler()) {
+        if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
+        h->set_nack_delay(delay_ms);
+        return MQ_OK;
+    }
     if (!tl_loop.sub) return not_in_handler();
     if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
     tl_loop.nack_delay_ns = delay_ms * 1000000;
@@ -99,13 +105,30 @@ mq_status mq_subscription::open(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, 
     return MQ_OK;
 }
 
+mq_subscription *mq_subscription::wrap(mq::BrokerRef broker,
+                                       std::unique_ptr<mq::BackendSubscription> backend, void *user,
+                                       mq_user_free user_free) {
+    auto *sub = new mq_subscription(std::move(broker), {}, {}, 0, 1, {}, nullptr, user);
+    sub->backend_ = std::move(backend);
+    sub->user_free_ = user_free;
+    return sub;
+}
+
 void mq_subscription::close(mq_subscription *sub) noexcept {
+    if (sub->backend_) {
+        sub->backend_->close();
+        if (sub->user_free_) sub->user_free_(sub->user_);
+        delete sub;
+        return;
+    }
     sub->stop();
     if (sub->user_free_) sub->user_free_(sub->user_);
     delete sub;  // may drop the broker's last reference
 }
 
-bool mq_subscription::is_current_thread() const noexcept { return tl_loop.sub == this; }
+bool mq_subscription::is_current_thread() const noexcept {
+    return backend_ ? backend_->is_current_thread() : tl_loop.sub == this;
+}
 
 mq_status mq_subscription::attach() {
     if (member_mode()) {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend.h"
 #include "broker.h"
 #include "cancel.h"
 #include "membership.h"
@@ -35,6 +36,11 @@ struct mq_subscription {
     // partitions (or leaves the group), calls user_free and frees the handle. Not from the
     // subscription's own handler (the caller checks is_current_thread).
     static void close(mq_subscription *sub) noexcept;
+
+    // On a broker whose backend runs it (backend.h): a handle around the backend's loops.
+    static mq_subscription *wrap(mq::BrokerRef broker,
+                                 std::unique_ptr<mq::BackendSubscription> backend, void *user,
+                                 mq_user_free user_free);
 
     ~mq_subscription();  // after close's stop (or a failed open's)
 
@@ -77,6 +83,7 @@ private:
     const mq_handler handler_;
     void *const user_;
     mq_user_free user_free_ = nullptr;  // set once open succeeds: from then on close calls it
+    std::unique_ptr<mq::BackendSubscription> backend_;  // set by wrap(): the loops are there
 
     std::shared_ptr<mq::MemberState> member_;   // member mode
     std::vector<std::unique_ptr<Loop>> loops_;  // touched by start/stop, or by the supervisor

@@ -7,6 +7,8 @@
 
 namespace mq {
 
+class GateScope;
+
 // A wait in milliseconds, turned into a deadline the first time the call would block (most
 // calls never block, and reading the clock is not free). Once started, copies share the
 // deadline: a poll that dead-letters hands its wait to the dead-letter publish, and the whole
@@ -16,11 +18,14 @@ struct Wait {
     int64_t ms = 0;
     std::chrono::steady_clock::time_point at{};
     bool started = false;
+    // The broker call that sleeps in this wait, to park while it sleeps (call_gate.h); NULL for
+    // member and push-loop waits, which are outside the gate.
+    GateScope *parks = nullptr;
 
-    static Wait from_ms(int64_t wait_ms) noexcept {
-        if (wait_ms == 0) return {kNone};
-        if (wait_ms < 0) return {kForever};
-        return {kUntil, wait_ms};
+    static Wait from_ms(int64_t wait_ms, GateScope *parks = nullptr) noexcept {
+        if (wait_ms == 0) return {kNone, 0, {}, false, parks};
+        if (wait_ms < 0) return {kForever, 0, {}, false, parks};
+        return {kUntil, wait_ms, {}, false, parks};
     }
     // Fixes the deadline now (a batch shares one deadline across its partitions).
     void start() noexcept {

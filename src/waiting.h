@@ -3,8 +3,8 @@
 // The partition's lock is the Waitable's mutex; everything here is guarded by it except
 // `changes_`, which spinning pollers read without it.
 // Model-checked: tests/model/wake.pml (names mapped in tests/model/README.md: Waiting::wait is
-// publisher_wait and the poll loop, block() sleeps on nf/ne, send and publishers_to_wake keep
-// their names).
+// publisher_wait and the poll loop, block() sleeps on nf/ne, `pending` is the poll's `owed`, send
+// and publishers_to_wake keep their names).
 #pragma once
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "call_gate.h"
 #include "cancel.h"
 #include "error.h"
 #include "sync.h"
@@ -164,10 +165,15 @@ private:
             timed = true;
         }
         waiting++;
-        if (timed) {
-            cv.wait_until(lk, wake);
-        } else {
-            cv.wait(lk);
+        {
+            // The sleep holds back no reclamation (call_gate.h); the lock is held while the
+            // call parks, so a close or deletion (which notify under it) cannot slip past.
+            const Parked parked(wait.parks);
+            if (timed) {
+                cv.wait_until(lk, wake);
+            } else {
+                cv.wait(lk);
+            }
         }
         waiting--;
     }

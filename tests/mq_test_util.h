@@ -5,14 +5,28 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mq.h"
 
 namespace mqtest {
+
+// Waits for a condition that a correct library makes true; the limit only ends a wrong one's
+// hang. Yields between looks: this is a wait on a condition, not a sleep.
+template <class F>
+bool eventually(F &&f, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!f()) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::yield();
+    }
+    return true;
+}
 
 struct ManualClock {
     std::atomic<int64_t> ns{1'000'000'000};

@@ -25,16 +25,6 @@ void subscribe(mq_broker *b, const char *topic, const char *group) {
     ASSERT_EQ(mq_group_subscribe(b, topic, group, nullptr), MQ_OK) << mq_last_error();
 }
 
-template <class Pred>
-bool eventually(Pred pred) {
-    const auto deadline = Clock::now() + 10s;
-    while (!pred()) {
-        if (Clock::now() > deadline) return false;
-        std::this_thread::yield();
-    }
-    return true;
-}
-
 struct Polled {
     mq_status st;
     std::vector<int64_t> offsets;

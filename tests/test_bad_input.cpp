@@ -290,13 +290,15 @@ TEST(BadInputStatusName, EveryStatusAndUnknownValues) {
         {MQ_ERR_INTERNAL, "MQ_ERR_INTERNAL"},
         {MQ_ERR_OUT_OF_RANGE, "MQ_ERR_OUT_OF_RANGE"},
         {MQ_ERR_FENCED, "MQ_ERR_FENCED"},
+        {MQ_ERR_UNSUPPORTED, "MQ_ERR_UNSUPPORTED"},
+        {MQ_ERR_BACKEND, "MQ_ERR_BACKEND"},
     };
     for (const auto &[status, name] : names) {
         ASSERT_NE(mq_status_name(status), nullptr) << status;
         EXPECT_STREQ(mq_status_name(status), name) << "status " << status;
     }
     // The gaps in the numbering and values on both sides of it.
-    for (int unknown : {-1, 6, 9, 23, 100, INT_MIN, INT_MAX}) {
+    for (int unknown : {-1, 6, 9, 25, 100, INT_MIN, INT_MAX}) {
         ASSERT_NE(mq_status_name(unknown), nullptr) << unknown;
         EXPECT_STREQ(mq_status_name(unknown), "MQ_UNKNOWN_STATUS") << "status " << unknown;
     }
@@ -355,6 +357,28 @@ TEST(BadInputBroker, NewAcceptsTheLegalEdges) {
     nb = nullptr;
     EXPECT_EQ(mq_broker_new(&o, &nb), MQ_OK) << mq_last_error();
     mq_broker_free(nb);
+}
+
+// A bootstrap is refused with MQ_ERR_UNSUPPORTED and words saying why, before any network
+// wait: without the backend compiled in (how to rebuild), and with a manual clock in either
+// build (Kafka's time is the cluster's). The Kafka build's network paths: tests/kafka.
+TEST(BadInputBroker, KafkaBootstrapRefusals) {
+    mq_broker_options o;
+    mq_broker_options_init(&o, sizeof o);
+    o.kafka_bootstrap = "127.0.0.1:1";
+    o.clock = frozen_clock;
+    mq_broker *nb = nullptr;
+    EXPECT_EQ(mq_broker_new(&o, &nb), MQ_ERR_UNSUPPORTED);
+    EXPECT_EQ(nb, nullptr);
+#ifdef MQ_TEST_HAVE_KAFKA
+    EXPECT_NE(std::strstr(mq_last_error(), "clock"), nullptr) << mq_last_error();
+#else
+    EXPECT_NE(std::strstr(mq_last_error(), "-DMQ_KAFKA=ON"), nullptr) << mq_last_error();
+    o.clock = nullptr;
+    EXPECT_EQ(mq_broker_new(&o, &nb), MQ_ERR_UNSUPPORTED);
+    EXPECT_NE(std::strstr(mq_last_error(), "-DMQ_KAFKA=ON"), nullptr) << mq_last_error();
+    EXPECT_EQ(nb, nullptr);
+#endif
 }
 
 // The *_init functions must not write past `size` (an older caller's struct is smaller), and do

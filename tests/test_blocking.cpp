@@ -26,6 +26,8 @@
 
 namespace {
 
+using mqtest::eventually;
+
 using mqtest::BrokerPtr;
 using mqtest::new_broker;
 
@@ -101,16 +103,6 @@ int64_t producer_waits(mq_broker *b, const char *topic, int32_t p) {
     mq_partition_info i{};
     EXPECT_EQ(mq_partition_get_info(b, topic, p, &i, sizeof i), MQ_OK);
     return i.producer_waits;
-}
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout = kHang) {
-    auto deadline = Clock::now() + timeout;
-    while (!pred()) {
-        if (Clock::now() > deadline) return false;
-        std::this_thread::yield();
-    }
-    return true;
 }
 
 struct PollResult {

@@ -14,9 +14,11 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "broker.h"
 #include "call_gate.h"
+#include "cancel.h"
 #include "cursor.h"
 #include "mq.h"
 #include "mq_test_util.h"
@@ -25,6 +27,8 @@
 #include "topic_table.h"
 
 namespace {
+
+using mqtest::eventually;
 
 using mqtest::BrokerPtr;
 
@@ -133,6 +137,96 @@ TEST(Churn, EveryKindOfChurnLeavesLiveObjectCountsFlat) {
     EXPECT_EQ(mq_topic_publish(b.get(), "steady", nullptr, 0, "y", 1, nullptr, 0, 0, nullptr,
                                nullptr, nullptr),
               MQ_OK);
+}
+
+// An idle consumer in a forever poll and a publisher waiting forever for room are parked while
+// they sleep (call_gate.h): churn elsewhere is reclaimed meanwhile, and each still finishes on
+// the topic it pinned, the poll's deleted from under it, the publish's room made by an
+// unsubscribe. Before parking, each held its epoch's parity and every cycle's group, snapshot
+// and topic waited for it.
+TEST(Churn, CallsBlockedForeverHoldNoReclamationBack) {
+    BrokerPtr b = mqtest::new_broker();
+    create(b.get(), "idle", 1, 1);
+    ASSERT_EQ(mq_group_subscribe(b.get(), "idle", "g", nullptr), MQ_OK);
+    create(b.get(), "full", 1, 1);
+    ASSERT_EQ(mq_group_subscribe(b.get(), "full", "slow", nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_publish(b.get(), "full", nullptr, 0, "m", 1, nullptr, 0, 0, nullptr, nullptr,
+                               nullptr),
+              MQ_OK);
+    create(b.get(), "churn");
+
+    // The tokens are never triggered: in use, they show each call has reached its wait.
+    mq_cancel *poll_token = nullptr, *publish_token = nullptr;
+    ASSERT_EQ(mq_cancel_new(&poll_token), MQ_OK);
+    ASSERT_EQ(mq_cancel_new(&publish_token), MQ_OK);
+    std::atomic<int> polled{-1}, published{-1};
+    std::thread poller([&] {
+        mq_message m[1];
+        size_t n = 0;
+        polled = mq_group_poll(b.get(), "idle", "g", 0, m, sizeof m[0], 1, MQ_WAIT_FOREVER,
+                               poll_token, &n);
+    });
+    std::thread publisher([&] {
+        published = mq_topic_publish(b.get(), "full", nullptr, 0, "n", 1, nullptr, 0,
+                                     MQ_WAIT_FOREVER, publish_token, nullptr, nullptr);
+    });
+    auto in_use = [](mq_cancel *c) {
+        std::lock_guard g(c->mu);
+        return c->where != nullptr;
+    };
+    ASSERT_TRUE(eventually([&] { return in_use(poll_token) && in_use(publish_token); }));
+
+    const Live base = Live::now();
+    for (int i = 0; i < 300; i++) {
+        ASSERT_EQ(mq_group_subscribe(b.get(), "churn", "c", nullptr), MQ_OK);
+        ASSERT_EQ(mq_group_unsubscribe(b.get(), "churn", "c"), MQ_OK);
+        const std::string topic = "t" + std::to_string(i);
+        create(b.get(), topic.c_str());
+        ASSERT_EQ(mq_topic_delete(b.get(), topic.c_str()), MQ_OK);
+    }
+    expect_flat(base, settled(b.get(), base), 300);
+    EXPECT_TRUE(eventually([&] { return b->gate.parked() == 2; }));  // asleep all along
+
+    ASSERT_EQ(mq_topic_delete(b.get(), "idle"), MQ_OK);
+    poller.join();
+    EXPECT_EQ(polled.load(), MQ_ERR_NO_TOPIC);
+    ASSERT_EQ(mq_group_unsubscribe(b.get(), "full", "slow"), MQ_OK);  // nobody holds the backlog
+    publisher.join();
+    EXPECT_EQ(published.load(), MQ_OK);
+    EXPECT_EQ(b->gate.parked(), 0);
+    mq_cancel_free(poll_token);
+    mq_cancel_free(publish_token);
+    // The deleted topic went once the poll released its pin, and its group with it.
+    const Live end = settled(
+        b.get(), Live{base.groups - 2, base.snapshots - 1, base.topics - 1, base.tables - 1});
+    EXPECT_LE(end.topics, base.topics - 1 + kSlack);
+}
+
+// A parked call is still inside for mq_broker_free: it returns only once the calls its close
+// woke have left the broker (a member keeps the broker's memory, so the gate can be read after).
+TEST(Churn, BrokerFreeWaitsForParkedCalls) {
+    BrokerPtr b = mqtest::new_broker();
+    create(b.get(), "t", 1, 1);
+    ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
+    mq_member *keep = nullptr;
+    ASSERT_EQ(mq_member_join(b.get(), "t", "m", nullptr, &keep), MQ_OK);
+    constexpr int kPollers = 4;
+    std::vector<std::thread> pollers;
+    for (int i = 0; i < kPollers; i++) {
+        pollers.emplace_back([broker = b.get()] {
+            mq_message m[1];
+            size_t n = 0;
+            EXPECT_EQ(
+                mq_group_poll(broker, "t", "g", 0, m, sizeof m[0], 1, MQ_WAIT_FOREVER, nullptr, &n),
+                MQ_CLOSED);
+        });
+    }
+    ASSERT_TRUE(eventually([&] { return b->gate.parked() == kPollers; }));
+    mq_broker *raw = b.release();
+    mq_broker_free(raw);
+    EXPECT_EQ(raw->gate.inside(), 0);
+    for (std::thread &t : pollers) t.join();
+    ASSERT_EQ(mq_member_close(keep), MQ_OK);
 }
 
 // Everything goes with the broker, including what still waited for a grace period.

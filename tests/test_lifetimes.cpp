@@ -36,23 +36,14 @@
 #include "cancel.h"
 #include "member.h"
 #include "mq.h"
+#include "mq_test_util.h"
 
 namespace {
 
+using mqtest::eventually;
+
 using namespace std::chrono_literals;
 constexpr auto kHang = 10s;  // far beyond any correct wakeup, even under ThreadSanitizer
-
-// Waits for a condition that a correct library makes true; the limit only ends a wrong one's
-// hang. Yields between looks: this is a wait on a condition, not a sleep.
-template <class F>
-bool eventually(F &&f) {
-    const auto until = std::chrono::steady_clock::now() + kHang;
-    while (!f()) {
-        if (std::chrono::steady_clock::now() > until) return false;
-        std::this_thread::yield();
-    }
-    return true;
-}
 
 // A call on its own thread whose result is awaited with a limit: a hang aborts this test's
 // process (its thread cannot be joined) instead of hanging the suite.

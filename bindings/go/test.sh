@@ -7,7 +7,10 @@
 # Steps: gofmt, go vet, go test -race ./... (the default build: cgo compiles the core from
 # src/), the benchmarks once each, a build with CGO_ENABLED=0 (must fail, readably), the core
 # built and installed with CMake (bindings/go/build-core/), go test -tags mq_system against
-# that installed libmq, and examples/go (the reference trace compared with the C demo's).
+# that installed libmq, examples/go (the reference trace compared with the C demo's), then the
+# Kafka variant (-tags mq_kafka: the core with its Kafka backend, librdkafka) against a cluster:
+# $MQ_KAFKA_BOOTSTRAP when set (scripts/test.sh keeps one up), else one started here with
+# scripts/kafka-server.sh in build-core/kafka/ and stopped on exit.
 # Exits non-zero as soon as a step fails.
 set -euo pipefail
 
@@ -17,7 +20,15 @@ root=$(cd "$here/../.." && pwd)
 source "$root/scripts/lib/setup.sh"
 
 phase="setup"
-trap 'rc=$?; if [ "$rc" -ne 0 ]; then section "FAILED: go: $phase (exit $rc)"; fi' EXIT
+kafka_dir=$here/build-core/kafka
+kafka_started=0
+stop_kafka() {
+    if [ "$kafka_started" = 1 ]; then
+        "$root/scripts/kafka-server.sh" stop "$kafka_dir" || true
+        kafka_started=0
+    fi
+}
+trap 'rc=$?; stop_kafka; if [ "$rc" -ne 0 ]; then section "FAILED: go: $phase (exit $rc)"; fi' EXIT
 timings=()
 step_start=$SECONDS
 step() {
@@ -114,6 +125,27 @@ step "examples/go (the default build, no race detector): the reference trace, by
     MQ_DEMO="$here/build-core/examples/mq_demo" go test -count=1 ./...
     go run . >/dev/null
 )
+
+step "Kafka: librdkafka and a cluster"
+ensure_tools rdkafka
+if [ -z "${MQ_KAFKA_BOOTSTRAP:-}" ]; then
+    kafka_started=1
+    MQ_KAFKA_BOOTSTRAP=$("$root/scripts/kafka-server.sh" start "$kafka_dir" | tail -n 1)
+    export MQ_KAFKA_BOOTSTRAP
+fi
+echo "Kafka at $MQ_KAFKA_BOOTSTRAP"
+
+# Without the race detector, so that the core is compiled once with its backend for both test
+# binaries and the testee these tests build. Only the tests of the variant: the rest of the
+# suite is the default build's, already run.
+step "go test -tags mq_kafka -run Kafka (kafka_scenarios.txt one at a time, the cluster test)"
+kafka_log=build-core/go-test-kafka.log
+if ! go test -tags mq_kafka -count=1 -v -run Kafka ./mq ./internal/conformance >"$kafka_log" 2>&1; then
+    cat "$kafka_log" >&2
+    exit 1
+fi
+grep -E '^(\s*--- |ok|PASS)' "$kafka_log"
+go vet -tags mq_kafka ./...
 
 step "done"
 printf '%s\n' "${timings[@]}"

@@ -5,7 +5,10 @@
 # -Xlint:all -Werror, JUnit runs the suite (conformance scripts, stress, interrupts, close
 # orders, JVM exit, the reference trace against the C demo), and Javadoc is checked with
 # doclint. Then no test JVM may have reported a JNI misuse (-Xcheck:jni), and the benchmark
-# module must build.
+# module must build. Last, the Kafka variant (`mvn -Pkafka test`: the core with the Kafka
+# backend, docs/KAFKA.md) runs the binding's tests tagged "kafka" against a cluster: the one at
+# $MQ_KAFKA_BOOTSTRAP (scripts/test.sh starts one), else a single-node Kafka that
+# scripts/kafka-server.sh starts in target/kafka-server/ and stops on exit.
 #
 #   bindings/java/test.sh            (from anywhere; CI=true and no stdin are fine)
 #
@@ -18,9 +21,19 @@ here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$here"
 
+# shellcheck source=../../scripts/lib/setup.sh
+source "$root/scripts/lib/setup.sh"  # ensure_tools
 section() { printf '\n==== java: %s ====\n' "$*"; }
 phase="setup"
-trap 'rc=$?; if [ "$rc" -ne 0 ]; then printf "\n==== java: FAILED: %s (exit %s) ====\n" "$phase" "$rc"; fi' EXIT
+kafka_dir=$here/target/kafka-server
+kafka_started=0
+stop_kafka() {
+    if [ "$kafka_started" = 1 ]; then
+        "$root/scripts/kafka-server.sh" stop "$kafka_dir" || true
+        kafka_started=0
+    fi
+}
+trap 'rc=$?; stop_kafka; if [ "$rc" -ne 0 ]; then printf "\n==== java: FAILED: %s (exit %s) ====\n" "$phase" "$rc"; fi' EXIT
 
 # ---- tools ---------------------------------------------------------------------------------
 missing=()
@@ -94,6 +107,32 @@ if [ "${MQ_JAVA_SKIP_BENCH:-0}" != 1 ]; then
     mvn "${mvn_args[@]}" -q install -DskipTests
     mvn "${mvn_args[@]}" -q -f "$root/bench/java/pom.xml" package
 fi
+
+# ---- the Kafka variant on a cluster -------------------------------------------------------
+# Only what it needs: the JNI library with the Kafka backend (its own CMake cache in
+# target/kafka/native, kept between runs) and the tests tagged "kafka"; the conformance runner
+# is the one above ($MQ_CONFORMANCE_RUNNER, else target/native/mq_conformance).
+phase="kafka: librdkafka"
+kafka_start=$SECONDS
+ensure_tools pkg-config rdkafka
+if [ -z "${MQ_KAFKA_BOOTSTRAP:-}" ]; then
+    phase="kafka: start a single-node cluster (scripts/kafka-server.sh)"
+    section "$phase"
+    kafka_started=1
+    MQ_KAFKA_BOOTSTRAP=$("$root/scripts/kafka-server.sh" start "$kafka_dir" | tail -n 1)
+    export MQ_KAFKA_BOOTSTRAP
+fi
+phase="kafka: mvn -Pkafka test (Kafka at $MQ_KAFKA_BOOTSTRAP)"
+section "$phase"
+rm -rf target/kafka/surefire-reports
+mvn "${mvn_args[@]}" -Pkafka test
+if grep -l "WARNING in native method" target/kafka/surefire-reports/* 2>/dev/null; then
+    grep -h -A3 "WARNING in native method" target/kafka/surefire-reports/* | head -40
+    echo "a test JVM of the Kafka variant reported JNI misuse (above)" >&2
+    exit 1
+fi
+stop_kafka
+echo "(the Kafka variant took $((SECONDS - kafka_start)) s)"
 
 phase="done"
 section "all Java tests passed"

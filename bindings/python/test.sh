@@ -4,6 +4,11 @@
 # the repository's sources, the cffi extension, one abi3 wheel), and runs every test, ruff,
 # mypy --strict, the reference-trace comparison with the C demo, and the conformance suite
 # (every tests/conformance/*.mqs: the repository's runner against tests/conformance_testee.py).
+# Then the Kafka variant (README "A Kafka cluster"): the wheel built with the core's MQ_KAFKA=ON,
+# its tests (marked kafka) and the scenarios of tests/conformance/kafka_scenarios.txt against
+# the cluster at MQ_KAFKA_BOOTSTRAP, or, when that is unset, a single-node one that
+# scripts/kafka-server.sh starts in build/kafka-server (in the background, while the default
+# steps run) and stops on exit.
 #
 #   bindings/python/test.sh            everything
 #   PYTHON=python3.12 bindings/python/test.sh   with another interpreter (default python3)
@@ -18,7 +23,25 @@ cd "$here"
 source "$root/scripts/lib/setup.sh"
 
 start=$SECONDS
-ensure_tools cmake ninja g++ gtest  # gtest: the core's CMake needs it with tests on
+# gtest: the core's CMake needs it with tests on; pkg-config and rdkafka: the Kafka variant's
+# core. java and mvn (scripts/kafka-server.sh) are installed here, not by the script in the
+# background, where its apt-get could meet another.
+ensure_tools cmake ninja g++ gtest pkg-config rdkafka
+kafka_dir=$here/build/kafka-server
+kafka_starter=""
+if [ -z "${MQ_KAFKA_BOOTSTRAP:-}" ]; then
+    ensure_tools java mvn
+    mkdir -p "$kafka_dir"
+    "$root/scripts/kafka-server.sh" start "$kafka_dir" \
+        >"$kafka_dir/start.out" 2>"$kafka_dir/start.err" &
+    kafka_starter=$!
+    stop_kafka() {
+        # A start still under way is waited for (it bounds itself), so that stop finds its pid.
+        wait "$kafka_starter" 2>/dev/null || true
+        "$root/scripts/kafka-server.sh" stop "$kafka_dir" || true
+    }
+    trap stop_kafka EXIT
+fi
 python=${PYTHON:-python3}
 if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
     # Debian's own python3 ships venv separately.
@@ -88,4 +111,31 @@ section "python: pytest"
 
 section "python: examples/python/trace.py"
 NO_COLOR=1 "$venv/python" "$root/examples/python/trace.py" >/dev/null
+default_took=$((SECONDS - start))
+
+section "python: the Kafka variant (-C cmake.define.MQ_KAFKA=ON) against a cluster"
+kafka_start=$SECONDS
+# Its own CMake tree (build/kafka-*: switching MQ_KAFKA in one tree would rebuild the core each
+# time) and no build isolation (the venv has the build requirements; an isolated environment
+# costs seconds and reconfigures the tree on every run).
+rm -rf build/kafka-wheelhouse build/kafka-site
+"$venv/pip" wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
+    -C cmake.define.MQ_KAFKA=ON -C "build-dir=build/kafka-{wheel_tag}" -w build/kafka-wheelhouse .
+# Installed beside the default wheel, not over it: PYTHONPATH puts it first for this run only.
+"$venv/pip" install -q --disable-pip-version-check --no-deps --target build/kafka-site \
+    build/kafka-wheelhouse/mq-*.whl
+if [ -n "$kafka_starter" ]; then
+    if ! wait "$kafka_starter"; then
+        cat "$kafka_dir/start.err" >&2
+        echo "scripts/kafka-server.sh start $kafka_dir failed" >&2
+        exit 1
+    fi
+    MQ_KAFKA_BOOTSTRAP=$(tail -n 1 "$kafka_dir/start.out")
+    export MQ_KAFKA_BOOTSTRAP
+fi
+echo "Kafka at $MQ_KAFKA_BOOTSTRAP"
+# One pytest process, tests one after another: the scenarios share topic names.
+PYTHONPATH=$here/build/kafka-site MQ_PYTHON_VARIANT=kafka \
+    "$venv/python" -m pytest -p no:cacheprovider -ra
+echo "(python: the Kafka variant took $((SECONDS - kafka_start)) s after the default's $default_took s)"
 echo "(python: test.sh took $((SECONDS - start)) s)"

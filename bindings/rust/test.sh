@@ -7,7 +7,10 @@
 #   the reference trace against the C demo (examples/rust),
 #   linking an installed libmq (MQ_DIR, pkg-config with MQ_STATIC),
 #   cargo package of the workspace, built and tested from the packaged files alone,
-#   a smoke run of the benchmark.
+#   a smoke run of the benchmark,
+#   the `kafka` feature (the core with its Kafka backend, librdkafka) on a real cluster:
+#   MQ_KAFKA_BOOTSTRAP's, else one started here (scripts/kafka-server.sh) and stopped on exit;
+#   mq's kafka_cluster test and tests/conformance/kafka_scenarios.txt through the testee.
 # Idempotent; the first failure stops it.
 set -euo pipefail
 
@@ -32,7 +35,8 @@ if command -v rustup >/dev/null 2>&1; then
         rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
     done
 fi
-ensure_tools g++ cmake ninja pkg-config
+# librdkafka: the `kafka` feature's core links it (clippy checks that variant too).
+ensure_tools g++ cmake ninja pkg-config rdkafka
 apt_install() {
     local sudo=()
     [ "$(id -u)" -ne 0 ] && sudo=(sudo)
@@ -46,13 +50,28 @@ fi
 export CARGO_TERM_COLOR=never
 features=(--features tokio)
 
+# Whatever stops the script: the packaging step's vendored copy goes, a cluster started here stops.
+vendored=0
+kafka_dir="$here/target/kafka-server"
+kafka_started=0
+cleanup() {
+    [ "$vendored" = 1 ] && rm -rf "$here/mq-sys/vendor"
+    if [ "$kafka_started" = 1 ]; then
+        "$root/scripts/kafka-server.sh" stop "$kafka_dir" || true
+    fi
+}
+trap cleanup EXIT
+
 # ---- lints and docs ------------------------------------------------------------------------------
 step "cargo fmt --check"
 cargo fmt --all -- --check
 (cd "$root/examples/rust" && cargo fmt -- --check)
 
 step "cargo clippy -D warnings"
-cargo clippy --workspace --all-targets "${features[@]}" -- -D warnings
+# With `kafka` too: its code (build.rs's librdkafka, the cluster tests) is linted at no extra
+# build (a second clippy of the other variant would compile the core once more); the
+# #[cfg(not(feature = "kafka"))] tests are still compiled, with warnings, by cargo test.
+cargo clippy --workspace --all-targets --features tokio,kafka -- -D warnings
 
 step "cargo doc -D warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps "${features[@]}"
@@ -86,22 +105,23 @@ PKG_CONFIG_PATH="$libdir/pkgconfig" MQ_STATIC=1 MQ_NO_VENDOR=1 CARGO_TARGET_DIR=
 
 # ---- packaging -----------------------------------------------------------------------------------
 step "cargo package: the packaged crates build and pass their tests on their own"
-trap 'rm -rf "$here/mq-sys/vendor"' EXIT
+vendored=1
 mq-sys/vendor.sh
 cargo package --workspace --allow-dirty --no-verify --exclude mq-conformance --exclude mq-bench
 # A fixed place outside the source tree's crates (so reruns reuse the build), emptied first.
 pkg="$here/target/package-check"
-rm -rf "$pkg/mq-sys-1.1.0" "$pkg/mq-1.1.0"
+v="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)"  # [workspace.package]
+rm -rf "$pkg"/mq-sys-* "$pkg"/mq-[0-9]*
 mkdir -p "$pkg"
 for c in mq-sys mq; do
-    tar -xzf "target/package/$c-1.1.0.crate" -C "$pkg"
+    tar -xzf "target/package/$c-$v.crate" -C "$pkg"
 done
 cat > "$pkg/Cargo.toml" <<TOML
 [workspace]
-members = ["mq-sys-1.1.0", "mq-1.1.0"]
+members = ["mq-sys-$v", "mq-$v"]
 resolver = "2"
 [patch.crates-io]
-mq-sys = { path = "mq-sys-1.1.0" }
+mq-sys = { path = "mq-sys-$v" }
 TOML
 (cd "$pkg" && CARGO_TARGET_DIR="$here/target/packaged" cargo test --workspace "${features[@]}")
 rm -rf "$here/mq-sys/vendor"
@@ -109,5 +129,31 @@ rm -rf "$here/mq-sys/vendor"
 # ---- benchmark -----------------------------------------------------------------------------------
 step "benchmark smoke run (every workload verifies what it received)"
 cargo run -p mq-bench -- --smoke  # the dev profile: a check of what it verifies, not a measurement
+
+# ---- the Kafka backend ---------------------------------------------------------------------------
+# The same target directory: cargo keeps the kafka-featured core beside the default one, so a
+# rerun rebuilds nothing. Only what the run needs is built: mq's kafka_cluster test and the
+# conformance crate's testee and kafka_conformance test.
+step "kafka: a cluster"
+kafka_start=$SECONDS
+if [ -z "${MQ_KAFKA_BOOTSTRAP:-}" ]; then
+    kafka_started=1
+    MQ_KAFKA_BOOTSTRAP=$("$root/scripts/kafka-server.sh" start "$kafka_dir" | tail -n 1)
+    echo "started a single-node Kafka at $MQ_KAFKA_BOOTSTRAP"
+else
+    echo "the cluster at MQ_KAFKA_BOOTSTRAP=$MQ_KAFKA_BOOTSTRAP"
+fi
+export MQ_KAFKA_BOOTSTRAP
+kafka_build=$SECONDS
+step "kafka: build the kafka feature's tests (core with src/kafka/, librdkafka)"
+cargo test --no-run -p mq --features kafka --test kafka_cluster
+cargo test --no-run -p mq-conformance --features kafka --test kafka_conformance
+kafka_tests=$SECONDS
+step "kafka: the binding on the cluster (mq/tests/kafka_cluster.rs)"
+cargo test -p mq --features kafka --test kafka_cluster
+step "kafka: tests/conformance/kafka_scenarios.txt, one at a time, MQ_CONFORMANCE_BACKEND=kafka"
+cargo test -p mq-conformance --features kafka --test kafka_conformance
+echo "(kafka: cluster $((kafka_build - kafka_start)) s, build $((kafka_tests - kafka_build)) s," \
+    "tests $((SECONDS - kafka_tests)) s)"
 
 step "done in $((SECONDS - start)) s"

@@ -17,6 +17,10 @@ _package_for() {
         gtest) echo libgtest-dev ;;
         clang-format) echo clang-format ;;
         gnuplot) echo gnuplot-nox ;;
+        kcat) echo kcat ;;
+        rdkafka) echo librdkafka-dev ;;
+        java) echo default-jre-headless ;;
+        mvn) echo maven ;;
         *)
             echo "setup.sh: no package known for '$1'" >&2
             return 1
@@ -31,6 +35,8 @@ _have() {
             compgen -G '/usr/lib/*/libgtest.a' >/dev/null ||
                 compgen -G '/usr/lib/*/cmake/GTest/GTestConfig.cmake' >/dev/null
         } ;;
+        # librdkafka (the Kafka backend): what pkg_check_modules(rdkafka) needs.
+        rdkafka) [ -e /usr/include/librdkafka/rdkafka.h ] && pkg-config --exists rdkafka 2>/dev/null ;;
         *) command -v "$1" >/dev/null 2>&1 ;;
     esac
 }

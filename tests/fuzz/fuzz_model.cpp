@@ -1,7 +1,10 @@
 // libFuzzer target: decodes its input into a sequence of C API calls on one broker with a manual
 // clock, runs each against the library and against the model (model.h), and aborts on the first
-// difference or broken invariant. Single-threaded, every wait 0: the outcome of each call is
-// fully determined by the contract.
+// difference or broken invariant. Single-threaded, and no call ever waits (a nonzero wait only
+// with a triggered cancel token): the outcome of each call is fully determined by the contract.
+// Besides the broker it holds members (no threads, a session timeout the manual clock never
+// reaches) and cancel tokens, and releases all of them in a fuzzed order; push subscriptions
+// are left out, their threads would make the outcome depend on the scheduler.
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -46,6 +49,17 @@ struct Input {
 const char *const kTopics[] = {"orders", "pay.v1", "t-3", "nope", "bad name"};
 const char *const kGroups[] = {"billing", "email", "g_3", "bad/group"};
 const char *const kKeys[] = {"user-a", "user-b", "", "21", "foobar", "k"};
+// Members get groups of their own (plain group calls never touch them), one member at a time.
+const char *const kMemberGroups[] = {"workers", "w_2", "bad group"};
+const char *const kHeaderNames[] = {"", "h", "trace-id", "mq.dead_letter.topic"};
+constexpr size_t kMembers = 3;
+constexpr size_t kTokens = 2;
+
+// MQ_FUZZ_TRACE=1 prints every call (to see what a seed or a found input does).
+bool tracing() {
+    static const bool on = std::getenv("MQ_FUZZ_TRACE") != nullptr;
+    return on;
+}
 
 struct Clock {
     int64_t ns = 1'000'000'000;
@@ -55,12 +69,29 @@ struct Clock {
 // A view the library handed out, kept until its group acks or seeks past it: its bytes must
 // stay put. Once its message is dropped (bounded retention, max age) it is kept until the
 // group's next poll, ack or seek on the partition, and compared with the copy taken at the poll.
+// Views handed to a member are also kept when its topic is deleted (orphan), until the member
+// is released.
 struct HeldView {
     std::string topic, group;
     int32_t partition;
     mq_message m;
     Msg want;
     bool dropped = false;
+    uint64_t member = 0;  // serial of the member that polled it; 0: mq_group_poll
+    bool orphan = false;
+};
+
+struct Member {
+    mq_member *h = nullptr;
+    uint64_t serial = 0;
+    std::string topic, group;
+    uint64_t topic_id = 0;
+    uint32_t rotate = 0;  // polls that passed their checks
+};
+
+struct Token {
+    mq_cancel *h = nullptr;
+    bool triggered = false;
 };
 
 struct Run {
@@ -68,10 +99,14 @@ struct Run {
     Clock clock;
     fuzzmodel::Broker model{32};
     std::vector<HeldView> views;
+    Member members[kMembers];
+    Token tokens[kTokens];
+    uint64_t member_serial = 0;
     uint64_t seq = 0;
     size_t step = 0;
 
     void expect(const char *call, mq_status got, const Expect &e) {
+        if (tracing()) std::fprintf(stderr, "step %zu %s: %s\n", step, call, mq_status_name(got));
         if (e.allows(got)) return;
         std::string want;
         for (mq_status s : e.ok_statuses) want += std::string(mq_status_name(s)) + " ";
@@ -95,10 +130,54 @@ struct Run {
                 m.key_len == want.key.size() && std::memcmp(m.key, want.key.data(), m.key_len) == 0,
                 "step %zu %s: key of %" PRId64 " differs", step, call, offset);
         }
+        CHECK(m.header_count == want.headers.size() &&
+                  (m.header_count == 0) == (m.headers == nullptr),
+              "step %zu %s: %zu headers on %" PRId64 ", model %zu", step, call, m.header_count,
+              offset, want.headers.size());
+        for (size_t i = 0; i < m.header_count; i++) {
+            const mq_header &h = m.headers[i];
+            const fuzzmodel::Header &w = want.headers[i];
+            CHECK(h.name_len == w.name.size() && h.value_len == w.value.size() &&
+                      (h.name_len == 0 || std::memcmp(h.name, w.name.data(), h.name_len) == 0) &&
+                      (h.value_len == 0 || std::memcmp(h.value, w.value.data(), h.value_len) == 0),
+                  "step %zu %s: header %zu of %" PRId64 " differs", step, call, i, offset);
+        }
     }
 
-    // The invariants and the full observable state, after every call.
-    void check_state() {
+    // After every call, what it could have changed (scope: its topic, the partition or -1 for
+    // all of them; the topic list after a create or delete); every full_every() calls, at the end
+    // of the input and after each release, the full observable state. A partition left
+    // unchecked is not touched by the library either, so its lazy enforcement of the maximum age
+    // lands where the model's eager one does.
+    // MQ_FUZZ_FULL=1 checks everything after every call (to triage a finding).
+    static size_t full_every() {
+        static const size_t n = std::getenv("MQ_FUZZ_FULL") ? 1 : 8;
+        return n;
+    }
+    std::string scope;
+    int32_t scope_part = -1;
+    bool lists_changed = false;
+
+    void check_state(bool full) {
+        mark_dropped();
+        if (!b) return check_views(nullptr);
+        if (full || lists_changed) check_topic_list();
+        for (auto &t : model.topics) {
+            if (!full && t.name != scope) continue;
+            check_topic(t);
+            for (int32_t p = 0; p < t.partitions; p++) {
+                if (full || scope_part < 0 || scope_part == p) check_partition(t, p, full);
+            }
+        }
+        check_views(full ? nullptr : &scope);
+        for (const Token &t : tokens) {
+            CHECK(!t.h || mq_cancel_is_triggered(t.h) == (t.triggered ? 1 : 0),
+                  "step %zu: cancel token triggered %d, model %d", step,
+                  mq_cancel_is_triggered(t.h), t.triggered);
+        }
+    }
+
+    void check_topic_list() {
         std::string names;
         for (const auto &t : model.topics) names += t.name + "\n";
         char buf[256];
@@ -106,28 +185,44 @@ struct Run {
         CHECK(mq_topic_list(b, buf, sizeof buf, &needed) == MQ_OK && names == buf &&
                   needed == names.size() + 1,
               "step %zu topic list '%s', model '%s'", step, buf, names.c_str());
-        for (auto &t : model.topics) {
-            std::string gl;
-            for (const auto &g : t.groups) gl += g + "\n";
-            CHECK(mq_group_list(b, t.name.c_str(), buf, sizeof buf, &needed) == MQ_OK && gl == buf,
-                  "step %zu group list of %s '%s', model '%s'", step, t.name.c_str(), buf,
-                  gl.c_str());
-            mq_topic_info ti{};
-            CHECK(mq_topic_get_info(b, t.name.c_str(), &ti, sizeof ti) == MQ_OK &&
-                      ti.partitions == t.partitions && ti.capacity == t.capacity &&
-                      ti.max_bytes == t.max_bytes &&
-                      ti.ack_timeout_ms * 1'000'000 == t.ack_timeout_ns &&
-                      (ti.retention == MQ_RETAIN_BOUNDED) == t.bounded &&
-                      ti.max_age_ms * 1'000'000 == t.max_age_ns,
-                  "step %zu topic info of %s", step, t.name.c_str());
-            for (int32_t p = 0; p < t.partitions; p++) check_partition(t, p);
-        }
+    }
+
+    void check_topic(const fuzzmodel::Topic &t) {
+        std::string gl;
+        for (const auto &g : t.groups) gl += g + "\n";
+        char buf[256];
+        size_t needed = 0;
+        CHECK(mq_group_list(b, t.name.c_str(), buf, sizeof buf, &needed) == MQ_OK && gl == buf,
+              "step %zu group list of %s '%s', model '%s'", step, t.name.c_str(), buf, gl.c_str());
+        mq_topic_info ti{};
+        CHECK(mq_topic_get_info(b, t.name.c_str(), &ti, sizeof ti) == MQ_OK &&
+                  ti.partitions == t.partitions && ti.capacity == t.capacity &&
+                  ti.max_bytes == t.max_bytes &&
+                  ti.ack_timeout_ms * 1'000'000 == t.ack_timeout_ns &&
+                  (ti.retention == MQ_RETAIN_BOUNDED) == t.bounded &&
+                  ti.max_age_ms * 1'000'000 == t.max_age_ns,
+              "step %zu topic info of %s", step, t.name.c_str());
+    }
+
+    // A view not acked or sought past lies below start only if its message was dropped. Kept
+    // up to date for every view before each call: the call's forget_dropped relies on it.
+    void mark_dropped() {
+        if (!b) return;
         for (HeldView &v : views) {
-            fuzzmodel::Topic *t = model.find(v.topic);
-            const fuzzmodel::Part &part = t->parts[static_cast<size_t>(v.partition)];
-            // A view not acked or sought past lies below start only if its message was dropped.
-            if (v.m.offset < part.start) v.dropped = true;
-            if (!v.dropped) {
+            if (v.orphan || v.dropped) continue;
+            const fuzzmodel::Topic *t = model.find(v.topic);
+            if (v.m.offset < t->parts[static_cast<size_t>(v.partition)].start) v.dropped = true;
+        }
+    }
+
+    // Every view held (of topic `only`, if given) must still read its bytes, also after the
+    // broker handle is released.
+    void check_views(const std::string *only) {
+        for (HeldView &v : views) {
+            if (only && v.topic != *only) continue;
+            if (b && !v.orphan && !v.dropped) {
+                const fuzzmodel::Part &part =
+                    model.find(v.topic)->parts[static_cast<size_t>(v.partition)];
                 CHECK(v.m.offset < part.end && part.at(v.m.offset).payload == v.want.payload,
                       "step %zu: a held view (%s/%d/%" PRId64 ") is outside the retained log", step,
                       v.topic.c_str(), v.partition, v.m.offset);
@@ -137,7 +232,7 @@ struct Run {
         }
     }
 
-    void check_partition(fuzzmodel::Topic &t, int32_t p) {
+    void check_partition(fuzzmodel::Topic &t, int32_t p, bool describe) {
         fuzzmodel::Part &part = t.parts[static_cast<size_t>(p)];
         mq_partition_info pi{};
         CHECK(mq_partition_get_info(b, t.name.c_str(), p, &pi, sizeof pi) == MQ_OK,
@@ -185,6 +280,7 @@ struct Run {
               " max_backlog %" PRId64,
               step, t.name.c_str(), p, pi.start, pi.end, pi.retained_bytes, pi.max_backlog,
               part.start, part.end, part.bytes(), part.max_backlog);
+        if (!describe) return;
         std::string want;
         char buf[160];
         if (part.end > part.start) {
@@ -211,16 +307,18 @@ struct Run {
     void forget_views(const std::string &topic, const std::string &group, int32_t partition,
                       int64_t below) {
         std::erase_if(views, [&](const HeldView &v) {
-            return v.topic == topic && v.group == group &&
+            return !v.orphan && v.topic == topic && v.group == group &&
                    (partition < 0 || v.partition == partition) && v.m.offset < below;
         });
     }
 
     // The group's poll, ack or seek on the partition ends its views of dropped messages (the
-    // call may do so whatever its outcome, so they are not checked after it).
+    // call may do so whatever its outcome, so they are not checked after it). partition -1:
+    // all of them (a member poll may look at each).
     void forget_dropped(const std::string &topic, const std::string &group, int32_t partition) {
         std::erase_if(views, [&](const HeldView &v) {
-            return v.dropped && v.topic == topic && v.group == group && v.partition == partition;
+            return v.dropped && !v.orphan && v.topic == topic && v.group == group &&
+                   (partition < 0 || v.partition == partition);
         });
     }
 
@@ -256,7 +354,14 @@ struct Run {
         const int32_t partition =
             in.pick(8) == 0 ? (in.pick(2) ? -1 : 4) : static_cast<int32_t>(in.pick(4));
         Expect e;
-        switch (in.pick(16)) {
+        scope = topic;
+        scope_part = partition;
+        lists_changed = false;
+        const uint32_t op = in.pick(19);
+        if (op == 16 || op == 17) return member_step(in, topic, partition);
+        if (op == 18) return token_step(in);
+        if (!b) return;  // the broker handle is released: only members and tokens are left
+        switch (op) {
             case 0: {
                 mq_topic_config cfg;
                 mq_topic_config_init(&cfg, sizeof cfg);
@@ -269,20 +374,30 @@ struct Run {
                                 : retention == 6 ? 5
                                                  : MQ_RETAIN_UNTIL_ACKED;
                 cfg.max_age_ms = in.pick(4) == 0 ? static_cast<int64_t>(in.pick(250)) : 0;
+                lists_changed = true;
+                scope_part = -1;
                 model.create(topic, cfg.partitions, cfg.capacity, cfg.max_bytes, cfg.ack_timeout_ms,
                              cfg.retention, cfg.max_age_ms, e);
                 expect("create", mq_topic_create(b, topic.c_str(), &cfg), e);
+                if (tracing())
+                    std::fprintf(stderr,
+                                 "  %s: %d partitions, capacity %" PRId64 ", max_bytes %" PRId64
+                                 ", ack %" PRId64 " ms, retention %d, max age %" PRId64 " ms\n",
+                                 topic.c_str(), cfg.partitions, cfg.capacity, cfg.max_bytes,
+                                 cfg.ack_timeout_ms, cfg.retention, cfg.max_age_ms);
                 break;
             }
             case 1: {
                 mq_group_options o;
                 mq_group_options_init(&o, sizeof o);
                 o.start = static_cast<int32_t>(in.pick(7) == 0 ? 5 : in.pick(2));
+                scope_part = -1;
                 model.subscribe(topic, group, o.start, e);
                 expect("subscribe", mq_group_subscribe(b, topic.c_str(), group.c_str(), &o), e);
                 break;
             }
             case 2:
+                scope_part = -1;
                 model.unsubscribe(topic, group, e);
                 expect("unsubscribe", mq_group_unsubscribe(b, topic.c_str(), group.c_str()), e);
                 if (e.ok_statuses[0] == MQ_OK) forget_views(topic, group, -1, INT64_MAX);
@@ -336,25 +451,59 @@ struct Run {
             case 14: {
                 const int64_t ms = in.pick(4) == 0 ? 0 : static_cast<int64_t>(in.byte());
                 clock.ns += ms * 1'000'000;
+                scope.clear();
+                if (tracing()) std::fprintf(stderr, "  clock +%" PRId64 " ms\n", ms);
                 model.now = clock.ns;
                 model.expire_all();
                 break;
             }
             default:
+                scope_part = -1;
+                lists_changed = true;
                 if (in.pick(4) == 0) {
+                    if (in.pick(3) == 0) return release_broker();
+                    // A closed broker enforces no maximum age: every partition is read first, so
+                    // the library's lazy enforcement catches up with the model's eager one.
+                    check_state(true);
                     CHECK(mq_broker_close(b) == MQ_OK, "close failed");
                     model.closed = true;
                 } else if (in.pick(3) == 0) {
-                    // Views its groups were handed may go with the topic (mq.h).
                     model.delete_topic(topic, e);
                     expect("delete", mq_topic_delete(b, topic.c_str()), e);
                     if (e.ok_statuses[0] == MQ_OK) {
-                        std::erase_if(views, [&](const HeldView &v) { return v.topic == topic; });
+                        // Views handed to mq_group_poll may go with the topic; those a member
+                        // holds stay until it is released (mq.h).
+                        std::erase_if(views, [&](HeldView &v) {
+                            if (v.orphan || v.topic != topic) return false;
+                            v.orphan = live_member(v.member) != nullptr;
+                            return !v.orphan;
+                        });
                     }
                 } else {
+                    scope.clear();
                     truncated_lists(in, topic);
                 }
         }
+    }
+
+    // A cancel token and a wait for a call that may wait. The wait is 0 unless the token is
+    // triggered: then the call must return MQ_CANCELLED where it would wait, so nothing blocks.
+    mq_cancel *pick_cancel(Input &in, int64_t *wait, bool *cancels) {
+        *wait = 0;
+        *cancels = false;
+        if (in.pick(3) != 0) return nullptr;
+        Token &t = tokens[in.pick(kTokens)];
+        if (t.h && t.triggered && in.pick(2)) {
+            *wait = in.pick(2) ? 1000 : MQ_WAIT_FOREVER;
+            *cancels = true;
+        }
+        return t.h;
+    }
+
+    static void cancelled(Expect &e, bool cancels) {
+        if (!cancels) return;
+        for (mq_status &s : e.ok_statuses)
+            if (s == MQ_FULL || s == MQ_TIMEOUT) s = MQ_CANCELLED;
     }
 
     void publish(Input &in, const std::string &topic) {
@@ -370,14 +519,42 @@ struct Run {
         const int n = std::snprintf(head, sizeof head, "#%" PRIu64, seq++);
         m.payload.assign(head, static_cast<size_t>(n));
         m.payload.resize(in.pick(41), '.');
+        // 0 to 3 headers, names and values possibly empty; their bytes count against the 32-byte
+        // maximum and the byte budget. Sometimes a NULL pointer with a nonzero length.
+        mq_header hs[3];
+        const size_t hn = in.pick(4);
+        bool bad_pointers = false;
+        m.headers.resize(hn);
+        for (size_t i = 0; i < hn; i++) {
+            fuzzmodel::Header &h = m.headers[i];
+            h.name = kHeaderNames[in.pick(4)];
+            const uint32_t v = in.pick(4);
+            if (v == 1) h.value = "v";
+            if (v >= 2) h.value.assign(in.pick(13), static_cast<char>(in.byte()));
+            hs[i] = {h.name.data(), h.name.size(), h.value.data(), h.value.size()};
+            const uint32_t form = in.pick(10);
+            if (form == 0 && h.name.empty()) hs[i].name = nullptr;  // allowed with length 0
+            if (form == 1 && h.value.empty()) hs[i].value = nullptr;
+            if (form == 2) {
+                hs[i].value = nullptr, hs[i].value_len += 1;
+                bad_pointers = true;
+            }
+        }
+        const mq_header *headers = hn || in.pick(2) ? hs : nullptr;
+        if (hn && in.pick(12) == 0) headers = nullptr, bad_pointers = true;
+        int64_t wait = 0;
+        bool cancels = false;
+        mq_cancel *cancel = pick_cancel(in, &wait, &cancels);
         int64_t model_off = -1;
         Expect e;
-        const int32_t want_p = model.publish(topic, m, e, &model_off);
+        const int32_t want_p = model.publish(topic, m, e, &model_off, bad_pointers);
+        scope_part = want_p;
+        cancelled(e, cancels);
         int32_t p = -7;
         int64_t off = -7;
         const mq_status st = mq_topic_publish(b, topic.c_str(), m.has_key ? m.key.data() : nullptr,
                                               m.key.size(), m.payload.data(), m.payload.size(),
-                                              NULL, 0, MQ_NO_WAIT, nullptr, &p, &off);
+                                              headers, hn, wait, cancel, &p, &off);
         expect("publish", st, e);
         if (st == MQ_OK) {
             CHECK(p == want_p && off == model_off,
@@ -393,31 +570,227 @@ struct Run {
         Expect e;
         std::vector<std::pair<int64_t, uint32_t>> want;
         int64_t lost = 0;
+        int64_t wait = 0;
+        bool cancels = false;
+        mq_cancel *cancel = pick_cancel(in, &wait, &cancels);
         forget_dropped(topic, group, partition);
         model.poll(topic, group, partition, max, e, want, &lost);
+        cancelled(e, cancels);
         const mq_status st = mq_group_poll(b, topic.c_str(), group.c_str(), partition, msgs,
-                                           sizeof(mq_message), max, MQ_NO_WAIT, nullptr, &count);
+                                           sizeof(mq_message), max, wait, cancel, &count);
         expect("poll", st, e);
         if (st != MQ_OK) {
-            CHECK(st != MQ_TIMEOUT || count == 0, "step %zu poll timed out with count %zu", step,
-                  count);
+            CHECK((st != MQ_TIMEOUT && st != MQ_CANCELLED) || count == 0,
+                  "step %zu poll returned %s with count %zu", step, mq_status_name(st), count);
             return;
         }
         CHECK(count == want.size(), "step %zu poll returned %zu messages, model %zu", step, count,
               want.size());
-        const fuzzmodel::Part &part = model.find(topic)->parts[static_cast<size_t>(partition)];
-        for (size_t i = 0; i < count; i++) {
-            check_message("poll", msgs[i], partition, want[i].first, part.at(want[i].first));
+        check_polled("poll", *model.find(topic), topic, group, partition, msgs, want, lost, 0);
+    }
+
+    void check_polled(const char *call, const fuzzmodel::Topic &t, const std::string &topic,
+                      const std::string &group, int32_t partition, const mq_message *msgs,
+                      const std::vector<std::pair<int64_t, uint32_t>> &want, int64_t lost,
+                      uint64_t member) {
+        const fuzzmodel::Part &part = t.parts[static_cast<size_t>(partition)];
+        for (size_t i = 0; i < want.size(); i++) {
+            check_message(call, msgs[i], partition, want[i].first, part.at(want[i].first));
             CHECK(msgs[i].delivery_count == want[i].second,
                   "step %zu offset %" PRId64 " delivery count %u, model %u", step, msgs[i].offset,
                   msgs[i].delivery_count, want[i].second);
             CHECK(msgs[i].lost == (i == 0 ? lost : 0) && msgs[i].dead_letter == nullptr &&
-                      msgs[i].header_count == 0 &&
                       msgs[i].timestamp_ns == part.at(want[i].first).ts,
                   "step %zu offset %" PRId64 ": lost %" PRId64 " (model %" PRId64
                   ")/dead_letter/timestamp",
                   step, msgs[i].offset, msgs[i].lost, i == 0 ? lost : 0);
-            views.push_back({topic, group, partition, msgs[i], part.at(want[i].first)});
+            views.push_back(
+                {topic, group, partition, msgs[i], part.at(want[i].first), false, member, false});
+        }
+    }
+
+    Member *live_member(uint64_t serial) {
+        for (Member &m : members)
+            if (m.h && serial && m.serial == serial) return &m;
+        return nullptr;
+    }
+
+    // Members: join when the slot is free, else one of the member calls or its release.
+    void member_step(Input &in, const std::string &topic, int32_t partition) {
+        Member &m = members[in.pick(kMembers)];
+        scope_part = -1;  // a member's calls may reach any partition of its topic
+        if (!m.h) return join(in, m, topic);
+        scope = m.topic;
+        Expect e;
+        fuzzmodel::Statuses f;
+        fuzzmodel::Topic *t = model.member_faults(m.topic_id, f);
+        e.ok_statuses = f;
+        switch (in.pick(6)) {
+            case 0: return release_member(m);
+            case 1: return member_poll(in, m);
+            case 2: {
+                const int64_t off = pick_offset(in, m.topic, m.group, partition);
+                if (t) {
+                    forget_dropped(m.topic, m.group, partition);
+                    model.ack(t->name, m.group, partition, off, e);
+                }
+                expect("member ack", mq_member_ack(m.h, partition, off), e);
+                if (e.ok_statuses[0] == MQ_OK) forget_views(m.topic, m.group, partition, off + 1);
+                return;
+            }
+            case 3: {
+                const int64_t delay = in.pick(3) == 0 ? 0 : static_cast<int64_t>(in.pick(120)) - 5;
+                if (t) model.nack(t->name, m.group, partition, delay, e);
+                expect("member nack", mq_member_nack(m.h, partition, delay), e);
+                return;
+            }
+            case 4:
+                if (t) model.extend(t->name, m.group, partition, e);
+                expect("member lease extend", mq_member_extend_lease(m.h, partition), e);
+                return;
+            default: return check_assignment(m);
+        }
+    }
+
+    void join(Input &in, Member &m, const std::string &topic) {
+        if (!b) return;
+        const std::string group = kMemberGroups[in.pick(3)];
+        fuzzmodel::Topic *t = model.find(topic);
+        const Member *live = nullptr;  // one member per group: joining one more must fail
+        for (const Member &o : members)
+            if (o.h && t && o.topic_id == t->id && o.group == group) live = &o;
+        mq_member_options o;
+        mq_member_options_init(&o, sizeof o);
+        o.session_timeout_ms = int64_t{1} << 40;  // the manual clock never gets there
+        const uint32_t how = in.pick(4);
+        std::string id = live ? mq_member_id(live->h) : how == 1 ? "bad id" : "m-1";
+        o.member_id = !live && how == 0 ? nullptr : id.c_str();  // NULL: a generated id
+        Expect e;
+        model.member_join(topic, group, !live && how == 1, live != nullptr, e);
+        mq_member *h = nullptr;
+        const mq_status st = mq_member_join(b, topic.c_str(), group.c_str(), &o, &h);
+        expect("member join", st, e);
+        if (st != MQ_OK) return;
+        m = Member{h, ++member_serial, topic, group, model.find(topic)->id, 0};
+        check_assignment(m);
+    }
+
+    // A sole member owns every partition; generations count its group's joins and closes.
+    void check_assignment(Member &m) {
+        fuzzmodel::Statuses f;
+        fuzzmodel::Topic *t = model.member_faults(m.topic_id, f);
+        Expect e;
+        e.ok_statuses = t ? fuzzmodel::Statuses{MQ_OK} : f;
+        int64_t gen = -1;
+        int32_t parts[8];
+        size_t count = 99;
+        const mq_status st = mq_member_get_assignment(m.h, &gen, parts, 8, &count);
+        expect("member assignment", st, e);
+        if (st != MQ_OK) return;
+        bool all = count == static_cast<size_t>(t->partitions);
+        for (size_t i = 0; all && i < count; i++) all = parts[i] == static_cast<int32_t>(i);
+        CHECK(all && gen == t->generation[m.group],
+              "step %zu: member of %s/%s owns %zu partitions in generation %" PRId64
+              ", model %d in %" PRId64,
+              step, m.topic.c_str(), m.group.c_str(), count, gen, t->partitions,
+              t->generation[m.group]);
+    }
+
+    void member_poll(Input &in, Member &m) {
+        const size_t max = in.pick(6);
+        int64_t wait = 0;
+        bool cancels = false;
+        mq_cancel *cancel = pick_cancel(in, &wait, &cancels);
+        std::vector<std::pair<int64_t, uint32_t>> want;
+        int64_t lost = 0;
+        Expect e;
+        if (model.find_id(m.topic_id) && !model.closed) forget_dropped(m.topic, m.group, -1);
+        const int32_t p = model.member_poll(m.topic_id, m.group, m.rotate, max, e, want, &lost);
+        cancelled(e, cancels);
+        mq_message msgs[5];
+        size_t count = 99;
+        const mq_status st =
+            mq_member_poll(m.h, msgs, sizeof(mq_message), max, wait, cancel, &count);
+        expect("member poll", st, e);
+        if (st != MQ_OK) {
+            CHECK(count == 0, "step %zu member poll returned %s with count %zu", step,
+                  mq_status_name(st), count);
+            return;
+        }
+        CHECK(count == want.size() && msgs[0].partition == p,
+              "step %zu member poll returned %zu messages of partition %d, model %zu of %d", step,
+              count, msgs[0].partition, want.size(), p);
+        check_polled("member poll", *model.find_id(m.topic_id), m.topic, m.group, p, msgs, want,
+                     lost, m.serial);
+    }
+
+    void release_member(Member &m) {
+        if (b) model.member_close(m.topic_id, m.group);
+        CHECK(mq_member_close(m.h) == MQ_OK, "step %zu member close failed", step);
+        std::erase_if(views, [&](const HeldView &v) { return v.orphan && v.member == m.serial; });
+        m = Member{};
+        forget_all_if_gone();
+    }
+
+    // The broker's memory, with every view, goes with the last of the broker and its members.
+    void forget_all_if_gone() {
+        if (b) return;
+        for (const Member &m : members)
+            if (m.h) return;
+        views.clear();
+    }
+
+    void release_broker() {
+        mq_broker_free(b);
+        b = nullptr;
+        model.closed = true;
+        forget_all_if_gone();
+    }
+
+    void token_step(Input &in) {
+        Token &t = tokens[in.pick(kTokens)];
+        scope.clear();
+        if (!t.h) {
+            CHECK(mq_cancel_new(&t.h) == MQ_OK && t.h, "step %zu mq_cancel_new failed", step);
+            t.triggered = false;
+            return;
+        }
+        switch (in.pick(4)) {
+            case 0: mq_cancel_free(t.h), t = Token{}; break;
+            case 1: mq_cancel_trigger(t.h), t.triggered = true; break;
+            case 2: mq_cancel_reset(t.h), t.triggered = false; break;
+            default:
+                CHECK(mq_cancel_is_triggered(t.h) == (t.triggered ? 1 : 0),
+                      "step %zu cancel token state", step);
+        }
+    }
+
+    // The end of the input: every handle left is released, in an order the input picks, and
+    // the views are read after each release while the broker's memory stays.
+    void release_all(uint64_t seed) {
+        int order[1 + kMembers + kTokens];
+        int n = 0;
+        for (int i = 0; i < 1 + static_cast<int>(kMembers + kTokens); i++) order[n++] = i;
+        for (int i = n - 1; i > 0; i--) {  // Fisher-Yates with a xorshift of the input's hash
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            std::swap(order[i], order[seed % static_cast<uint64_t>(i + 1)]);
+        }
+        for (int i = 0; i < n; i++) {
+            const int h = order[i];
+            if (h == 0) {
+                if (!b) continue;
+                release_broker();
+            } else if (h <= static_cast<int>(kMembers)) {
+                Member &m = members[h - 1];
+                if (!m.h) continue;
+                release_member(m);
+            } else {
+                Token &t = tokens[static_cast<size_t>(h) - 1 - kMembers];
+                if (!t.h) continue;
+                mq_cancel_free(t.h);
+                t = Token{};
+            }
+            check_state(true);
         }
     }
 
@@ -463,8 +836,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // At most 400 calls per input keeps each execution fast.
     for (r.step = 0; !in.done() && r.step < 400; r.step++) {
         r.step_once(in);
-        r.check_state();
+        r.check_state(r.step % Run::full_every() == Run::full_every() - 1);
     }
-    mq_broker_free(r.b);
+    r.check_state(true);
+    uint64_t seed = 1469598103934665603u;  // FNV-1a of the input: the release order
+    for (size_t i = 0; i < size; i++) seed = (seed ^ data[i]) * 1099511628211u;
+    r.release_all(seed | 1);
     return 0;
 }

@@ -5,7 +5,8 @@ Run from anywhere: python3 tests/fuzz/gen_seeds.py"""
 import os
 
 OPS = dict(create=0, subscribe=1, unsubscribe=2, publish=3, poll=6, ack=8, nack=10, seek=11,
-           extend=12, clock=13, other=15)
+           extend=12, clock=13, other=15, member=16, token=18)
+NO_TOKEN = 1  # pick_cancel's first byte: anything but 0 passes no token, wait 0
 
 
 def call(op, topic=0, group=0, partition=0, *args):
@@ -23,12 +24,49 @@ def sub(t, g, earliest=0):
     return call("subscribe", t, g, 0, 1, earliest)
 
 
-def pub(t, key, length):  # key 0..5 from the key table, 7 = no key
-    return call("publish", t, 0, 0, key, length)
+def pub(t, key, length, headers=(), cancel=(NO_TOKEN,)):
+    """key 0..5 from the key table, 7 = no key. headers: (name 0..3, value, form) with value
+    0 = empty, 1 = "v", (n, byte) = n bytes; form 0 = NULL name if empty, 1 = NULL value if
+    empty, 2 = NULL value with a nonzero length (MQ_ERR_INVALID), else the pointers as they are."""
+    b = [key, length, len(headers)]
+    for name, value, form in headers:
+        b += [name] + ([value] if isinstance(value, int) else [2, *value]) + [form]
+    b += [1] if not headers else [1]  # with none: a non-NULL array; with some: not NULL
+    return call("publish", t, 0, 0, *b, *cancel)
 
 
-def poll(t, g, p, mx):
-    return call("poll", t, g, p, mx)
+def poll(t, g, p, mx, cancel=(NO_TOKEN,)):
+    return call("poll", t, g, p, mx, *cancel)
+
+
+# With a triggered token: (0, slot, 1, 1) waits 1000 ms, (0, slot, 1, 0) forever: MQ_CANCELLED
+# where the call would wait. (0, slot, 0) passes the token with wait 0.
+def waits(slot, forever=False):
+    return (0, slot, 1, 0 if forever else 1)
+
+
+def token(slot, action=None):  # None: create; 0 free, 1 trigger, 2 reset, 3 check
+    return call("token", 0, 0, 0, slot, *([] if action is None else [action]))
+
+
+def join(t, slot, mg, how=2):  # member group 0..2 (2 illegal); how 0 generated id, 1 illegal
+    return call("member", t, 0, 0, slot, mg, how)
+
+
+def member(slot, action, *args, p=0):  # 0 close, 1 poll, 2 ack, 3 nack, 4 extend, 5 assignment
+    return call("member", 0, 0, p, slot, action, *args)
+
+
+def mpoll(slot, mx, cancel=(NO_TOKEN,)):
+    return member(slot, 1, mx, *cancel)
+
+
+def free_broker():
+    return call("other", 0, 0, 0, 0, 0)
+
+
+def delete(t):
+    return call("other", t, 0, 0, 1, 0)
 
 
 def ack(t, g, p, how):  # 0 committed-1, 1 committed, 2 next-1, 3 next, 6 end+1
@@ -50,11 +88,11 @@ def clock(ms):
 
 
 def close():
-    return call("other", 0, 0, 0, 0)
+    return call("other", 0, 0, 0, 0, 1)
 
 
 def lists(cap):
-    return call("other", 0, 0, 0, 1, cap)
+    return call("other", 0, 0, 0, 1, 1, cap)
 
 
 # SPEC.md's reference trace, as far as the encoding allows.
@@ -94,6 +132,35 @@ seeds = {
     "bounded_loss_reported": create(2, 1, 2, bounded=True) + sub(2, 2) + pub(2, 7, 3)
     + pub(2, 7, 3) + poll(2, 2, 0, 1) + pub(2, 7, 3) + pub(2, 7, 3) + pub(2, 7, 3)
     + poll(2, 2, 0, 5) + seek(2, 2, 0, 7) + poll(2, 2, 0, 5),
+    # Headers: empty names and values, fuzzed bytes, NULL pointers with length 0 (allowed) and
+    # with a nonzero length (MQ_ERR_INVALID), over the 32-byte maximum and the byte budget.
+    "headers": create(0, 1, 5, 30) + sub(0, 0) + pub(0, 7, 3, [(0, 0, 0), (1, 1, 1), (2, 1, 5)])
+    + pub(0, 0, 2, [(0, 1, 3), (3, 0, 0)]) + pub(0, 7, 3, [(1, (12, 65), 4)])
+    + pub(0, 7, 3, [(1, 1, 2)]) + pub(0, 7, 3, [(3, (12, 66), 4), (3, (12, 66), 4)])
+    + pub(0, 7, 2, [(1, 0, 9)] * 3) + poll(0, 0, 0, 5) + ack(0, 0, 0, 2) + poll(0, 0, 0, 5),
+    # Members: join (generated id, then the same id again: MQ_ERR_EXISTS), polls rotating over
+    # two partitions, ack, nack, lease extension, assignment, close (rewinds) and join again.
+    "members": create(1, 2, 4) + join(1, 0, 0, 0) + join(1, 1, 0) + pub(1, 7, 3) + pub(1, 7, 3)
+    + pub(1, 7, 3) + mpoll(0, 1) + mpoll(0, 1) + mpoll(0, 5) + member(0, 2, 1, p=0)
+    + member(0, 3, 0, p=1) + member(0, 4, p=0) + member(0, 5) + member(0, 0) + join(1, 0, 0, 2)
+    + mpoll(0, 5) + mpoll(0, 5) + join(1, 1, 2, 2) + join(1, 2, 1, 1) + mpoll(0, 5, cancel=(0, 0, 0)),
+    # The broker handle released first while a member lives: views stay readable; the member's
+    # calls return MQ_CLOSED, then its release ends the broker's memory.
+    "broker_freed_first": create(0, 1, 4) + sub(0, 1) + join(0, 0, 0) + pub(0, 7, 5)
+    + pub(0, 7, 5) + poll(0, 1, 0, 5) + mpoll(0, 5) + free_broker() + mpoll(0, 5) + member(0, 5)
+    + member(0, 2, 1) + token(0) + member(0, 0),
+    # A member's views outlive its topic's deletion; its calls then return MQ_ERR_NO_TOPIC; a
+    # new topic of the name is new to it.
+    "member_topic_deleted": create(2, 1, 4) + sub(2, 0) + join(2, 0, 1) + pub(2, 7, 4)
+    + pub(2, 7, 4) + poll(2, 0, 0, 5) + mpoll(0, 5) + delete(2) + mpoll(0, 5) + member(0, 2, 3)
+    + member(0, 5) + create(2, 1, 4) + join(2, 1, 1) + pub(2, 7, 4) + mpoll(1, 5) + member(0, 0),
+    # Cancel tokens: a triggered token ends a poll and a publish that would wait (MQ_CANCELLED);
+    # with wait 0, or reset, the usual MQ_TIMEOUT / MQ_FULL.
+    "cancel_tokens": create(0, 1, 1) + sub(0, 0) + token(0) + token(1) + token(0, 1)
+    + token(0, 3) + poll(0, 0, 0, 5, cancel=waits(0)) + poll(0, 0, 0, 5, cancel=(0, 0, 0))
+    + pub(0, 7, 2) + pub(0, 7, 2, cancel=waits(0, True)) + pub(0, 7, 2, cancel=(0, 1))
+    + join(0, 0, 0) + mpoll(0, 5) + mpoll(0, 5, cancel=waits(0)) + token(0, 2)
+    + poll(0, 0, 0, 5, cancel=(0, 0)) + token(1, 1) + token(1, 0),
     "bad_inputs": create(4, 1, 1) + create(0, 0, 1) + create(0, 1, 0) + sub(3, 3) + sub(0, 3)
     + poll(0, 0, 0, 0) + call("ack", 0, 0, 4, 3) + pub(3, 7, 2) + pub(0, 7, 40),
 }

@@ -7,13 +7,20 @@
 //   (also when it then fails with MQ_FULL);
 // - when one call has several faults, any of their statuses is accepted (the order of checks
 //   is not part of the contract);
-// - the maximum age is enforced by every call that touches a partition, so the partitions are
-//   expired whenever the clock moves (the fuzz target reads every partition's info after each
-//   call, which enforces it too).
+// - the maximum age is enforced by every call that touches a partition (and none on a closed
+//   broker). The model expires every partition whenever the clock moves: the same outcome, since
+//   the library's first call on a partition after that enforces it before anything else (the
+//   fuzz target reads every partition just before it closes the broker);
+// - members: the n-th mq_member_poll of a member (counting the calls that pass their checks)
+//   starts at its owned partition n mod count ("each call starts at the next one"); a member's
+//   close rewinds what its group had in flight to `committed` (rule 10's rewind for the new
+//   owner) and counts a generation, as its join does (on a closed broker too: mq.h says
+//   members close "as usual" there).
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -60,12 +67,21 @@ inline bool legal_name(const std::string &s) {
     return true;
 }
 
+struct Header {
+    std::string name, value;
+};
+
 struct Msg {
     bool has_key;
     std::string key;
     std::string payload;
     int64_t ts;
-    size_t bytes() const { return (has_key ? key.size() : 0) + payload.size(); }
+    std::vector<Header> headers;  // publish order
+    size_t bytes() const {
+        size_t n = (has_key ? key.size() : 0) + payload.size();
+        for (const Header &h : headers) n += h.name.size() + h.value.size();
+        return n;
+    }
 };
 
 struct Cursor {
@@ -105,6 +121,8 @@ struct Topic {
     std::vector<Part> parts;
     std::vector<std::string> groups;  // subscription order
     uint64_t round_robin = 0;
+    uint64_t id = 0;                            // tells a topic from a later one of its name
+    std::map<std::string, int64_t> generation;  // per group, counted by member joins and closes
 
     bool has_group(const std::string &g) const {
         for (const auto &x : groups)
@@ -113,10 +131,33 @@ struct Topic {
     }
 };
 
+// A few statuses, without allocating (the target makes several per call).
+class Statuses {
+public:
+    Statuses() = default;
+    Statuses(std::initializer_list<mq_status> l) {
+        for (mq_status s : l) push_back(s);
+    }
+    void push_back(mq_status s) {
+        if (n_ < kMax) s_[n_++] = s;
+    }
+    bool empty() const { return n_ == 0; }
+    mq_status operator[](size_t i) const { return s_[i]; }
+    mq_status *begin() { return s_; }
+    mq_status *end() { return s_ + n_; }
+    const mq_status *begin() const { return s_; }
+    const mq_status *end() const { return s_ + n_; }
+
+private:
+    static constexpr size_t kMax = 8;  // more than any call's faults
+    mq_status s_[kMax]{};
+    size_t n_ = 0;
+};
+
 // A predicted outcome: the statuses the contract allows (more than one when a call has several
 // faults).
 struct Expect {
-    std::vector<mq_status> ok_statuses;
+    Statuses ok_statuses;
     bool allows(mq_status s) const {
         for (mq_status x : ok_statuses)
             if (x == s) return true;
@@ -131,6 +172,7 @@ public:
     int64_t now = 1'000'000'000;
     bool closed = false;
     std::vector<Topic> topics;  // creation order
+    uint64_t next_topic_id = 1;
 
     Topic *find(const std::string &name) {
         for (auto &t : topics)
@@ -140,7 +182,7 @@ public:
 
     // Lookup faults of (topic, group, partition), in no particular order.
     void lookup_faults(const std::string &topic, const std::string *group, const int32_t *partition,
-                       std::vector<mq_status> &faults) {
+                       Statuses &faults) {
         Topic *t = find(topic);
         if (!t) {
             faults.push_back(legal_name(topic) ? MQ_ERR_NO_TOPIC : MQ_ERR_INVALID);
@@ -197,7 +239,7 @@ public:
     mq_status create(const std::string &name, int32_t partitions, int64_t capacity,
                      int64_t max_bytes, int64_t ack_timeout_ms, int32_t retention,
                      int64_t max_age_ms, Expect &e) {
-        std::vector<mq_status> f;
+        Statuses f;
         if (!legal_name(name)) f.push_back(MQ_ERR_INVALID);
         if (partitions < 1 || partitions > 65536 || capacity < 1 || capacity > (int64_t{1} << 40) ||
             max_bytes < 0 || ack_timeout_ms < 1 || max_age_ms < 0 ||
@@ -218,6 +260,7 @@ public:
                 {},
                 0};
         t.parts.resize(static_cast<size_t>(partitions));
+        t.id = next_topic_id++;
         topics.push_back(std::move(t));
         e.ok_statuses = {MQ_OK};
         return MQ_OK;
@@ -225,7 +268,7 @@ public:
 
     // mq_topic_delete: the name is free at once, and a topic created under it later is new.
     void delete_topic(const std::string &name, Expect &e) {
-        std::vector<mq_status> f;
+        Statuses f;
         lookup_faults(name, nullptr, nullptr, f);
         if (closed) f = {MQ_CLOSED};
         if (!f.empty()) return void(e.ok_statuses = f);
@@ -234,7 +277,7 @@ public:
     }
 
     void subscribe(const std::string &topic, const std::string &group, int32_t start, Expect &e) {
-        std::vector<mq_status> f;
+        Statuses f;
         lookup_faults(topic, nullptr, nullptr, f);
         if (!legal_name(group)) f.push_back(MQ_ERR_INVALID);
         if (start != MQ_START_LATEST && start != MQ_START_EARLIEST) f.push_back(MQ_ERR_INVALID);
@@ -252,7 +295,7 @@ public:
     }
 
     void unsubscribe(const std::string &topic, const std::string &group, Expect &e) {
-        std::vector<mq_status> f;
+        Statuses f;
         lookup_faults(topic, &group, nullptr, f);
         if (closed) f = {MQ_CLOSED};
         if (!f.empty()) return void(e.ok_statuses = f);
@@ -266,9 +309,12 @@ public:
     }
 
     // Returns the partition the message goes to (or -1 when it fails before routing).
-    int32_t publish(const std::string &topic, const Msg &m, Expect &e, int64_t *offset) {
-        std::vector<mq_status> f;
+    // bad_pointers: a header array or a header's name or value NULL with a nonzero length.
+    int32_t publish(const std::string &topic, const Msg &m, Expect &e, int64_t *offset,
+                    bool bad_pointers = false) {
+        Statuses f;
         lookup_faults(topic, nullptr, nullptr, f);
+        if (bad_pointers) f.push_back(MQ_ERR_INVALID);
         if (m.bytes() > max_message_bytes_) f.push_back(MQ_ERR_TOO_LARGE);
         Topic *t = find(topic);
         if (t && t->max_bytes && static_cast<int64_t>(m.bytes()) > t->max_bytes)
@@ -313,16 +359,22 @@ public:
     // *lost with the loss the first of them reports.
     void poll(const std::string &topic, const std::string &group, int32_t partition, size_t max,
               Expect &e, std::vector<std::pair<int64_t, uint32_t>> &out, int64_t *lost) {
-        std::vector<mq_status> f;
+        Statuses f;
         lookup_faults(topic, &group, &partition, f);
         if (max == 0) f.push_back(MQ_ERR_INVALID);
         if (closed) f = {MQ_CLOSED};
         if (!f.empty()) return void(e.ok_statuses = f);
         Topic &t = *find(topic);
         Part &p = t.parts[static_cast<size_t>(partition)];
-        Cursor &c = p.cursors.at(group);
+        const bool handed = hand_out(t, p, p.cursors.at(group), max, out, lost);
+        e.ok_statuses = {handed ? MQ_OK : MQ_TIMEOUT};
+    }
+
+    // One partition's look of a poll: true if it handed something out.
+    bool hand_out(const Topic &t, const Part &p, Cursor &c, size_t max,
+                  std::vector<std::pair<int64_t, uint32_t>> &out, int64_t *lost) {
         if (c.next > c.committed && now >= c.lease_deadline) c.next = c.committed;
-        if (c.not_before > now || c.next >= p.end) return void(e.ok_statuses = {MQ_TIMEOUT});
+        if (c.not_before > now || c.next >= p.end) return false;
         const int64_t n = std::min<int64_t>(static_cast<int64_t>(max), p.end - c.next);
         for (int64_t o = c.next; o < c.next + n; o++) out.emplace_back(o, ++c.deliveries[o]);
         c.next += n;
@@ -330,12 +382,80 @@ public:
         c.lost_unreported = 0;
         c.not_before = 0;
         c.lease_deadline = now + t.ack_timeout_ns;
+        return true;
+    }
+
+    Topic *find_id(uint64_t id) {
+        for (auto &t : topics)
+            if (t.id == id) return &t;
+        return nullptr;
+    }
+
+    // mq_member_join (one member per group at a time, so the member owns every partition):
+    // subscribes the group at the end of the log if needed and counts a generation.
+    // id_taken: the group has a live member of that id; bad_id: an illegal member id.
+    void member_join(const std::string &topic, const std::string &group, bool bad_id, bool id_taken,
+                     Expect &e) {
+        Statuses f;
+        lookup_faults(topic, nullptr, nullptr, f);
+        if (!legal_name(group) || bad_id) f.push_back(MQ_ERR_INVALID);
+        if (id_taken) f.push_back(MQ_ERR_EXISTS);
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return void(e.ok_statuses = f);
+        Topic &t = *find(topic);
+        if (!t.has_group(group)) {
+            Expect ignored;
+            subscribe(topic, group, MQ_START_LATEST, ignored);
+        }
+        t.generation[group]++;
         e.ok_statuses = {MQ_OK};
+    }
+
+    // The faults every member call but close shares: the broker closed, its topic deleted.
+    // Returns the member's topic when there are none.
+    Topic *member_faults(uint64_t topic_id, Statuses &f) {
+        Topic *t = find_id(topic_id);
+        if (closed) f = {MQ_CLOSED};
+        else if (!t) f = {MQ_ERR_NO_TOPIC};
+        return f.empty() ? t : nullptr;
+    }
+
+    // mq_member_close: its partitions go back to the group, what it had in flight rewound;
+    // also on a closed broker (mq_broker_close: members close "as usual").
+    void member_close(uint64_t topic_id, const std::string &group) {
+        Topic *t = find_id(topic_id);
+        if (!t) return;
+        for (Part &p : t->parts) {
+            Cursor &c = p.cursors.at(group);
+            c.next = c.committed;
+        }
+        t->generation[group]++;
+    }
+
+    // mq_member_poll with wait 0: returns the partition it handed out from, or -1.
+    int32_t member_poll(uint64_t topic_id, const std::string &group, uint32_t &rotate, size_t max,
+                        Expect &e, std::vector<std::pair<int64_t, uint32_t>> &out, int64_t *lost) {
+        Statuses f;
+        Topic *t = member_faults(topic_id, f);
+        if (t && max == 0) f.push_back(MQ_ERR_INVALID);
+        if (!f.empty()) return e.ok_statuses = f, -1;
+        const uint32_t first = rotate++;
+        const auto k = static_cast<uint32_t>(t->partitions);
+        for (uint32_t i = 0; i < k; i++) {
+            const auto p = static_cast<int32_t>((first + i) % k);
+            Part &part = t->parts[static_cast<size_t>(p)];
+            if (hand_out(*t, part, part.cursors.at(group), max, out, lost)) {
+                e.ok_statuses = {MQ_OK};
+                return p;
+            }
+        }
+        e.ok_statuses = {MQ_TIMEOUT};
+        return -1;
     }
 
     void ack(const std::string &topic, const std::string &group, int32_t partition, int64_t offset,
              Expect &e) {
-        std::vector<mq_status> f;
+        Statuses f;
         lookup_faults(topic, &group, &partition, f);
         if (closed) f = {MQ_CLOSED};
         if (!f.empty()) return void(e.ok_statuses = f);
@@ -352,7 +472,7 @@ public:
 
     void nack(const std::string &topic, const std::string &group, int32_t partition,
               int64_t delay_ms, Expect &e) {
-        std::vector<mq_status> f;
+        Statuses f;
         lookup_faults(topic, &group, &partition, f);
         if (delay_ms < 0) f.push_back(MQ_ERR_INVALID);
         if (closed) f = {MQ_CLOSED};
@@ -366,7 +486,7 @@ public:
     }
 
     void extend(const std::string &topic, const std::string &group, int32_t partition, Expect &e) {
-        std::vector<mq_status> f;
+        Statuses f;
         lookup_faults(topic, &group, &partition, f);
         if (closed) f = {MQ_CLOSED};
         if (!f.empty()) return void(e.ok_statuses = f);
@@ -379,7 +499,7 @@ public:
 
     void seek(const std::string &topic, const std::string &group, int32_t partition, int64_t offset,
               Expect &e) {
-        std::vector<mq_status> f;
+        Statuses f;
         lookup_faults(topic, &group, &partition, f);
         if (closed) f = {MQ_CLOSED};
         if (!f.empty()) return void(e.ok_statuses = f);

@@ -8,7 +8,11 @@
  * sent by publish, batch publish, ack, nack (immediate and delayed), lease expiry (a timed wait),
  * unsubscribe, seek, broker close and cancel tokens. Several publishers (one of them a batch),
  * polls of two groups, capacity CAP; with -DMEMBER the second poll is a member poll sleeping on
- * its own Notifier (signalled by announce() through Waitable::watchers).
+ * its own Notifier (signalled by announce() through Waitable::watchers). With -DACK_POLL a poll
+ * may ack what it got with its next poll (mq_group_ack_poll, mq_member_ack_poll): the ack and
+ * the poll's first step in one critical section, the publishers the ack owes (`owed`, the code's
+ * Wakeup `freed` / `pending`) sent without the lock before the poll first blocks, or after the
+ * poll's unlock.
  *
  * Checked: at every state where nothing can move any more (spin's `timeout`), no waiter sleeps
  * next to something it could use: a publisher asleep has no room, a poll asleep has no message
@@ -33,6 +37,10 @@
 #ifndef ROUNDS
 #define ROUNDS 2 /* polls per poller */
 #endif
+#ifndef ROUNDS2
+#define ROUNDS2 ROUNDS /* polls of the second poller (slot 3) */
+#endif
+#define rounds(me) (me == 3 -> ROUNDS2 : ROUNDS)
 #ifndef POLL2_GROUP
 #define POLL2_GROUP 1
 #endif
@@ -41,7 +49,7 @@
 #endif
 #define FREE 255
 
-mtype = { OK, FULL, CLOSED, CANCELLED, NO_GROUP };
+mtype = { OK, FULL, CLOSED, CANCELLED, NO_GROUP, REFUSED };
 
 /* ---- the partition (Partition, Log, Cursor), guarded by mu ---- */
 byte mu = FREE;            /* Waitable::mu: the holder's slot, or FREE */
@@ -146,6 +154,19 @@ inline trim(freed) {
         slowest = 0
     }
 }
+/* Partition::commit_ack's check (with the closed and group checks before it): offset o is in
+ * flight for group g. Else the ack is refused: MQ_CLOSED, MQ_ERR_NO_GROUP, MQ_ERR_NOT_IN_FLIGHT. */
+#define ack_ok(g, o) (!closed && sub[g] && o >= committed[g] && o < next[g])
+/* Under the lock, once ack_ok(g, o): Partition::commit_ack, then trim_and_wake(false): n
+ * publishers to wake once the lock is released. */
+inline commit_ack(g, o, freed, n) {
+    committed[g] = o + 1;
+    if :: next[g] == committed[g] -> expired[g] = 0 :: else fi;
+    trim(freed);
+    publishers_to_wake(freed, n);
+    freed = 0
+}
+
 /* Waitable::wake_all, called by close and by a cancel trigger: under the lock. */
 inline wake_all(me, nolock) {
     if :: !nolock -> lock(me) :: else fi;
@@ -245,20 +266,16 @@ proctype BatchPublisher(byte me) {
     send_consumers(wake)
 }
 
-/* What a poll does with what it got (uses the caller's off, got, freed, n, wake). */
+/* What a poll does with what it got (uses the caller's off, got, freed, n, wake, round,
+ * carry: 1 + the offset its next poll acks, 0 if none). */
 inline after_poll(me, g) {
         if
         :: got ->  /* Partition::ack: commit, trim, wake one publisher per freed slot */
             lock(me);
             d_step {
                 if
-                :: !closed && sub[g] && off >= committed[g] && off < next[g] ->
-                    committed[g] = off + 1;
-                    if :: next[g] == committed[g] -> expired[g] = 0 :: else fi;
-                    trim(freed);
-                    publishers_to_wake(freed, n);
-                    freed = 0
-                :: else -> skip  /* MQ_CLOSED, MQ_ERR_NO_GROUP, MQ_ERR_NOT_IN_FLIGHT */
+                :: ack_ok(g, off) -> commit_ack(g, off, freed, n)
+                :: else -> skip  /* refused */
                 fi
             }
             unlock();
@@ -282,22 +299,42 @@ inline after_poll(me, g) {
             send_consumers(wake);
             wake = 0
         :: got -> skip  /* kept: the lease will run out */
+#ifdef ACK_POLL
+        :: got && round < rounds(me) -> carry = off + 1  /* acked by the next poll: an ack+poll */
+#endif
         fi;
         off = 0; got = 0
 }
 
-/* A poll of group g, ROUNDS times (Partition::poll with max 1, waiting forever); what it gets it
- * acks, nacks (at once or delayed), or keeps until its lease runs out. */
+/* A poll of group g, rounds(me) times (Partition::poll with max 1, waiting forever); what it
+ * gets it acks, nacks (at once or delayed), or keeps until its lease runs out. With -DACK_POLL it
+ * may also ack it with its next poll (mq_group_ack_poll: Partition::poll with `ack`): the ack, its
+ * trim and the step in one critical section, the publishers it owes (`owed`) sent without the
+ * lock before the poll first blocks, or after the poll's unlock if it does not block. */
 proctype Poller(byte me; byte g) {
     byte round = 0, off;
     mtype st;
     bool got, timed_lease, timed_pause, wake;
-    byte freed, n;
+    byte freed, n, owed, carry;
     do
-    :: round < ROUNDS ->
+    :: round < rounds(me) ->
         round++;
         got = 0;
-        atomic { mu == FREE -> mu = me; registered[me] = 1 }  /* CancelScope, then the lock */
+        /* CancelScope, then the lock; then an ack+poll's ack, its wake owed (Wakeup freed). One
+         * step: taking the lock commutes with whatever the others do until the ack. */
+        atomic {
+            mu == FREE -> mu = me; registered[me] = 1;
+            if
+            :: carry ->
+                if
+                :: ack_ok(g, carry - 1) -> commit_ack(g, carry - 1, freed, owed)
+                :: else -> st = REFUSED  /* the call returns: no poll, no wait */
+                fi;
+                carry = 0
+            :: else
+            fi;
+            if :: st == REFUSED -> goto polled :: else fi
+        }
         do  /* Waiting::wait, consumer side */
         :: /* closed? the step (under the lock): find the cursor, Cursor::expire_lease, hand
             * out, or note when the state changes by itself (change_in_ns); the token */
@@ -320,6 +357,13 @@ proctype Poller(byte me; byte g) {
             }
             if
             :: st != FULL -> timed_lease = 0; timed_pause = 0; break
+#ifndef M_ACK_POLL_NO_PENDING_WAKE
+            :: st == FULL && owed > 0 ->  /* `pending` owed: sent without the lock, look again */
+                timed_lease = 0; timed_pause = 0;
+                unlock();
+                send_publishers(owed);
+                lock(me)
+#endif
             :: else ->
                 atomic { pollers_waiting++; ne[me] = 1; unlock() }
 end_poll_asleep: atomic {
@@ -329,7 +373,18 @@ end_poll_asleep: atomic {
                 }
             fi
         od;
-        atomic { unlock(); registered[me] = 0 }
+polled:
+        if
+        :: atomic { owed == 0 -> unlock(); registered[me] = 0 }
+        :: owed > 0 ->  /* Partition::poll: unlock, send what is still owed; then ~CancelScope */
+            unlock();
+#ifdef M_ACK_POLL_NO_WAKE_ON_RETURN
+            owed = 0;
+#else
+            send_publishers(owed);
+#endif
+            registered[me] = 0
+        fi;
         if
         :: st != OK -> break
         :: else -> skip
@@ -342,14 +397,17 @@ end_poll_asleep: atomic {
 #ifdef MEMBER
 /* The member poll of slot 3 (mq_member::poll on its one partition, waiting forever): looks
  * without waiting, then watches the partition (Waitable::watchers) and looks again, then sleeps
- * on its Notifier until signalled, cancelled, closed, or its timer (next_change) fires. */
+ * on its Notifier until signalled, cancelled, closed, or its timer (next_change) fires. With
+ * -DACK_POLL it may ack what it got with its next poll (mq_member_ack_poll): on its one
+ * partition the ack rides with the first look (Partition::poll with `ack` and no wait), in the
+ * look's critical section; the publishers it owes are sent after the look's unlock. */
 proctype MemberPoller(byte me; byte g) {
     byte round = 0, off;
     mtype st;
     bool got, timed_lease, timed_pause, wake, fired;
-    byte freed, n;
+    byte freed, n, owed, carry;
     do
-    :: round < ROUNDS ->
+    :: round < rounds(me) ->
         round++;
         got = 0;
         registered[me] = 1;  /* CancelScope on the Notifier */
@@ -361,10 +419,22 @@ proctype MemberPoller(byte me; byte g) {
             /* check(): closed; then poll_group with no wait: the same step as a poll's */
             lock(me);
             d_step {
+#ifdef ACK_POLL
                 if
-                :: closed -> st = CLOSED
-                :: !closed && !sub[g] -> st = NO_GROUP
-                :: !closed && sub[g] ->
+                :: carry ->  /* the ack first, its wake owed (Wakeup freed) */
+                    if
+                    :: ack_ok(g, carry - 1) -> commit_ack(g, carry - 1, freed, owed)
+                    :: else -> st = REFUSED
+                    fi;
+                    carry = 0
+                :: else
+                fi;
+#endif
+                if
+                :: st == REFUSED -> skip  /* the call returns: no poll */
+                :: st != REFUSED && closed -> st = CLOSED
+                :: st != REFUSED && !closed && !sub[g] -> st = NO_GROUP
+                :: st != REFUSED && !closed && sub[g] ->
                     if
                     :: expired[g] && next[g] > committed[g] -> next[g] = committed[g]; expired[g] = 0
                     :: else
@@ -378,6 +448,15 @@ proctype MemberPoller(byte me; byte g) {
                 fi
             }
             unlock();
+#ifdef ACK_POLL
+            /* Partition::poll: a look does not wait (Waiting::wait returns at wait.over() before
+             * `pending`), so what it owes goes after its unlock */
+#ifdef M_ACK_POLL_NO_WAKE_ON_RETURN
+            owed = 0;
+#else
+            if :: owed > 0 -> send_publishers(owed) :: else fi;
+#endif
+#endif
 #ifdef M_SIGNAL_RESET_LATE
             if :: watching -> atomic { nmu == FREE -> signalled = 0 } :: else fi;
 #endif

@@ -76,8 +76,9 @@ type Option func(*brokerConfig)
 
 // brokerConfig is what the options set: the C options and the Go objects they refer to.
 type brokerConfig struct {
-	c    C.mq_broker_options
-	core *brokerCore
+	c     C.mq_broker_options
+	core  *brokerCore
+	kafka kafkaOptions
 }
 
 // WithMaxMessageBytes sets the largest key + payload + headers accepted (default 1 MiB).
@@ -123,8 +124,14 @@ func NewBroker(opts ...Option) (*Broker, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	freeStrings, err := o.kafka.cStrings(&o.c)
+	if err != nil {
+		return nil, invalid("new broker", err.Error())
+	}
 	var ptr C.mqgo_broker
-	if err := check("new broker", C.mqgo_broker_new(&o.c, &ptr)); err != nil {
+	r := C.mqgo_broker_new(&o.c, &ptr)
+	freeStrings()
+	if err := check("new broker", r); err != nil {
 		return nil, err
 	}
 	core.ptr = ptr

@@ -1,7 +1,8 @@
 // Package mq is the Go binding of mq, a Kafka-shaped publish-subscribe log that lives inside
 // one process: topics with partitions, consumer groups that each receive every message,
 // per-key order, acks and leases for at-least-once delivery, and back-pressure when the
-// slowest group falls behind. Nothing is persisted and nothing crosses a socket.
+// slowest group falls behind. Nothing is persisted and nothing crosses a socket, unless the
+// broker is opened on a Kafka cluster (WithKafka).
 //
 // The package wraps the library's C API (mq.h) through cgo. By default it compiles the
 // repository's C++ core into the program (a C++20 compiler is all it needs); with the build
@@ -40,6 +41,14 @@
 // Every error is an *Error carrying the library's status and its detail message (read in the
 // same cgo call as the failure), and matches the sentinel of its status with errors.Is:
 // ErrFull, ErrTimeout, ErrClosed, ErrCancelled, ErrNotInFlight, ErrFenced, ErrRebalanced, ...
+//
+// # Kafka
+//
+// WithKafka (library 1.2) opens a broker on a Kafka cluster instead of the in-process log, and
+// WithKafkaConfig passes client settings to librdkafka. The core this package compiles by
+// default is built without the Kafka backend: there NewBroker returns ErrUnsupported. To use a
+// cluster, build with the mq_kafka tag (the core compiled with its backend, linking librdkafka)
+// or link a libmq built with -DMQ_KAFKA=ON through the mq_system tag.
 //
 // # Messages
 //

@@ -6,6 +6,7 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 	"unsafe"
@@ -36,6 +37,8 @@ const (
 	StatusInternal    Status = C.MQ_ERR_INTERNAL
 	StatusOutOfRange  Status = C.MQ_ERR_OUT_OF_RANGE
 	StatusFenced      Status = C.MQ_ERR_FENCED
+	StatusUnsupported Status = C.MQ_ERR_UNSUPPORTED // since 1.2
+	StatusBackend     Status = C.MQ_ERR_BACKEND     // since 1.2
 )
 
 // String is the status's constant name in mq.h, e.g. "MQ_FULL".
@@ -73,6 +76,13 @@ var (
 	ErrInternal    error = &sentinel{StatusInternal, "mq: internal error"}
 	ErrOutOfRange  error = &sentinel{StatusOutOfRange, "mq: offset out of range"}
 	ErrFenced      error = &sentinel{StatusFenced, "mq: fenced"}
+	// ErrUnsupported: the call or option has no meaning on the broker's backend, or the
+	// library was built without that backend (WithKafka on the core this package compiles).
+	// errors.Is(err, errors.ErrUnsupported) holds for it too.
+	ErrUnsupported error = &sentinel{StatusUnsupported, "mq: unsupported by this broker's backend"}
+	// ErrBackend: the Kafka cluster refused the request or did not answer in time; the
+	// message carries the cluster's words.
+	ErrBackend error = &sentinel{StatusBackend, "mq: Kafka cluster error"}
 )
 
 // Error is a failed call: the operation, the library's status and its detail message (read
@@ -93,10 +103,13 @@ func (e *Error) Error() string {
 	return text
 }
 
-// Is reports whether target is the sentinel of e's status (or e's context error).
+// Is reports whether target is the sentinel of e's status (or e's context error). An
+// ErrUnsupported error is also errors.ErrUnsupported, the standard library's sentinel for it.
 func (e *Error) Is(target error) bool {
-	s, ok := target.(*sentinel)
-	return ok && s.status == e.Status
+	if s, ok := target.(*sentinel); ok {
+		return s.status == e.Status
+	}
+	return target == errors.ErrUnsupported && e.Status == StatusUnsupported
 }
 
 // Unwrap returns context.Canceled or context.DeadlineExceeded when the call's context ended

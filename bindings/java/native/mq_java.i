@@ -83,7 +83,9 @@
 %}
 %apply (const void *BYTES, size_t LEN) { (const void *key, size_t key_len),
                                          (const void *value, size_t value_len),
-                                         (const void *headers, size_t headers_len) };
+                                         (const void *headers, size_t headers_len),
+                                         (const void *kafka_bootstrap, size_t kafka_bootstrap_len),
+                                         (const void *kafka_config, size_t kafka_config_len) };
 
 // Direct ByteBuffers over native arenas.
 %typemap(jni) jbytebuffer "jobject"

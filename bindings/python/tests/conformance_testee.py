@@ -11,6 +11,7 @@ The reference is tests/conformance/testee/testee.c; this file follows it request
 from __future__ import annotations
 
 import gc
+import os
 import re
 import sys
 import threading
@@ -24,6 +25,15 @@ CLOCK_START_NS = 1_000_000_000
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 _INT = re.compile(r"-?[0-9]+\Z")
 T = TypeVar("T")
+
+
+def kafka_bootstrap() -> str | None:
+    """The Kafka backend (FORMAT.md, "On the Kafka backend"): with MQ_CONFORMANCE_BACKEND=kafka
+    the broker is opened on the cluster at MQ_KAFKA_BOOTSTRAP, without the manual clock. Unset,
+    an address that cannot resolve, so broker_new's reply says what is missing (as testee.c)."""
+    if os.environ.get("MQ_CONFORMANCE_BACKEND") != "kafka":
+        return None
+    return os.environ.get("MQ_KAFKA_BOOTSTRAP") or "MQ_KAFKA_BOOTSTRAP-is-not-set"
 
 
 class Refused(Exception):
@@ -261,6 +271,8 @@ class World:
         self.broker: mq.Broker | None = None
         self.lock = threading.Lock()  # background threads look members up
         self.named: dict[str, Push | Joined | Background] = {}
+        self.kafka = kafka_bootstrap()
+        self.kafka_topics: list[str] = []  # created on the cluster: deleted by end
 
     def b(self) -> mq.Broker:
         if self.broker is None:
@@ -325,12 +337,16 @@ class World:
         return ["MQ_OK", "protocol=1"]
 
     def v_broker_new(self, req: Request, _: object) -> list[str]:
-        self.broker = mq.Broker(
-            clock=self.clock, max_message_bytes=req.opt_int("max_message_bytes")
-        )
+        max_message_bytes = req.opt_int("max_message_bytes")
+        if self.kafka is not None:
+            self.broker = mq.Broker(kafka_bootstrap=self.kafka, max_message_bytes=max_message_bytes)
+        else:
+            self.broker = mq.Broker(clock=self.clock, max_message_bytes=max_message_bytes)
         return ["MQ_OK"]
 
     def v_clock(self, req: Request, _: object) -> list[str]:
+        if self.kafka is not None:
+            raise Refused("no manual clock on the Kafka backend")
         self.clock.advance_ns(req.integer("advance_ns"))
         return ["MQ_OK"]
 
@@ -348,7 +364,10 @@ class World:
                 "until_acked": mq.Retention.UNTIL_ACKED,
                 "bounded": mq.Retention.BOUNDED,
             }[req.need("retention")]
-        self.b().create_topic(req.text("topic"), **kw)
+        topic = req.text("topic")
+        self.b().create_topic(topic, **kw)
+        if self.kafka is not None:
+            self.kafka_topics.append(topic)
         return ["MQ_OK"]
 
     def v_subscribe(self, req: Request, _: object) -> list[str]:
@@ -715,9 +734,27 @@ class World:
                 good = False
         self.broker = None  # the last reference: the binding frees the broker
         gc.collect()
+        self.delete_kafka_topics()
         if not good:
             raise Refused("closing what the scenario left open failed")
         return ["MQ_OK"]
+
+    def delete_kafka_topics(self) -> None:
+        """Through a second broker, so the next scenario (they share topic names) starts on a
+        clean cluster. Best effort, as testee.c: the scenario has run, and a topic left behind
+        shows as the next scenario's failure (its topic_create finds the name taken)."""
+        if self.kafka is None or not self.kafka_topics:
+            return
+        topics, self.kafka_topics = self.kafka_topics, []
+        try:
+            with mq.Broker(kafka_bootstrap=self.kafka) as b:
+                for t in topics:
+                    try:
+                        b.delete_topic(t)
+                    except mq.MQError:
+                        pass  # deleted by the scenario itself, or the cluster went away
+        except mq.MQError:
+            pass  # the cluster does not answer: the next scenario's broker_new says so
 
 
 def main() -> int:

@@ -6,11 +6,67 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
 import mq
+
+# The Kafka variant (test.sh's Kafka run, README "A Kafka cluster"): the wheel built with
+# -C cmake.define.MQ_KAFKA=ON and MQ_PYTHON_VARIANT=kafka. It runs the tests marked kafka, against
+# the cluster at MQ_KAFKA_BOOTSTRAP, and only those: the rest ran on the default build, whose
+# core refuses a cluster (test_kafka_options.py checks that refusal, which a Kafka build lacks).
+KAFKA_VARIANT = os.environ.get("MQ_PYTHON_VARIANT", "default") == "kafka"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    variant = os.environ.get("MQ_PYTHON_VARIANT", "default")
+    if variant not in ("default", "kafka"):
+        raise pytest.UsageError(f"MQ_PYTHON_VARIANT={variant}: use default or kafka")
+
+
+def pytest_report_header() -> str:
+    return f"mq variant: {'kafka' if KAFKA_VARIANT else 'default'} (MQ_PYTHON_VARIANT)"
+
+
+_deselected: list[int] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Each variant's tests are the other's deselected ones, as a cargo feature or a build tag
+    # leaves tests out: said in the summary (pytest_terminal_summary), not skipped one by one.
+    keep = [i for i in items if (i.get_closest_marker("kafka") is not None) == KAFKA_VARIANT]
+    gone = [i for i in items if (i.get_closest_marker("kafka") is not None) != KAFKA_VARIANT]
+    if gone:
+        config.hook.pytest_deselected(items=gone)
+        items[:] = keep
+    _deselected.append(len(gone))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not sum(_deselected):
+        return
+    if KAFKA_VARIANT:
+        why = "the default variant's tests (they ran on the default build)"
+    else:
+        why = (
+            "the Kafka variant's tests: bindings/python/test.sh runs them (a wheel built with "
+            "-C cmake.define.MQ_KAFKA=ON, MQ_PYTHON_VARIANT=kafka, a cluster at MQ_KAFKA_BOOTSTRAP)"
+        )
+    terminalreporter.write_line(f"mq: {sum(_deselected)} deselected: {why}")
+
+
+@pytest.fixture
+def kafka_bootstrap() -> str:
+    """The cluster of the Kafka variant. Missing is a failure, never a skip: the variant exists
+    to run against a cluster."""
+    bootstrap = os.environ.get("MQ_KAFKA_BOOTSTRAP", "")
+    if not bootstrap:
+        pytest.fail(
+            "MQ_KAFKA_BOOTSTRAP is not set: the Kafka variant needs a cluster (bindings/python/"
+            "test.sh starts one with scripts/kafka-server.sh start, or set it to host:port)"
+        )
+    return bootstrap
 
 
 @pytest.fixture

@@ -2,10 +2,15 @@
 //!
 //! 1. `MQ_LIB_DIR` (+ `MQ_INCLUDE_DIR`), or `MQ_DIR` (with `lib/` and `include/` under it):
 //!    link that library (`MQ_STATIC=1` for `libmq.a`, else the shared `libmq.so`);
-//! 2. with the `system` feature, pkg-config's `mq` (at least 1.1);
+//! 2. with the `system` feature, pkg-config's `mq` (at least 1.2);
 //! 3. unless `MQ_NO_VENDOR` is set, compile the C++ core from source: inside the repository
 //!    its own `src/` and `include/`, in a packaged crate the copy in `vendor/` (filled by
 //!    `vendor.sh` before `cargo package`).
+//!
+//! With the `kafka` feature the vendored build also compiles `src/kafka/*.cpp` with
+//! `MQ_HAVE_KAFKA` (the Kafka backend, CMake's `MQ_KAFKA=ON`) and links librdkafka found by
+//! pkg-config (`rdkafka`; Debian: librdkafka-dev); a prebuilt static libmq is then linked with
+//! librdkafka too. Without it the core refuses `kafka_bootstrap` with `MQ_ERR_UNSUPPORTED`.
 //!
 //! The FFI declarations are generated ahead of time (`src/bindings.rs`, see `gen/`), so no
 //! libclang is needed here.
@@ -70,6 +75,10 @@ fn link_prebuilt(lib: &Path, include: Option<&Path>, want_static: bool) {
     println!("cargo:rustc-link-search=native={}", lib.display());
     if want_static {
         println!("cargo:rustc-link-lib=static=mq");
+        // A static libmq built with MQ_KAFKA=ON does not carry librdkafka: name it after libmq.
+        if cfg!(feature = "kafka") {
+            link_rdkafka(&probe_rdkafka());
+        }
         link_cxx_runtime();
     } else {
         println!("cargo:rustc-link-lib=dylib=mq");
@@ -93,7 +102,7 @@ fn link_cxx_runtime() {
 #[cfg(feature = "system")]
 fn try_pkg_config(want_static: bool) -> bool {
     match pkg_config::Config::new()
-        .atleast_version("1.1")
+        .atleast_version("1.2")
         .statik(want_static)
         .probe("mq")
     {
@@ -137,15 +146,63 @@ fn sources() -> (PathBuf, PathBuf) {
     );
 }
 
-fn build_vendored() {
-    let (src, include) = sources();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&src)
-        .expect("read the mq sources")
+/// librdkafka as pkg-config describes it, without printing anything yet: its link lines must
+/// follow libmq's, which needs it.
+#[cfg(feature = "kafka")]
+fn probe_rdkafka() -> pkg_config::Library {
+    println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    pkg_config::Config::new()
+        .cargo_metadata(false)
+        .probe("rdkafka")
+        .unwrap_or_else(|e| {
+            panic!(
+                "mq-sys: the `kafka` feature needs librdkafka, found by pkg-config as `rdkafka` \
+                 (Debian/Ubuntu: apt-get install librdkafka-dev): {e}"
+            )
+        })
+}
+
+#[cfg(feature = "kafka")]
+fn link_rdkafka(lib: &pkg_config::Library) {
+    for dir in &lib.link_paths {
+        println!("cargo:rustc-link-search=native={}", dir.display());
+    }
+    for name in &lib.libs {
+        println!("cargo:rustc-link-lib={name}");
+    }
+}
+
+#[cfg(not(feature = "kafka"))]
+struct NoRdkafka;
+
+#[cfg(not(feature = "kafka"))]
+fn probe_rdkafka() -> NoRdkafka {
+    NoRdkafka
+}
+
+#[cfg(not(feature = "kafka"))]
+fn link_rdkafka(_: &NoRdkafka) {}
+
+fn cpp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read the mq sources in {}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|f| f.is_file())
         .collect();
     files.sort();
+    files
+}
+
+fn build_vendored() {
+    let (src, include) = sources();
+    let mut files = cpp_files(&src);
     println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rerun-if-changed={}", include.display());
+    let kafka_dir = src.join("kafka");
+    if cfg!(feature = "kafka") {
+        println!("cargo:rerun-if-changed={}", kafka_dir.display());
+        files.extend(cpp_files(&kafka_dir));
+    }
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
     }
@@ -153,7 +210,13 @@ fn build_vendored() {
         .iter()
         .filter(|f| f.extension().is_some_and(|e| e == "cpp"))
         .collect();
-    cc::Build::new()
+    let rdkafka = probe_rdkafka();
+    let mut build = cc::Build::new();
+    #[cfg(feature = "kafka")]
+    build
+        .define("MQ_HAVE_KAFKA", None)
+        .includes(&rdkafka.include_paths);
+    build
         .cpp(true)
         .std("c++20")
         .files(cpp)
@@ -168,6 +231,7 @@ fn build_vendored() {
         .opt_level(2)
         .warnings(false)
         .compile("mq");
+    link_rdkafka(&rdkafka);
     if !env::var("TARGET").unwrap_or_default().contains("msvc") {
         println!("cargo:rustc-link-lib=pthread");
     }

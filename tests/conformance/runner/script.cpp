@@ -183,7 +183,9 @@ const std::set<std::string> kStatuses = {"MQ_OK",
                                          "MQ_ERR_NO_MEMORY",
                                          "MQ_ERR_INTERNAL",
                                          "MQ_ERR_OUT_OF_RANGE",
-                                         "MQ_ERR_FENCED"};
+                                         "MQ_ERR_FENCED",
+                                         "MQ_ERR_UNSUPPORTED",
+                                         "MQ_ERR_BACKEND"};
 
 // Result options that hold one integer; compared by value so "-0" and "0" cannot disagree.
 const std::set<std::string> kIntegerResults = {

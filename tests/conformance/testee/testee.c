@@ -21,6 +21,32 @@ static int64_t manual_clock(void *user) {
 }
 static mq_broker *broker;
 
+/* The Kafka backend (docs/KAFKA.md): with MQ_CONFORMANCE_BACKEND=kafka the broker is opened on
+ * the cluster at MQ_KAFKA_BOOTSTRAP, without the manual clock (Kafka's time is the cluster's),
+ * and the topics the scenario created are deleted at its end so the next one starts clean. */
+static const char *kafka_bootstrap(void) {
+    const char *backend = getenv("MQ_CONFORMANCE_BACKEND");
+    if (!backend || strcmp(backend, "kafka") != 0) return NULL;
+    const char *b = getenv("MQ_KAFKA_BOOTSTRAP");
+    return b && *b ? b : "MQ_KAFKA_BOOTSTRAP-is-not-set";
+}
+static char *kafka_topics[64];
+static size_t kafka_topic_count;
+
+static void kafka_cleanup(void) {
+    if (!kafka_topic_count) return;
+    mq_broker_options o;
+    mq_broker_options_init(&o, sizeof o);
+    o.kafka_bootstrap = kafka_bootstrap();
+    mq_broker *b = NULL;
+    if (mq_broker_new(&o, &b) == MQ_OK) {
+        for (size_t i = 0; i < kafka_topic_count; i++) mq_topic_delete(b, kafka_topics[i]);
+        mq_broker_free(b);
+    }
+    for (size_t i = 0; i < kafka_topic_count; i++) free(kafka_topics[i]);
+    kafka_topic_count = 0;
+}
+
 typedef struct use { /* one fail=/extend= entry: used up by one handler call */
     const char *payload;
     size_t len;
@@ -395,6 +421,7 @@ static void end(FILE *out) {
         }
     mq_broker_free(broker);
     broker = NULL;
+    kafka_cleanup();
     if (good) fputs("MQ_OK", out);
     else testee_error(out, "closing what the scenario left open failed");
 }
@@ -420,11 +447,16 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
         mq_broker_options o;
         mq_broker_options_init(&o, sizeof o);
         o.clock = &manual_clock;
+        if ((o.kafka_bootstrap = kafka_bootstrap())) o.clock = NULL;
         o.max_message_bytes = (size_t)I("max_message_bytes", (int64_t)o.max_message_bytes);
         status(out, mq_broker_new(&o, &broker));
     } else if (strcmp(v, "clock") == 0) {
-        atomic_fetch_add(&now_ns, I("advance_ns", 0));
-        fputs("MQ_OK", out);
+        if (kafka_bootstrap()) {
+            testee_error(out, "no manual clock on the Kafka backend");
+        } else {
+            atomic_fetch_add(&now_ns, I("advance_ns", 0));
+            fputs("MQ_OK", out);
+        }
     } else if (strcmp(v, "topic_create") == 0) {
         mq_topic_config c;
         mq_topic_config_init(&c, sizeof c);
@@ -436,7 +468,10 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
         if (HAS("retention"))
             c.retention =
                 strcmp(S("retention"), "bounded") == 0 ? MQ_RETAIN_BOUNDED : MQ_RETAIN_UNTIL_ACKED;
-        status(out, mq_topic_create(broker, S("topic"), &c));
+        const mq_status st = mq_topic_create(broker, S("topic"), &c);
+        if (st == MQ_OK && kafka_bootstrap() && kafka_topic_count < 64)
+            kafka_topics[kafka_topic_count++] = strdup(S("topic"));
+        status(out, st);
     } else if (strcmp(v, "subscribe") == 0) {
         mq_group_options o;
         mq_group_options_init(&o, sizeof o);

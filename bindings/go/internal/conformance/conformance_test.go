@@ -42,14 +42,18 @@ func TestConformance(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(script), ".mqs")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(runner, "--testee", testee, "--expected-failures", expected, script)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Errorf("%s: %v\n%s", name, err, out)
-			} else if testing.Verbose() {
-				t.Logf("%s", out)
-			}
+			runScript(t, exec.Command(runner, "--testee", testee, "--expected-failures", expected, script))
 		})
+	}
+}
+
+// runScript runs one scenario through the runner: it passes when the runner exits 0.
+func runScript(t *testing.T, cmd *exec.Cmd) {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("%s: %v\n%s", filepath.Base(cmd.Args[len(cmd.Args)-1]), err, out)
+	} else if testing.Verbose() {
+		t.Logf("%s", out)
 	}
 }
 
@@ -122,8 +126,15 @@ func buildTestee(t *testing.T) string {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
+	var tags []string
 	if systemBuild {
-		args = append(args, "-tags", "mq_system")
+		tags = append(tags, "mq_system")
+	}
+	if kafkaBuild {
+		tags = append(tags, "mq_kafka")
+	}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
 	}
 	args = append(args, "./testee")
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")

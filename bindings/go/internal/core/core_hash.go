@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "20e5391c61177105cff3707cb5aef789060dc63efc9936ec06a418fc1bafee1b"
+const coreSourcesSHA256 = "1fa70ef192e153a67fbcb714e0ad7529da2d716824905b44aa09dc3c965c6e14"

@@ -40,14 +40,14 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	sort.Strings(have)
 	sort.Strings(want)
 	if len(have) != len(want) {
-		t.Errorf("wrappers %v, want one per src/*.cpp: %v; run `go generate ./...` in bindings/go", have, want)
+		t.Errorf("wrappers %v, want one per src/*.cpp and src/kafka/*.cpp: %v; run `go generate ./...` in bindings/go", have, want)
 	}
 }
 
 // TestSumSeesEdits: the hash must change with a file's content, name, or a new file.
 func TestSumSeesEdits(t *testing.T) {
 	dir := t.TempDir()
-	for _, d := range corehash.Dirs {
+	for _, d := range append([]string{"src/" + corehash.KafkaDir}, corehash.Dirs...) {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -76,6 +76,10 @@ func TestSumSeesEdits(t *testing.T) {
 	}
 	write("src/a.cpp", "int b;")
 	step("an edit of a source")
+	write("src/kafka/k.cpp", "int k;")
+	step("a new Kafka backend source")
+	write("src/kafka/k.cpp", "int l;")
+	step("an edit of a Kafka backend source")
 	write("include/mq.h", "#define X 2")
 	step("an edit of the header")
 	write("src/b.h", "")

@@ -5,8 +5,12 @@
 //
 // It is a package of its own so that Go's build cache compiles the core once: an edit to the
 // mq package recompiles only that package's small C shim. Go's cache does not see the files
-// the wrappers #include; core_hash.go (the hash of include/ and src/, written by
-// `go generate ./...`) changes with them, so an edit to the core rebuilds this package.
+// the wrappers #include; core_hash.go (the hash of include/ and src/, src/kafka/ included,
+// written by `go generate ./...`) changes with them, so an edit to the core rebuilds this
+// package.
+//
+// With -tags mq_kafka the package also compiles the Kafka backend (core_kafka_*.cpp, the
+// wrappers of src/kafka/*.cpp) with MQ_HAVE_KAFKA and links librdkafka (core.go).
 package core
 
 //go:generate go run ../gencore

@@ -1,6 +1,7 @@
-// Command gencore regenerates internal/core's wrappers (core_*.cpp, one per src/*.cpp) and
-// core_hash.go (the hash of include/ and src/). `go generate ./...` runs it in that
-// package's directory.
+// Command gencore regenerates internal/core's wrappers (core_*.cpp, one per src/*.cpp, and
+// core_kafka_*.cpp, one per src/kafka/*.cpp, compiled under the mq_kafka tag) and core_hash.go
+// (the hash of include/ and src/ with their subdirectories). `go generate ./...` runs it in
+// that package's directory.
 package main
 
 import (

@@ -100,7 +100,23 @@ int32_t PollBuffer::fill(size_t n) {
 
 // ---- NativeBroker ----------------------------------------------------------------------------
 
-NativeBroker::NativeBroker(int64_t max_message_bytes, int64_t spin_ns, ManualClock *clock) {
+namespace {
+
+// A C string of a Java byte[]'s bytes; NULL stays NULL. The Java side refuses NUL characters,
+// which would cut the C string short; this checks again, for a caller other than it.
+const char *c_text(const void *data, size_t len, std::string &store, const char *what) {
+    if (!data) return nullptr;
+    store.assign(static_cast<const char *>(data), len);
+    if (store.find('\0') != std::string::npos)
+        fail(MQ_ERR_INVALID, std::string(what) + " contains a NUL character");
+    return store.c_str();
+}
+
+}  // namespace
+
+NativeBroker::NativeBroker(int64_t max_message_bytes, int64_t spin_ns, ManualClock *clock,
+                           const void *kafka_bootstrap, size_t kafka_bootstrap_len,
+                           const void *kafka_config, size_t kafka_config_len) {
     mq_broker_options o;
     mq_broker_options_init(&o, sizeof o);
     if (max_message_bytes < 0) {
@@ -109,6 +125,9 @@ NativeBroker::NativeBroker(int64_t max_message_bytes, int64_t spin_ns, ManualClo
     }
     o.max_message_bytes = static_cast<size_t>(max_message_bytes);
     o.spin_ns = spin_ns;
+    std::string bootstrap, config;  // mq_broker_new copies both
+    o.kafka_bootstrap = c_text(kafka_bootstrap, kafka_bootstrap_len, bootstrap, "kafka_bootstrap");
+    o.kafka_config = c_text(kafka_config, kafka_config_len, config, "kafka_config");
     if (clock) {
         clock_ = clock->state();  // outlives the broker, whatever happens to the Java clock
         o.clock = read_clock;
@@ -326,6 +345,10 @@ jstring NativeBroker::version(JNIEnv *jenv) {
 }
 
 int32_t NativeBroker::versionNumber() { return mq_version_number(); }
+
+jstring NativeBroker::statusName(JNIEnv *jenv, int32_t status) {
+    return make_jstring(jenv, std::string(mq_status_name(static_cast<mq_status>(status))));
+}
 
 int64_t NativeBroker::addressOf(JNIEnv *jenv, jobject buffer) {
     void *p = jenv->GetDirectBufferAddress(buffer);

@@ -82,7 +82,11 @@ public:
 class NativeBroker {
 public:
     // Values as the Java builders hold them (started from defaults()). clock may be null.
-    NativeBroker(int64_t max_message_bytes, int64_t spin_ns, ManualClock *clock);
+    // kafka_bootstrap and kafka_config (ABI 1.2) are UTF-8 without a terminator, null for
+    // NULL; the library copies them, so they need to live only through mq_broker_new.
+    NativeBroker(int64_t max_message_bytes, int64_t spin_ns, ManualClock *clock,
+                 const void *kafka_bootstrap, size_t kafka_bootstrap_len, const void *kafka_config,
+                 size_t kafka_config_len);
     ~NativeBroker();
 
     void close();
@@ -138,6 +142,8 @@ public:
     // The address of a direct ByteBuffer (Java keeps it with the buffer).
     static int64_t addressOf(JNIEnv *jenv, jobject buffer);
     static int32_t versionNumber();
+    // mq_status_name, for the test that Java's table of statuses matches the library's.
+    static jstring statusName(JNIEnv *jenv, int32_t status);
 
 #ifndef SWIG
     NativeBroker(const NativeBroker &) = delete;

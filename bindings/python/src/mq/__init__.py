@@ -48,6 +48,7 @@ from mq._types import (
 from mq._util import key_partition, murmur2, round_robin
 from mq.errors import (
     AlreadyExists,
+    BackendError,
     BadPartition,
     Cancelled,
     Closed,
@@ -66,11 +67,12 @@ from mq.errors import (
     Rebalanced,
     TimedOut,
     TooLarge,
+    UnsupportedError,
 )
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 LIBRARY_VERSION: str = _native.ffi.string(_native.lib.mq_version_string()).decode()
-"""The version of the mq library in use, e.g. ``"1.1.0"``."""
+"""The version of the mq library in use, e.g. ``"1.2.0"``."""
 
 __all__ = [
     "LIBRARY_VERSION",
@@ -79,6 +81,7 @@ __all__ = [
     "AlreadyExists",
     "Assignment",
     "Assignor",
+    "BackendError",
     "BadPartition",
     "Broker",
     "CancelToken",
@@ -115,6 +118,7 @@ __all__ = [
     "TimedOut",
     "TooLarge",
     "TopicInfo",
+    "UnsupportedError",
     "close_all",
     "extend_lease",
     "key_partition",

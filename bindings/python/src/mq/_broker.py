@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import weakref
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from mq import _convert as cv
@@ -36,6 +36,9 @@ _NS = 1_000_000_000
 _SIZE_T = next(t for t in "QLI" if array(t).itemsize == ffi.sizeof("size_t"))
 
 PublishItem = Union[Bytes, Record, tuple[Optional[Bytes], Bytes], tuple[Any, ...]]
+KafkaValue = Union[str, int, bool]
+# Sequence, not Iterable: with Iterable, mypy infers a dict of mixed values as dict[str, object].
+KafkaConfig = Union[Mapping[str, KafkaValue], Sequence[tuple[str, KafkaValue]]]
 
 
 class ManualClock:
@@ -118,7 +121,8 @@ def _seconds_ms(v: float | None, what: str, *, none_is: int = 0) -> int:
 
 
 class Broker:
-    """An in-process broker. A context manager: leaving the ``with`` block closes it.
+    """A broker: the in-process log, or (``kafka_bootstrap``) a Kafka cluster's topics and
+    groups. A context manager: leaving the ``with`` block closes it.
 
     Every method is thread-safe. Blocking methods release the GIL while they wait; their
     ``timeout`` is seconds as a float, ``None`` waits forever, ``0`` does not block.
@@ -130,10 +134,26 @@ class Broker:
         max_message_bytes: int | None = None,
         spin: float = 0.0,
         clock: ManualClock | None = None,
+        kafka_bootstrap: str | None = None,
+        kafka_config: KafkaConfig | None = None,
     ) -> None:
         """``max_message_bytes``: largest key + value + headers accepted (default 1 MiB).
         ``spin``: seconds a poll with nothing to hand out spins before it blocks (default 0).
-        ``clock``: a :class:`ManualClock` instead of the system's monotonic clock."""
+        ``clock``: a :class:`ManualClock` instead of the system's monotonic clock.
+
+        ``kafka_bootstrap`` (mq 1.2): ``"host:port,..."`` of a Kafka cluster; every call then
+        works on that cluster's topics, groups and committed offsets (``None``, the default: the
+        in-process log). The constructor waits up to 10 s for the cluster to answer
+        (:class:`mq.BackendError` if it does not). A library built without the Kafka backend,
+        which is what ``pip install ./bindings/python`` builds, raises
+        :class:`mq.UnsupportedError` saying how to rebuild it; so does a ``clock`` with it.
+
+        ``kafka_config``: librdkafka client settings, a mapping (or ``(name, value)`` pairs) such
+        as ``{"client.id": "billing", "security.protocol": "ssl"}``; ints and bools are spelled
+        as librdkafka reads them. mq takes them as ``name=value`` lines, so a name that is empty
+        or contains ``=`` or a newline, and a value containing a newline, cannot be passed and
+        raise :class:`mq.InvalidArgument` here; a setting librdkafka rejects raises it from the
+        library. Ignored without ``kafka_bootstrap``."""
         self._h: Any = _NULL
         self._closed = False
         self._lock = threading.Lock()
@@ -156,9 +176,20 @@ class Broker:
             opts.clock = lib.mqpy_clock_read
             opts.clock_user = clock._c
         self._clock = clock
+        # Referenced until mq_broker_new returns, which copies them.
+        bootstrap = config = _NULL
+        if kafka_bootstrap is not None:
+            bootstrap = ffi.new("char[]", cv.kafka_bootstrap(kafka_bootstrap))
+            opts.kafka_bootstrap = bootstrap
+        lines = cv.kafka_config(kafka_config)
+        if lines is not None:
+            config = ffi.new("char[]", lines)
+            opts.kafka_config = config
         out = ffi.new("mq_broker **")
         c = ctx()
-        check(lib.mqw_broker_new(opts, out, c), c)
+        status = lib.mqw_broker_new(opts, out, c)
+        del bootstrap, config
+        check(status, c)
         self._h = out[0]
         from mq import _lifecycle
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from operator import add
 from typing import Any
@@ -23,6 +23,73 @@ def name(v: object, what: str) -> bytes:
     if "\0" in v:
         raise InvalidArgument(f"{what} {v!r} contains a NUL character")
     return v.encode("utf-8", "surrogateescape")
+
+
+def kafka_bootstrap(v: object) -> bytes:
+    """The bootstrap servers as C text; "" is refused here (None is how to say "no cluster")."""
+    if type(v) is not str:
+        raise TypeError(f"kafka_bootstrap must be a str, not {type(v).__name__}")
+    if not v:
+        raise InvalidArgument(
+            'kafka_bootstrap is empty: give "host:port,..." of a Kafka cluster, or None for '
+            "the in-process log"
+        )
+    if "\0" in v:
+        raise InvalidArgument(f"kafka_bootstrap {v!r} contains a NUL character")
+    return v.encode()
+
+
+def _kafka_value(name: str, v: object) -> str:
+    # librdkafka's values are text; bools and ints are spelled the way it reads them.
+    if type(v) is bool:
+        return "true" if v else "false"
+    if isinstance(v, str):
+        s = str(v)
+    elif isinstance(v, int):
+        s = str(int(v))
+    else:
+        raise TypeError(f"kafka_config {name!r} must be a str, int or bool, not {type(v).__name__}")
+    if "\n" in s or "\0" in s:
+        raise InvalidArgument(
+            f"kafka_config {name!r}: a value cannot contain a newline or NUL character (mq "
+            f"passes the settings as name=value lines), not {s!r}"
+        )
+    return s
+
+
+def kafka_config(cfg: object) -> bytes | None:
+    """Client settings (a mapping or (name, value) pairs) as mq's "name=value" lines joined by
+    '\n'; None when there are none. What those lines cannot carry is refused here."""
+    if cfg is None:
+        return None
+    if isinstance(cfg, (str, bytes)):
+        raise TypeError("kafka_config must be a mapping or (name, value) pairs, not a string")
+    items = cfg.items() if isinstance(cfg, Mapping) else cfg
+    try:
+        it = iter(items)  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(
+            f"kafka_config must be a mapping or (name, value) pairs, not {type(cfg).__name__}"
+        ) from None
+    lines = []
+    for pair in it:
+        try:
+            if isinstance(pair, (str, bytes)):
+                raise TypeError  # "ab" would unpack as ("a", "b")
+            n, v = pair
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"a kafka_config entry must be a (name, value) pair, not {pair!r}"
+            ) from None
+        if type(n) is not str:
+            raise TypeError(f"a kafka_config name must be a str, not {type(n).__name__}")
+        if not n or "=" in n or "\n" in n or "\0" in n:
+            raise InvalidArgument(
+                f"kafka_config name {n!r} cannot be passed: a name must be non-empty and "
+                "contain no '=', newline or NUL (mq passes the settings as name=value lines)"
+            )
+        lines.append(f"{n}={_kafka_value(n, v)}")
+    return "\n".join(lines).encode() if lines else None
 
 
 def data(v: object, what: str) -> bytes:

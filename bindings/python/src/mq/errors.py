@@ -16,6 +16,7 @@ import queue
 
 __all__ = [
     "AlreadyExists",
+    "BackendError",
     "BadPartition",
     "Cancelled",
     "Closed",
@@ -34,6 +35,7 @@ __all__ = [
     "Rebalanced",
     "TimedOut",
     "TooLarge",
+    "UnsupportedError",
 ]
 
 
@@ -161,6 +163,21 @@ class Fenced(MQError):
     status, status_name = 22, "MQ_ERR_FENCED"
 
 
+class UnsupportedError(MQError):
+    """MQ_ERR_UNSUPPORTED (mq 1.2): the call or option has no meaning on this broker's backend,
+    or the library was built without that backend (the message says how to rebuild it, e.g.
+    ``kafka_bootstrap`` on a library without the Kafka backend); nothing was done."""
+
+    status, status_name = 23, "MQ_ERR_UNSUPPORTED"
+
+
+class BackendError(MQError):
+    """MQ_ERR_BACKEND (mq 1.2): the Kafka cluster refused the request or did not answer in
+    time; the message carries the cluster's words."""
+
+    status, status_name = 24, "MQ_ERR_BACKEND"
+
+
 _BY_STATUS: dict[int, type[MQError]] = {
     cls.status: cls
     for cls in (
@@ -182,6 +199,8 @@ _BY_STATUS: dict[int, type[MQError]] = {
         InternalError,
         OffsetOutOfRange,
         Fenced,
+        UnsupportedError,
+        BackendError,
     )
 }
 

@@ -176,10 +176,28 @@ struct Background {
     thread: Option<JoinHandle<()>>,
 }
 
+/// The Kafka backend (FORMAT.md, "On the Kafka backend"): with `MQ_CONFORMANCE_BACKEND=kafka`
+/// the broker is opened on the cluster at `MQ_KAFKA_BOOTSTRAP`, without the manual clock (Kafka's
+/// time is the cluster's), and the topics a scenario created are deleted at its end so the next
+/// one starts clean. An unset address still selects the cluster: the broker then fails to open,
+/// and the scenario says so, instead of passing in-process.
+fn kafka_bootstrap() -> Option<String> {
+    if std::env::var_os("MQ_CONFORMANCE_BACKEND").is_some_and(|b| b == "kafka") {
+        Some(match std::env::var("MQ_KAFKA_BOOTSTRAP") {
+            Ok(b) if !b.is_empty() => b,
+            _ => "MQ_KAFKA_BOOTSTRAP-is-not-set".into(),
+        })
+    } else {
+        None
+    }
+}
+
 #[derive(Default)]
 struct World {
     clock: ManualClock,
     broker: Option<Broker>,
+    /// On Kafka, the topics this scenario created: `end` deletes them.
+    kafka_topics: Vec<String>,
     pushes: HashMap<String, Push>,
     members: HashMap<String, MemberRec>,
     background: HashMap<String, Background>,
@@ -427,7 +445,10 @@ impl World {
                 })
             }
             "broker_new" => {
-                let mut o = BrokerOptions::new().clock(&self.clock);
+                let mut o = match kafka_bootstrap() {
+                    Some(b) => BrokerOptions::new().kafka(b),
+                    None => BrokerOptions::new().clock(&self.clock),
+                };
                 if r.has("max_message_bytes") {
                     o = o.max_message_bytes(r.int("max_message_bytes", 0).max(0) as usize);
                 }
@@ -436,6 +457,9 @@ impl World {
                 if let Ok(b) = res {
                     self.broker = Some(b);
                 }
+            }
+            "clock" if kafka_bootstrap().is_some() => {
+                return Err("no manual clock on the Kafka backend".into());
             }
             "clock" => {
                 self.clock
@@ -466,7 +490,12 @@ impl World {
                         Retention::UntilAcked
                     });
                 }
-                out.status(&self.broker()?.create_topic(&r.name("topic"), &c));
+                let topic = r.name("topic");
+                let res = self.broker()?.create_topic(&topic, &c);
+                if res.is_ok() && kafka_bootstrap().is_some() {
+                    self.kafka_topics.push(topic);
+                }
+                out.status(&res);
             }
             "subscribe" => {
                 let mut o = GroupOptions::new();
@@ -903,11 +932,29 @@ impl World {
             }
         }
         self.broker = None;
+        self.kafka_cleanup();
         Ok(if good {
             "MQ_OK".into()
         } else {
             "testee_error detail=closing%20what%20the%20scenario%20left%20open%20failed".into()
         })
+    }
+}
+
+impl World {
+    /// Deletes the scenario's topics through a second broker on the cluster (the scenario's own
+    /// is closed by now). Best effort, as in the C testee: a topic left over shows in the next
+    /// scenario that creates it.
+    fn kafka_cleanup(&mut self) {
+        let topics = std::mem::take(&mut self.kafka_topics);
+        let Some(bootstrap) = kafka_bootstrap().filter(|_| !topics.is_empty()) else {
+            return;
+        };
+        if let Ok(b) = Broker::with_options(&BrokerOptions::new().kafka(bootstrap)) {
+            for t in &topics {
+                let _ = b.delete_topic(t);
+            }
+        }
     }
 }
 

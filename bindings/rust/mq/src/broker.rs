@@ -100,7 +100,14 @@ impl Broker {
     }
 
     /// A broker with `opts`.
+    ///
+    /// With [`BrokerOptions::kafka`]: [`Error::Unsupported`] when the library has no Kafka
+    /// backend (this crate builds it only with the `kafka` feature), [`Error::Backend`] when the
+    /// cluster does not answer within 10 s, [`Error::Invalid`] for a Kafka setting the C API
+    /// cannot carry or librdkafka rejects.
     pub fn with_options(opts: &BrokerOptions) -> Result<Broker> {
+        // Checked before anything else, and alive across mq_broker_new, which copies them.
+        let (kafka_bootstrap, kafka_config) = opts.kafka_c()?;
         let mut o = sys::mq_broker_options::default();
         // SAFETY: valid options struct of the size passed.
         unsafe { sys::mq_broker_options_init(&mut o, std::mem::size_of_val(&o)) };
@@ -114,8 +121,15 @@ impl Broker {
             o.clock = Some(manual_clock_read);
             o.clock_user = Arc::as_ptr(&c.0) as *mut std::ffi::c_void;
         }
+        if let Some(b) = &kafka_bootstrap {
+            o.kafka_bootstrap = b.as_ptr();
+        }
+        if let Some(c) = &kafka_config {
+            o.kafka_config = c.as_ptr();
+        }
         let mut p = std::ptr::null_mut();
-        // SAFETY: valid options and out-pointer; the clock's atomic is kept alive by Raw.
+        // SAFETY: valid options and out-pointer; the clock's atomic is kept alive by Raw, the
+        // Kafka strings until after the call (the library copies them).
         check(unsafe { sys::mq_broker_new(&o, &mut p) })?;
         let raw = Raw {
             ptr: NonNull::new(p).expect("mq_broker_new returned MQ_OK and NULL"),
@@ -550,7 +564,7 @@ pub fn round_robin(partitions: i32, members: i32, member: i32) -> Result<Vec<i32
     Ok(out)
 }
 
-/// The library's version at run time, e.g. `"1.1.0"`.
+/// The library's version at run time, e.g. `"1.2.0"`.
 pub fn version() -> &'static str {
     // SAFETY: a static NUL-terminated string.
     unsafe { std::ffi::CStr::from_ptr(sys::mq_version_string()) }

@@ -1,9 +1,11 @@
 //! Builders for the broker, topic and group configurations.
 use std::ffi::CString;
+use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::error::{Error, Result};
 use crate::wait::duration_ms;
 
 /// A clock for tests: the broker reads it instead of the system's monotonic clock, and it moves
@@ -61,15 +63,35 @@ pub(crate) extern "C" fn manual_clock_read(user: *mut std::ffi::c_void) -> i64 {
 /// # drop(broker);
 /// # Ok::<(), mq::Error>(())
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct BrokerOptions {
     pub(crate) max_message_bytes: Option<usize>,
     pub(crate) spin: Option<Duration>,
     pub(crate) clock: Option<ManualClock>,
+    pub(crate) kafka_bootstrap: Option<String>,
+    pub(crate) kafka_settings: Vec<(String, String)>,
+}
+
+// By hand: Kafka settings often hold credentials (sasl.password), so only their names show.
+impl fmt::Debug for BrokerOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self
+            .kafka_settings
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        f.debug_struct("BrokerOptions")
+            .field("max_message_bytes", &self.max_message_bytes)
+            .field("spin", &self.spin)
+            .field("clock", &self.clock)
+            .field("kafka_bootstrap", &self.kafka_bootstrap)
+            .field("kafka_settings", &names)
+            .finish()
+    }
 }
 
 impl BrokerOptions {
-    /// The defaults: 1 MiB messages, no spinning, the system clock.
+    /// The defaults: 1 MiB messages, no spinning, the system clock, the in-process log.
     pub fn new() -> BrokerOptions {
         BrokerOptions::default()
     }
@@ -87,10 +109,135 @@ impl BrokerOptions {
         self
     }
 
-    /// Reads time from `clock` instead of the system's monotonic clock (for tests).
+    /// Reads time from `clock` instead of the system's monotonic clock (for tests). Not with
+    /// [`kafka`](Self::kafka): Kafka's clock is the cluster's ([`Error::Unsupported`]).
     pub fn clock(mut self, clock: &ManualClock) -> Self {
         self.clock = Some(clock.clone());
         self
+    }
+
+    /// Works on a Kafka cluster instead of the in-process log (library 1.2,
+    /// `mq_broker_options.kafka_bootstrap`): `bootstrap` is its bootstrap servers,
+    /// `"host:port,..."`, and topics, groups and committed offsets are the cluster's.
+    /// Opening the broker then blocks until the cluster answers, at most 10 s
+    /// ([`Error::Backend`] if it does not).
+    ///
+    /// **The core this crate builds has the backend only with the `kafka` feature** (off by
+    /// default; it links librdkafka, found by pkg-config). Without it,
+    /// [`Broker::with_options`](crate::Broker::with_options) returns [`Error::Unsupported`]
+    /// (its message says how to rebuild). A linked libmq (`MQ_DIR`, or the `system` feature;
+    /// see `mq-sys`) has it when built with CMake's `-DMQ_KAFKA=ON`.
+    ///
+    /// ```no_run
+    /// let opts = mq::BrokerOptions::new()
+    ///     .kafka("kafka-1:9092,kafka-2:9092")
+    ///     .kafka_setting("client.id", "billing");
+    /// match mq::Broker::with_options(&opts) {
+    ///     Ok(broker) => { /* the cluster's topics */ }
+    ///     Err(mq::Error::Unsupported(why)) => eprintln!("no Kafka backend: {why}"),
+    ///     Err(e) => eprintln!("{e}"),
+    /// }
+    /// ```
+    pub fn kafka(mut self, bootstrap: impl Into<String>) -> Self {
+        self.kafka_bootstrap = Some(bootstrap.into());
+        self
+    }
+
+    /// Adds a Kafka client setting passed to librdkafka as it is (library 1.2,
+    /// `mq_broker_options.kafka_config`), e.g. `("security.protocol", "ssl")`; ignored without
+    /// [`kafka`](Self::kafka). Settings are passed in the order added (a name given twice: the
+    /// last wins); the library rejects a setting librdkafka does not know ([`Error::Invalid`]
+    /// naming it).
+    ///
+    /// The C API takes them as `name=value` lines, so some cannot be expressed: a name that is
+    /// empty or contains `'='` or a newline, a value that contains a newline, and a NUL byte
+    /// anywhere. [`Broker::with_options`](crate::Broker::with_options) refuses those with
+    /// [`Error::Invalid`] before calling the library. A value may contain `'='`.
+    ///
+    /// ```
+    /// let opts = mq::BrokerOptions::new()
+    ///     .kafka("localhost:9092")
+    ///     .kafka_setting("bad=name", "x");
+    /// match mq::Broker::with_options(&opts) {
+    ///     Err(mq::Error::Invalid(m)) => assert!(m.contains("bad=name")),
+    ///     other => panic!("expected Invalid, got {other:?}"),
+    /// }
+    /// ```
+    pub fn kafka_setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.kafka_settings.push((name.into(), value.into()));
+        self
+    }
+
+    /// Adds every setting of `settings` (a map, or pairs) as
+    /// [`kafka_setting`](Self::kafka_setting) does, in its iteration order.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// let settings = BTreeMap::from([("client.id", "billing"), ("acks", "all")]);
+    /// let opts = mq::BrokerOptions::new().kafka("localhost:9092").kafka_settings(settings);
+    /// # drop(opts);
+    /// ```
+    pub fn kafka_settings<I, K, V>(mut self, settings: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.kafka_settings
+            .extend(settings.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
+    /// The C strings of `kafka_bootstrap` and `kafka_config`; they need to outlive
+    /// `mq_broker_new` only (it copies them).
+    pub(crate) fn kafka_c(&self) -> Result<(Option<CString>, Option<CString>)> {
+        let bootstrap = match &self.kafka_bootstrap {
+            None => None,
+            Some(b) => Some(CString::new(b.as_str()).map_err(|_| {
+                Error::Invalid(format!("the Kafka bootstrap {b:?} contains a NUL byte"))
+            })?),
+        };
+        if self.kafka_settings.is_empty() {
+            return Ok((bootstrap, None));
+        }
+        let mut text = String::new();
+        for (name, value) in &self.kafka_settings {
+            check_kafka_setting(name, value)?;
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(name);
+            text.push('=');
+            text.push_str(value);
+        }
+        let text = CString::new(text).expect("checked for NUL above");
+        Ok((bootstrap, Some(text)))
+    }
+}
+
+/// What the `name=value` lines of `mq_broker_options.kafka_config` cannot carry. The message
+/// names the setting, never its value (values are often credentials).
+fn check_kafka_setting(name: &str, value: &str) -> Result<()> {
+    let why = if name.is_empty() {
+        Some("its name is empty")
+    } else if name.contains('=') {
+        Some("its name contains '='")
+    } else if name.contains('\n') {
+        Some("its name contains a newline")
+    } else if value.contains('\n') {
+        Some("its value contains a newline")
+    } else if name.contains('\0') || value.contains('\0') {
+        Some("it contains a NUL byte")
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(Error::Invalid(format!(
+            "the Kafka setting {name:?} cannot be passed: {why} (the library takes \
+             settings as name=value lines: a name is not empty and has no '=' or newline, a \
+             value has no newline)"
+        ))),
     }
 }
 
@@ -278,5 +425,27 @@ impl GroupOptions {
             o.dead_letter_topic = d.as_ptr();
         }
         Ok((o, dlq))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kafka_settings_become_name_value_lines_in_order() {
+        let opts = BrokerOptions::new()
+            .kafka("h:9092")
+            .kafka_setting("client.id", "billing")
+            .kafka_setting("sasl.jaas.config", "user=a pass=b")
+            .kafka_setting("client.id", "");
+        let (bootstrap, config) = opts.kafka_c().unwrap();
+        assert_eq!(bootstrap.unwrap().to_bytes(), b"h:9092");
+        assert_eq!(
+            config.unwrap().to_bytes(),
+            b"client.id=billing\nsasl.jaas.config=user=a pass=b\nclient.id="
+        );
+        let (bootstrap, config) = BrokerOptions::new().kafka_c().unwrap();
+        assert!(bootstrap.is_none() && config.is_none());
     }
 }

@@ -88,6 +88,14 @@ pub enum Error {
     OutOfRange(String),
     /// `MQ_ERR_FENCED`: the member does not own the partition in the current generation.
     Fenced(String),
+    /// `MQ_ERR_UNSUPPORTED` (library 1.2): the call or option has no meaning on this broker's
+    /// backend, or the library was built without that backend — as this binding's own build
+    /// of the core is without the Kafka one ([`BrokerOptions::kafka`](crate::BrokerOptions::kafka));
+    /// nothing was done.
+    Unsupported(String),
+    /// `MQ_ERR_BACKEND` (library 1.2): the Kafka cluster refused the request or did not answer
+    /// in time; the message carries the cluster's words.
+    Backend(String),
     /// A status this version of the binding does not know.
     Unknown {
         /// The status returned.
@@ -124,6 +132,8 @@ impl Error {
             s::MQ_ERR_INTERNAL => Error::Internal(m),
             s::MQ_ERR_OUT_OF_RANGE => Error::OutOfRange(m),
             s::MQ_ERR_FENCED => Error::Fenced(m),
+            s::MQ_ERR_UNSUPPORTED => Error::Unsupported(m),
+            s::MQ_ERR_BACKEND => Error::Backend(m),
             _ => Error::Unknown { status, message: m },
         }
     }
@@ -150,6 +160,8 @@ impl Error {
             Error::Internal(_) => s::MQ_ERR_INTERNAL,
             Error::OutOfRange(_) => s::MQ_ERR_OUT_OF_RANGE,
             Error::Fenced(_) => s::MQ_ERR_FENCED,
+            Error::Unsupported(_) => s::MQ_ERR_UNSUPPORTED,
+            Error::Backend(_) => s::MQ_ERR_BACKEND,
             Error::Unknown { status, .. } => return *status,
         };
         Status(raw.0 as i32)
@@ -175,7 +187,9 @@ impl Error {
             | Error::NoMemory(m)
             | Error::Internal(m)
             | Error::OutOfRange(m)
-            | Error::Fenced(m) => m,
+            | Error::Fenced(m)
+            | Error::Unsupported(m)
+            | Error::Backend(m) => m,
             Error::Unknown { message, .. } => message,
         }
     }

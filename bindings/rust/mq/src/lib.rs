@@ -100,6 +100,14 @@
 //! thread can trigger. With the `tokio` feature, the async calls of `mq::tokio` cancel the C
 //! call when their future is dropped.
 //!
+//! ## Kafka backend
+//!
+//! Library 1.2 can run a broker on a Kafka cluster: [`BrokerOptions::kafka`] (the bootstrap
+//! servers) and [`BrokerOptions::kafka_setting`] (librdkafka settings), with
+//! [`Error::Unsupported`] and [`Error::Backend`]. The core this crate builds has the backend
+//! with the `kafka` feature (off by default; it links librdkafka, found by pkg-config), else it
+//! returns `Unsupported`; a linked libmq has it when built with `-DMQ_KAFKA=ON` (see `mq-sys`).
+//!
 //! ## Threads and lifetimes
 //!
 //! [`Broker`], [`PartitionConsumer`], [`Subscription`], [`Member`] and [`CancelToken`] are

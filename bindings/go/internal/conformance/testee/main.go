@@ -74,6 +74,8 @@ type world struct {
 	members map[string]*member
 	calls   map[string]*background
 	order   []string // names in creation order, for end
+
+	kafkaTopics []string // the topics created on the cluster, deleted by end (kafka.go)
 }
 
 func newWorld() *world {

@@ -25,7 +25,7 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 		}
 		out.WriteString("MQ_OK protocol=1")
 	case "broker_new":
-		opts := []mq.Option{mq.WithClock(w.clock)}
+		opts := w.brokerOptions()
 		if r.has("max_message_bytes") {
 			opts = append(opts, mq.WithMaxMessageBytes(int(r.int("max_message_bytes", 0))))
 		}
@@ -34,6 +34,9 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 			w.broker = nb
 		}
 	case "clock":
+		if _, ok := kafkaBootstrap(); ok {
+			panic(testeeError("no manual clock on the Kafka backend"))
+		}
 		w.clock.Advance(time.Duration(r.int("advance_ns", 0)))
 		out.WriteString("MQ_OK")
 	case "topic_create":
@@ -61,7 +64,9 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 			}
 			opts = append(opts, mq.WithRetention(ret))
 		}
-		status(out, b.CreateTopic(topic, opts...))
+		if status(out, b.CreateTopic(topic, opts...)) {
+			w.createdTopic(topic)
+		}
 	case "subscribe":
 		needBroker()
 		var opts []mq.GroupOption
@@ -474,6 +479,7 @@ func (w *world) end(out *reply) {
 		good = good && w.broker.Close() == nil
 		w.broker = nil
 	}
+	w.deleteKafkaTopics()
 	if !good {
 		panic(testeeError("closing what the scenario left open failed"))
 	}

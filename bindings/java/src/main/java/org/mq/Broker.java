@@ -63,12 +63,19 @@ public final class Broker implements AutoCloseable {
     /**
      * Creates a broker.
      *
-     * @throws MqInvalidArgumentException for bad options (e.g. maxMessageBytes 0 or above 1 GiB)
+     * @throws MqInvalidArgumentException for bad options (e.g. maxMessageBytes 0 or above 1 GiB,
+     *     or a Kafka setting librdkafka rejects)
+     * @throws MqUnsupportedException for {@link BrokerOptions.Builder#kafkaBootstrap Kafka
+     *     bootstrap servers} when the library has no Kafka backend (this binding's own build),
+     *     or with a manual clock
+     * @throws MqBackendException when the Kafka cluster does not answer within 10 s (the call
+     *     blocks until then)
      */
     public static Broker create(BrokerOptions options) {
         Objects.requireNonNull(options, "options");
         NativeClock c = options.clock == null ? null : options.clock.clock;
-        return new Broker(new NativeBroker(options.maxMessageBytes, options.spinNanos, c), options.clock);
+        return new Broker(new NativeBroker(options.maxMessageBytes, options.spinNanos, c,
+                options.kafkaBootstrap, options.kafkaConfig), options.clock);
     }
 
     /** The manual clock this broker reads, if it was given one. */
@@ -622,7 +629,7 @@ public final class Broker implements AutoCloseable {
         return List.copyOf(out);
     }
 
-    /** The native library's version, e.g. {@code "1.1.0"}. */
+    /** The native library's version, e.g. {@code "1.2.0"}. */
     public static String version() {
         return NativeBroker.version();
     }

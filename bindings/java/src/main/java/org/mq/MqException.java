@@ -69,6 +69,8 @@ public class MqException extends RuntimeException {
             case INTERNAL: return new MqInternalException(message);
             case OUT_OF_RANGE: return new MqOffsetOutOfRangeException(message);
             case FENCED: return new MqFencedException(message);
+            case UNSUPPORTED: return new MqUnsupportedException(message);
+            case BACKEND: return new MqBackendException(message);
             default: return new MqException(status, message, partial);
         }
     }

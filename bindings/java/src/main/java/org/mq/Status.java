@@ -43,17 +43,30 @@ public enum Status {
     OUT_OF_RANGE(21, "MQ_ERR_OUT_OF_RANGE"),
     /** The member does not own that partition (or was removed): {@link MqFencedException}. */
     FENCED(22, "MQ_ERR_FENCED"),
+    /**
+     * The call or option has no meaning on this broker's backend, or the library was built
+     * without it (ABI 1.2): {@link MqUnsupportedException}.
+     */
+    UNSUPPORTED(23, "MQ_ERR_UNSUPPORTED"),
+    /** The Kafka cluster refused the request or did not answer in time (ABI 1.2): {@link MqBackendException}. */
+    BACKEND(24, "MQ_ERR_BACKEND"),
     /** A value this binding does not know (from a newer library). */
     UNKNOWN(-1, "MQ_UNKNOWN_STATUS");
 
-    private static final Status[] BY_CODE = new Status[23];
+    private static final Status[] BY_CODE = byCode();
 
-    static {
+    private static Status[] byCode() {
+        int max = 0;
+        for (Status s : values()) {
+            max = Math.max(max, s.code);
+        }
+        Status[] table = new Status[max + 1];
         for (Status s : values()) {
             if (s.code >= 0) {
-                BY_CODE[s.code] = s;
+                table[s.code] = s;
             }
         }
+        return table;
     }
 
     private final int code;

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
@@ -38,6 +39,12 @@ class ConformanceTest {
         return dir != null && !dir.isEmpty() ? Path.of(dir) : ROOT.resolve("tests/conformance");
     }
 
+    static String noRunner() {
+        return "no conformance runner: set MQ_CONFORMANCE_RUNNER, or build it with the"
+                + " repository (cmake --build build --target mq_conformance); the binding's"
+                + " native build compiles it when tests/conformance/runner/ exists";
+    }
+
     static Path runner() {
         List<Path> candidates = new ArrayList<>();
         String env = System.getenv("MQ_CONFORMANCE_RUNNER");
@@ -45,6 +52,8 @@ class ConformanceTest {
             return Path.of(env);
         }
         candidates.add(Path.of(System.getProperty("mq.native.build"), "mq_conformance"));
+        // The Kafka variant (target/kafka/) builds only the JNI library: the default one's runner.
+        candidates.add(Path.of(System.getProperty("mq.binding.dir"), "target", "native", "mq_conformance"));
         candidates.add(ROOT.resolve("build/tests/conformance/mq_conformance"));
         for (Path p : candidates) {
             if (Files.isExecutable(p)) {
@@ -78,17 +87,22 @@ class ConformanceTest {
         return files.stream().map(f -> DynamicTest.dynamicTest(f.getFileName().toString().replace(".mqs", ""),
                 f.toUri(), () -> {
                     if (runner == null) {
-                        fail("no conformance runner: set MQ_CONFORMANCE_RUNNER, or build it with the"
-                                + " repository (cmake --build build --target mq_conformance); the binding's"
-                                + " native build compiles it when tests/conformance/runner/ exists");
+                        fail(noRunner());
                     }
                     run(runner, expected, f);
                 }));
     }
 
     static void run(Path runner, Path expected, Path script) throws Exception {
-        Process p = new ProcessBuilder(runner.toString(), "--testee", testeeCommand(), "--expected-failures",
-                expected.toString(), script.toString()).redirectErrorStream(true).start();
+        run(runner, expected, script, Map.of());
+    }
+
+    /** One script through the runner; {@code env} is added to the testee's environment. */
+    static void run(Path runner, Path expected, Path script, Map<String, String> env) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(runner.toString(), "--testee", testeeCommand(), "--expected-failures",
+                expected.toString(), script.toString()).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        Process p = pb.start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (InputStream in = p.getInputStream()) {
             in.transferTo(out);

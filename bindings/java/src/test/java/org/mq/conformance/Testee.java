@@ -49,6 +49,22 @@ public final class Testee {
     private final Map<String, Push> pushes = new LinkedHashMap<>();
     private final Map<String, Joined> members = new LinkedHashMap<>();
     private final Map<String, Background> calls = new LinkedHashMap<>();
+    // The Kafka backend (FORMAT.md, "On the Kafka backend"): the cluster's address, or null for
+    // the in-process log; and the topics this scenario created there, deleted by end().
+    private final String kafkaBootstrap = kafkaBootstrap();
+    private final List<String> kafkaTopics = new ArrayList<>();
+
+    /**
+     * With MQ_CONFORMANCE_BACKEND=kafka, MQ_KAFKA_BOOTSTRAP (a name no host has when that is
+     * unset, so broker_new fails and says so, as the C testee does); else null.
+     */
+    static String kafkaBootstrap() {
+        if (!"kafka".equals(System.getenv("MQ_CONFORMANCE_BACKEND"))) {
+            return null;
+        }
+        String b = System.getenv("MQ_KAFKA_BOOTSTRAP");
+        return b != null && !b.isEmpty() ? b : "MQ_KAFKA_BOOTSTRAP-is-not-set";
+    }
 
     public static void main(String[] args) throws IOException {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.ISO_8859_1));
@@ -291,7 +307,12 @@ public final class Testee {
             case "hello":
                 return r.integer("protocol", 0) == 1 ? "MQ_OK protocol=1" : testeeError("protocol 1 only");
             case "broker_new": {
-                BrokerOptions.Builder o = BrokerOptions.builder().clock(clock);
+                BrokerOptions.Builder o = BrokerOptions.builder();
+                if (kafkaBootstrap != null) {
+                    o.kafkaBootstrap(kafkaBootstrap);  // Kafka's time is the cluster's: no manual clock
+                } else {
+                    o.clock(clock);
+                }
                 if (r.has("max_message_bytes")) {
                     o.maxMessageBytes(r.integer("max_message_bytes", 0));
                 }
@@ -299,6 +320,9 @@ public final class Testee {
                 return "MQ_OK";
             }
             case "clock":
+                if (kafkaBootstrap != null) {
+                    return testeeError("no manual clock on the Kafka backend");
+                }
                 clock.advance(Duration.ofNanos(r.integer("advance_ns", 0)));
                 return "MQ_OK";
             case "topic_create": {
@@ -322,6 +346,9 @@ public final class Testee {
                     c.retention(r.raw("retention").equals("bounded") ? Retention.BOUNDED : Retention.UNTIL_ACKED);
                 }
                 broker.createTopic(r.string("topic"), c.build());
+                if (kafkaBootstrap != null) {
+                    kafkaTopics.add(r.string("topic"));
+                }
                 return "MQ_OK";
             }
             case "subscribe": {
@@ -687,6 +714,30 @@ public final class Testee {
             broker.close();
             broker = null;
         }
+        deleteKafkaTopics();
         return good ? "MQ_OK" : testeeError("closing what the scenario left open failed");
+    }
+
+    /**
+     * The next scenario starts on a clean cluster: the topics this one created are deleted
+     * through a second broker (the scenario's own may be closed, or its handle unusable). A
+     * topic the scenario deleted itself is not there any more: that refusal is fine.
+     */
+    private void deleteKafkaTopics() {
+        if (kafkaTopics.isEmpty()) {
+            return;
+        }
+        try (Broker b = Broker.create(BrokerOptions.builder().kafkaBootstrap(kafkaBootstrap).build())) {
+            for (String t : kafkaTopics) {
+                try {
+                    b.deleteTopic(t);
+                } catch (MqException e) {
+                    // gone already (the scenario deleted it), or the cluster refused: as in the C testee
+                }
+            }
+        } catch (MqException e) {
+            // no second broker: the C testee leaves the topics too
+        }
+        kafkaTopics.clear();
     }
 }

@@ -1,0 +1,5 @@
+//go:build !mq_kafka
+
+package conformance
+
+const kafkaBuild = false

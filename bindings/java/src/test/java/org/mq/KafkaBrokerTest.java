@@ -1,0 +1,142 @@
+package org.mq;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The binding on a real Kafka cluster (docs/KAFKA.md): the broker opened with the Kafka option,
+ * topics, a keyed publish with headers, a group's poll and ack, a member's join and poll. Only
+ * in the Kafka variant ({@code mvn -Pkafka test}), which fails here, and does not skip, when
+ * MQ_KAFKA_BOOTSTRAP does not name the cluster.
+ */
+@Tag("kafka")
+class KafkaBrokerTest {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    /** MQ_KAFKA_BOOTSTRAP, or the test fails saying how to start a cluster. */
+    static String bootstrap() {
+        String b = System.getenv("MQ_KAFKA_BOOTSTRAP");
+        if (b == null || b.isEmpty()) {
+            fail("the Kafka variant needs a cluster: MQ_KAFKA_BOOTSTRAP is not set (start one with"
+                    + " scripts/kafka-server.sh start, which prints its address)");
+        }
+        return b;
+    }
+
+    private static Broker open() {
+        return Broker.create(BrokerOptions.builder().kafkaBootstrap(bootstrap())
+                .kafkaSetting("client.id", "mq-java-test").build());
+    }
+
+    private static String unique(String what) {
+        return "java-" + what + "-" + UUID.randomUUID();
+    }
+
+    private static String text(byte[] b) {
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
+    /** The first non-empty poll of the member within WAIT (a rebalance on the way is taken in). */
+    private static List<Message> pollUntilAny(Member m) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                List<Message> got = m.poll(10, Duration.ofMillis(200));
+                if (!got.isEmpty()) {
+                    return got;
+                }
+            } catch (MqRebalancedException e) {
+                m.assignment();
+            }
+        }
+        return fail("the member received nothing within " + WAIT);
+    }
+
+    @Test
+    void topicsPublishPollAckAndMembersOnTheCluster() {
+        String topic = unique("topic");
+        String group = unique("group");
+        try (Broker b = open()) {
+            b.createTopic(topic, TopicConfig.builder().partitions(2).build());
+            try {
+                assertTrue(b.topics().contains(topic), b.topics().toString());
+                assertEquals(2, b.topicInfo(topic).partitions());
+                b.subscribeGroup(topic, group, GroupOptions.builder().start(StartPosition.EARLIEST).build());
+
+                // A key lands where Kafka's partitioner puts it; headers keep their order and duplicates.
+                List<Header> headers = List.of(Header.of("trace", "t-1"), Header.of("trace", "t-2"),
+                        Header.of("origin", "java"));
+                PublishResult r = b.publish(topic, "user-a".getBytes(StandardCharsets.UTF_8),
+                        "hello".getBytes(StandardCharsets.UTF_8), headers, WAIT);
+                assertEquals(Broker.partitionFor("user-a", 2), r.partition());
+                assertEquals(0, r.offset());
+
+                List<Message> got = b.poll(topic, group, r.partition(), 10, WAIT);
+                assertEquals(1, got.size());
+                Message m = got.get(0);
+                assertEquals(topic, m.topic());
+                assertEquals(r.partition(), m.partition());
+                assertEquals(0, m.offset());
+                assertEquals("user-a", m.keyAsString());
+                assertEquals("hello", m.valueAsString());
+                assertEquals(headers, m.headers());
+                assertEquals(1, m.deliveryCount());
+                assertEquals(1, b.groupInfo(topic, group, r.partition()).inFlight());
+                b.ack(topic, group, r.partition(), m.offset());
+                assertEquals(1, b.groupInfo(topic, group, r.partition()).committed(), "the cluster has offset + 1");
+                assertThrows(MqNotInFlightException.class, () -> b.ack(topic, group, r.partition(), 0));
+
+                // A push subscription on the cluster: its handler gets the message (already
+                // published: a new group of a member starts at the end, so publish after it joined).
+                java.util.concurrent.BlockingQueue<String> pushed = new java.util.concurrent.LinkedBlockingQueue<>();
+                Subscription sub = b.subscribe(topic, unique("push"),
+                        (msg, ctx) -> pushed.add(msg.keyAsString() + "=" + msg.valueAsString()));
+                try {
+                    b.publish(topic, "user-a".getBytes(StandardCharsets.UTF_8),
+                            "pushed".getBytes(StandardCharsets.UTF_8), List.of(), WAIT);
+                    String first = null;
+                    try {
+                        first = pushed.poll(WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    assertEquals("user-a=pushed", first, "the push handler got nothing within " + WAIT);
+                } finally {
+                    sub.close();
+                }
+
+                // A member of Kafka's group protocol: alone, it owns every partition.
+                try (Member member = b.join(topic, unique("members"),
+                        MemberOptions.builder().memberId("java-one").sessionTimeout(Duration.ofSeconds(6)).build())) {
+                    assertEquals("java-one", member.id());
+                    assertEquals(new Assignment(1, List.of(0, 1)), member.assignment());
+                    PublishResult r2 = b.publish(topic, "user-b".getBytes(StandardCharsets.UTF_8),
+                            "to-the-member".getBytes(StandardCharsets.UTF_8), List.of(Header.of("n", "2")), WAIT);
+                    List<Message> mine = pollUntilAny(member);
+                    assertEquals(1, mine.size());
+                    Message mm = mine.get(0);
+                    assertEquals(r2.partition(), mm.partition());
+                    assertEquals(r2.offset(), mm.offset());
+                    assertEquals("user-b", mm.keyAsString());
+                    assertEquals("to-the-member", text(mm.value()));
+                    assertEquals(List.of(Header.of("n", "2")), mm.headers());
+                    member.ack(mm.partition(), mm.offset());
+                }
+            } finally {
+                b.deleteTopic(topic);
+            }
+            assertFalse(b.topics().contains(topic), b.topics().toString());
+            assertThrows(MqNoSuchTopicException.class, () -> b.topicInfo(topic));
+        }
+    }
+}
