@@ -224,7 +224,9 @@ void mq_subscription::run_loop(Loop &loop) {
     // Half the lease: a pending ack older than this is sent before the next handler runs, so
     // a later handler's time does not count against messages already handled.
     const int64_t flush_after = topic_->settings().ack_timeout_ns / 2;
-    int64_t pending = -1;  // the last handled offset not acked yet; -1: none
+    int64_t pending = -1;     // the last handled offset not acked yet; -1: none
+    bool unfinished = false;  // stopped with messages of a batch not handed to the handler
+    bool fenced = false;      // the partition moved away (it may be back already)
     auto flush = [&] {
         const bool ok = pending < 0 || part.ack(group_, me, pending) == MQ_OK;
         pending = -1;
@@ -237,11 +239,17 @@ void mq_subscription::run_loop(Loop &loop) {
                                             mq::Wait{mq::Wait::kForever}, &loop.waker, &n, ack);
         pending = -1;                              // acked, or refused (then nothing was polled)
         if (st == MQ_ERR_NOT_IN_FLIGHT) continue;  // the ack was refused: poll again
-        if (st != MQ_OK) break;  // closed, stopped, fenced (the partition moved), group gone
+        if (st != MQ_OK) {  // closed, stopped, fenced (the partition moved), group gone
+            fenced = st == MQ_ERR_FENCED;
+            break;
+        }
         const int64_t polled_at = clock.coarse();
         for (size_t k = 0; k < n; k++) {
             // After a close no handler is called, also for the rest of a batch polled before.
-            if (loop.stop.load(std::memory_order_acquire) || topic_->closed()) break;
+            if (loop.stop.load(std::memory_order_acquire) || topic_->closed()) {
+                unfinished = true;
+                break;
+            }
             if (pending >= 0 && clock.coarse() - polled_at >= flush_after && !flush()) break;
             tl_loop.nack_delay_ns = 0;
             if (handler_(user_, &batch[k]) != 0) {
@@ -253,9 +261,21 @@ void mq_subscription::run_loop(Loop &loop) {
             pending = batch[k].offset;
         }
     }
-    flush();  // on close: what was handled is acked before the subscription gives the rest back
+    // What was handled is acked, then the rest of the batch goes back to the group at once.
+    // The partition may still be this subscription's (a rebalance stops a loop whose partition
+    // moved, and it may have moved back and been polled since): a loop started for it later
+    // polls past what is in flight, and its cumulative ack would cover messages nobody handled.
+    flush();
+    if (unfinished) part.nack(group_, me, 0);  // a no-op if fenced or the broker is closed
     tl_loop = LoopContext{};
     loop.exited.store(true, std::memory_order_release);
+    if (fenced) {
+        // The supervisor may have acted on the partition's return before this loop ended, and
+        // kept it as live: it looks again, or the partition would stay unconsumed.
+        std::lock_guard lk(sup_mu_);
+        rebalance_pending_ = true;
+        sup_cv_.notify_all();
+    }
 }
 
 void mq_subscription::supervise() {
@@ -307,15 +327,6 @@ void mq_subscription::stop() noexcept {
         sup_cv_.notify_all();
     }
     if (supervisor_.joinable()) supervisor_.join();
-    // Whatever a loop was handed and did not finish goes back to the group at once rather
-    // than waiting out the lease (a no-op when nothing is in flight or the broker is closed).
-    std::vector<int32_t> held;
-    try {
-        for (const auto &l : loops_) held.push_back(l->partition);
-    } catch (...) {
-        held.clear();  // out of memory: those messages come back when their lease runs out
-    }
-    stop_loops(nullptr);
-    for (int32_t p : held) topic_->partition(p).nack(group_, mq::Caller{id_}, 0);
-    detach();  // a member leaving rebalances the others; its partitions rewind for them
+    stop_loops(nullptr);  // each gives back what it was handed and did not finish (run_loop)
+    detach();             // a member leaving rebalances the others; its partitions rewind for them
 }

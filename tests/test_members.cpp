@@ -398,8 +398,11 @@ TEST(Members, ViewsOfAMovedPartitionStayValidUntilTheOldOwnerCallsAgain) {
 namespace {
 
 // A push subscription's partition that moves to another member and back must be consumed again,
-// whether or not its loop noticed the move in between.
-TEST(Members, APushSubscriptionKeepsConsumingPartitionsThatMoveAwayAndBack) {
+// whether or not its loop noticed the move in between, and nothing may be acked unhandled. The
+// race this guards: a loop polls a batch after the partition came back, then sees that the
+// supervisor (acting on the move away) stopped it; the loop started next must not poll past that
+// batch, or its cumulative ack covers messages no handler saw. Rare per round: many rounds.
+void push_partition_away_and_back_round() {
     auto b = mqtest::broker();
     auto cfg = mqtest::topic_config(2, 100);
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
@@ -421,7 +424,6 @@ TEST(Members, APushSubscriptionKeepsConsumingPartitionsThatMoveAwayAndBack) {
                                    nullptr, nullptr),
                   MQ_OK);
     }
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
     auto consumed = [&] {
         for (int32_t p = 0; p < 2; p++) {
             if (mqtest::group_info(b.get(), "t", "g", p).committed !=
@@ -431,16 +433,19 @@ TEST(Members, APushSubscriptionKeepsConsumingPartitionsThatMoveAwayAndBack) {
         }
         return true;
     };
-    auto handled = [&] {
+    EXPECT_TRUE(eventually(consumed)) << "a partition stopped being consumed";
+    {
+        // Every committed message was handled (redeliveries may add to the count).
         std::lock_guard g(counter.mu);
-        return counter.handled;
-    };
-    while (!consumed() && std::chrono::steady_clock::now() < deadline) {
-        counter.wait_for(handled() + 1);  // wakes on the next handler call (or after 10 s)
+        EXPECT_GE(counter.handled, 70);
     }
-    EXPECT_TRUE(consumed()) << "a partition stopped being consumed";
-    EXPECT_GE(handled(), 70);
     ASSERT_EQ(mq_subscription_close(sub), MQ_OK);
+}
+
+TEST(Members, APushSubscriptionKeepsConsumingPartitionsThatMoveAwayAndBack) {
+    for (int round = 0; round < 200 && !::testing::Test::HasFailure(); round++) {
+        push_partition_away_and_back_round();
+    }
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 // Group "members" uses mq_member_* with a short session timeout; its consumers fail handlers
 // (nack, sometimes delayed) and "crash" (abandon the member without acking: the session times
 // out and another member takes the partitions over). Group "push" uses push subscriptions whose
-// handlers fail at random, and a thread that closes and reopens them while messages flow.
+// handlers fail at random, a thread that closes and reopens them while messages flow, and a
+// visitor: a member of the same group that joins, takes messages without acking and leaves, so
+// partitions move away from a push loop and back (often before the loop notices).
 //
 //   mq_stress [--messages N] [--seed S] [--no-crashes] [--no-churn]   default 1,000,000 messages
 #include <atomic>
@@ -108,7 +110,8 @@ struct Stress {
     Published pub;
     GroupLog members{"members"}, push{"push"};
     std::atomic<bool> publishing_done{false}, stop{false};
-    std::atomic<long> published{0}, full_retries{0}, crashes{0}, nacks{0}, reopens{0}, fenced{0};
+    std::atomic<long> published{0}, full_retries{0}, crashes{0}, nacks{0}, reopens{0}, fenced{0},
+        visits{0};
 
     void publisher(int id) {
         std::mt19937_64 rng(seed * 31 + static_cast<uint64_t>(id));
@@ -328,9 +331,29 @@ struct Stress {
                 subs[i] = open_push(1000 + static_cast<uint64_t>(reopens++));
             }
         });
+        // The visitor's messages are never acked: they come back to the push loops when it
+        // leaves. What it takes does not count as received.
+        std::thread visitor([&] {
+            std::vector<mq_message> got(8);
+            while (churn_on && !publishing_done.load()) {
+                mq_member_options o;
+                mq_member_options_init(&o, sizeof o);
+                o.member_id = "visitor";
+                mq_member *m = nullptr;
+                if (mq_member_join(b, "s", "push", &o, &m) != MQ_OK) {
+                    violation("visitor join: %s", mq_last_error());
+                    return;
+                }
+                size_t n = 0;
+                mq_member_poll(m, got.data(), sizeof(mq_message), got.size(), 1, nullptr, &n);
+                mq_member_close(m);
+                visits++;
+            }
+        });
         for (auto &t : publishers) t.join();
         publishing_done = true;
         churn.join();
+        visitor.join();
         // Wait, by polling the groups' committed offsets, until both have taken everything.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
         while (!(group_caught_up("members") && group_caught_up("push")) &&
@@ -375,12 +398,12 @@ struct Stress {
             "crashes, "
             "%ld fenced\n"
             "  push:    %ld deliveries, %ld redeliveries, %ld handler failures, %ld subscription "
-            "reopens\n"
+            "reopens, %ld visits\n"
             "  lost %ld, unpublished %ld, violations %ld\n",
             published.load(), full_retries.load(), members.deliveries.load(),
             members.redeliveries.load(), members.failures.load(), nacks.load(), crashes.load(),
             fenced.load(), push.deliveries.load(), push.redeliveries.load(), push.failures.load(),
-            reopens.load(), lost, unpublished, g_violations.load());
+            reopens.load(), visits.load(), lost, unpublished, g_violations.load());
         return g_violations.load() == 0 && published.load() == messages ? 0 : 1;
     }
 };

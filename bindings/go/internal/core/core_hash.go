@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "1fa70ef192e153a67fbcb714e0ad7529da2d716824905b44aa09dc3c965c6e14"
+const coreSourcesSHA256 = "c0c61e822df205592646de011103a258613e0a17bc947f632efbe93efb34b45a"
