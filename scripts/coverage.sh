@@ -9,11 +9,26 @@
 # Installs gcovr (Debian package) if missing. Branches the compiler adds for exceptions
 # (--exclude-throw-branches) and branches it can prove unreachable are not counted: they are not
 # decisions of mq's code. MQ_TEST_JOBS sets ctest's parallelism (default 2).
+#
+#   MQ_COVERAGE_KAFKA=1 scripts/coverage.sh
+#                              the same with the Kafka backend built in (build-coverage-kafka/):
+#                              starts a single-node cluster (scripts/kafka-server.sh) for the
+#                              label-kafka suites, so the C boundary's backend dispatch and
+#                              src/kafka/ are measured too; stops it on exit
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "$0")")/.."
 source scripts/lib/setup.sh
-ensure_tools cmake ninja g++ gtest
+kafka=${MQ_COVERAGE_KAFKA:-0}
+dir=build-coverage
+backend=()
+if [ "$kafka" = 1 ]; then
+    ensure_tools cmake ninja g++ gtest rdkafka kcat java
+    dir=build-coverage-kafka
+    backend=(-DMQ_KAFKA=ON -DMQ_KAFKA_TESTS=ON)
+else
+    ensure_tools cmake ninja g++ gtest
+fi
 
 if ! command -v gcovr > /dev/null; then
     section "installing gcovr"
@@ -25,14 +40,21 @@ if ! command -v gcovr > /dev/null; then
     fi
 fi
 
-dir=build-coverage
 section "configure + build ($dir/)"
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMQ_SANITIZE= \
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMQ_SANITIZE= "${backend[@]}" \
     -DCMAKE_C_FLAGS="--coverage -O0 -fprofile-update=atomic" \
     -DCMAKE_CXX_FLAGS="--coverage -O0 -fprofile-update=atomic" \
     -DCMAKE_EXE_LINKER_FLAGS=--coverage -DCMAKE_SHARED_LINKER_FLAGS=--coverage \
     -DMQ_BUILD_TESTS=ON -DMQ_BUILD_EXAMPLES=OFF -DMQ_BUILD_BENCH=OFF > /dev/null
 cmake --build "$dir"
+
+if [ "$kafka" = 1 ]; then
+    section "kafka: start a single-node cluster (scripts/kafka-server.sh)"
+    kafka_dir=$PWD/$dir/kafka
+    trap 'scripts/kafka-server.sh stop "$kafka_dir" || true' EXIT
+    MQ_KAFKA_BOOTSTRAP=$(scripts/kafka-server.sh start "$kafka_dir" | tail -n 1)
+    export MQ_KAFKA_BOOTSTRAP
+fi
 
 section "ctest (counters reset first)"
 find "$dir" -name '*.gcda' -delete
