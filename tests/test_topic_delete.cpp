@@ -421,7 +421,10 @@ TEST(TopicDelete, RacesPublishersAndPollersInALoop) {
                     mq_group_poll(b.get(), "t", "g", p, m, sizeof m[0], 8, 1, nullptr, &n);
                 if (!ok_status(st)) bad++;
                 if (st == MQ_OK) {
-                    if (mqtest::payload_of(m[n - 1]) != "payload") bad++;
+                    // Not the payload's bytes: mq.h lets a deletion that returns meanwhile end
+                    // the views of mq_group_poll, so reading them here would be this test's own
+                    // use after free. The length lives in this thread's mq_message.
+                    if (m[n - 1].payload_len != std::strlen("payload")) bad++;
                     if (!ok_status(mq_group_ack(b.get(), "t", "g", p, m[n - 1].offset))) bad++;
                 }
             }
