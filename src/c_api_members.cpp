@@ -23,8 +23,8 @@ mq_status check_member(const mq_member *m) {
     return m->check_topic();
 }
 
-// The partition check of the in-process log; on the backend, ownership says it all (a
-// partition the member does not own is MQ_ERR_FENCED there).
+// The partition check of the in-process log; the backend checks the top of the range itself
+// (it knows the topic as it was at the join), then ownership (MQ_ERR_FENCED).
 template <class F>
 mq_status on_member_partition(mq_member *m, int32_t partition, F &&f) noexcept {
     if (mq_status st = check_member(m); st != MQ_OK) return st;

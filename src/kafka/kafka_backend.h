@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <algorithm>
@@ -246,6 +247,9 @@ public:
     mq_status produce(const char *topic, const mq_record *records, size_t count,
                       int64_t deadline_ns, mq_cancel *cancel, mq_publish_result *results,
                       size_t *published);
+    // Why a produce stops waiting for room or reports: MQ_CLOSED, MQ_CANCELLED, MQ_TIMEOUT
+    // past deadline_ns (0: none), with the message set; MQ_OK while it may go on.
+    mq_status stopped(mq_cancel *cancel, int64_t deadline_ns, const char *topic) const;
     // The dead-letter rule of a group this handle subscribed (none otherwise): what its
     // members follow too.
     DeadLetterRule dead_letter_rule(const std::string &topic, const std::string &group);
@@ -279,6 +283,10 @@ private:
                                 mq_group_info &out, bool owner_only);
     int64_t committed_offset(const char *topic, const char *group, int32_t partition);
     void forget_topic(const std::string &name);
+    // After a create or delete the controller did: asks the cluster (forgetting what this handle
+    // knew) until done(status of the lookup, the topic if found) says the metadata agrees,
+    // for at most kRequestMs. False when it did not in time.
+    bool await_metadata(const char *name, const std::function<bool(mq_status, TopicMeta *)> &done);
     void serve_producer();
 
     Settings settings_;

@@ -289,7 +289,11 @@ void KafkaMember::revoked(rd_kafka_topic_partition_list_t *) {
 }
 
 mq_status KafkaMember::owned(int32_t partition, KafkaCursor **c) {
-    retired_.clear();  // this is the member's next call
+    retired_.clear();                      // this is the member's next call
+    if (partition >= meta_->partitions) {  // first, as in the in-process log (below 0: mq.h's)
+        return fail(MQ_ERR_PARTITION, "partition %d is out of range for topic %s (0..%d)",
+                    partition, topic_.c_str(), meta_->partitions - 1);
+    }
     if (!failure_.empty()) {
         return fail(MQ_ERR_FENCED, "member %s was removed from group %s: %s", id_.c_str(),
                     group_.c_str(), failure_.c_str());

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "cancel.h"
 #include "error.h"
@@ -76,6 +77,16 @@ void delivered(const rd_kafka_message_t *m) {
     p->count_down();  // release: the caller's acquire of the count sees the stores above
 }
 
+// Why a publish stops waiting (MQ_OK: it goes on).
+mq_status KafkaBackend::stopped(mq_cancel *cancel, int64_t deadline_ns, const char *topic) const {
+    if (closed()) return fail_fixed(MQ_CLOSED, "the broker is closed");
+    if (cancel && cancel->is_triggered()) return fail_fixed(MQ_CANCELLED, "the call was cancelled");
+    if (deadline_ns && steady_now_ns() >= deadline_ns) {
+        return fail(MQ_TIMEOUT, "topic %s did not confirm the records within the wait", topic);
+    }
+    return MQ_OK;
+}
+
 mq_status KafkaBackend::publish(const char *topic, const mq_record *records, size_t count, int64_t,
                                 mq_cancel *cancel, mq_publish_result *results, size_t *published) {
     return produce(topic, records, count, 0, cancel, results, published);
@@ -105,7 +116,8 @@ mq_status KafkaBackend::produce(const char *topic, const mq_record *records, siz
         ~Release() { p->release(); }
     } release{p};
     size_t queued = 0;
-    mq_status st = MQ_OK;
+    mq_status st = MQ_OK;    // a record the client refused (the ones before it still count)
+    mq_status stop = MQ_OK;  // close, cancel or the deadline: the call stops waiting
     for (; queued < count; queued++) {
         const mq_record &r = records[queued];
         int32_t part;
@@ -129,15 +141,23 @@ mq_status KafkaBackend::produce(const char *topic, const mq_record *records, siz
         // A key of length 0 stays a key (Kafka tells an empty key from none, as mq does).
         static const char empty = 0;
         const void *key = r.key ? (r.key_len ? r.key : &empty) : nullptr;
-        const rd_kafka_resp_err_t err = rd_kafka_producev(
-            producer_, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(part),
-            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-            RD_KAFKA_V_KEY(const_cast<void *>(key), r.key_len),
-            RD_KAFKA_V_VALUE(const_cast<void *>(r.payload), r.payload_len),
-            RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(&p->slots[queued]), RD_KAFKA_V_END);
+        rd_kafka_resp_err_t err;
+        // A full local queue (queue.buffering.max.messages or .kbytes) empties as earlier
+        // records are sent: wait for room, as a publish in the in-process log waits for it,
+        // until close, cancel or the deadline.
+        while (
+            (err = rd_kafka_producev(producer_, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(part),
+                                     RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                     RD_KAFKA_V_KEY(const_cast<void *>(key), r.key_len),
+                                     RD_KAFKA_V_VALUE(const_cast<void *>(r.payload), r.payload_len),
+                                     RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(&p->slots[queued]),
+                                     RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            if ((stop = stopped(cancel, deadline_ns, topic))) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));  // no event says "room"
+        }
         if (err) {
             if (hdrs) rd_kafka_headers_destroy(hdrs);  // not taken on failure
-            st = fail_kafka(err, "publish to", topic);
+            if (!stop) st = fail_kafka(err, "publish to", topic);
             break;
         }
     }
@@ -145,19 +165,8 @@ mq_status KafkaBackend::produce(const char *topic, const mq_record *records, siz
     for (size_t i = queued; i < count; i++) p->count_down();
     // Wait for the reports of what was queued, in slices so close and cancel are seen.
     std::unique_lock lk(p->mu);
-    while (p->outstanding.load(std::memory_order_acquire)) {
-        if (closed()) {
-            st = fail_fixed(MQ_CLOSED, "the broker is closed");
-            break;
-        }
-        if (cancel && cancel->is_triggered()) {
-            st = fail_fixed(MQ_CANCELLED, "the call was cancelled");
-            break;
-        }
-        if (deadline_ns && steady_now_ns() >= deadline_ns) {
-            st = fail(MQ_TIMEOUT, "topic %s did not confirm the records within the wait", topic);
-            break;
-        }
+    while (!stop && p->outstanding.load(std::memory_order_acquire)) {
+        if ((stop = stopped(cancel, deadline_ns, topic))) break;
         p->cv.wait_for(lk, std::chrono::milliseconds(kSliceMs));
     }
     // Records of one partition are reported in order: the published ones are a prefix.
@@ -175,6 +184,7 @@ mq_status KafkaBackend::produce(const char *topic, const mq_record *records, siz
         if (!first_err && err) first_err = err;
     }
     *published = done;
+    if (stop) return stop;
     if (st == MQ_OK && first_err) {
         if (first_err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) forget_topic(topic);
         st = fail_kafka(first_err, "publish to", topic);

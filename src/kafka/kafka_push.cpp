@@ -6,6 +6,9 @@
 // batch (SPEC.md rule 10: it acks the last handled offset before it polls again, and before it
 // stops), and on a handler's failure acks the successes, then nacks (with the delay the
 // handler set).
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "error.h"
@@ -75,6 +78,8 @@ private:
     std::vector<int32_t> claimed_;
     bool claim_held_ = false;
     std::atomic<bool> stop_{false};
+    std::mutex stop_mu_;  // with stop_cv_: a loop backing off after an error wakes on close
+    std::condition_variable stop_cv_;
     bool closed_ = false;
 };
 
@@ -126,7 +131,16 @@ bool KafkaPush::step(int32_t p, std::vector<mq_message> &buf) {
                      nullptr, &n);
     }
     if (st == MQ_TIMEOUT) return true;
-    if (st != MQ_OK) return false;  // closed, topic deleted, group gone, member removed
+    // Closed, unsubscribed or its topic deleted (the group is gone), member removed: the loop
+    // ends. Anything else (the cluster refused a request, a dead letter found no topic, no
+    // memory) may pass: the loop waits a poll's time and tries again, as a consumer would.
+    if (st == MQ_CLOSED || st == MQ_ERR_NO_GROUP || st == MQ_ERR_FENCED) return false;
+    if (st != MQ_OK) {
+        std::unique_lock l(stop_mu_);
+        stop_cv_.wait_for(l, std::chrono::milliseconds(kLoopWaitMs),
+                          [this] { return stop_.load(std::memory_order_acquire); });
+        return true;
+    }
     Handler h;
     h.push = this;
     h.partition = buf[0].partition;
@@ -154,7 +168,11 @@ bool KafkaPush::step(int32_t p, std::vector<mq_message> &buf) {
 void KafkaPush::close() noexcept {
     if (closed_) return;
     closed_ = true;
-    stop_.store(true, std::memory_order_release);
+    {
+        std::lock_guard l(stop_mu_);  // a loop backing off checks stop_ under it
+        stop_.store(true, std::memory_order_release);
+    }
+    stop_cv_.notify_all();
     for (auto &t : threads_)
         if (t.joinable()) t.join();
     if (member_) member_->close();  // leaves the group: the others rebalance

@@ -253,25 +253,33 @@ mq_status KafkaBackend::create_topic(const char *name, const mq_topic_config &cf
     if (n == 1 && rd_kafka_topic_result_error(res[0])) {
         return fail_kafka(rd_kafka_topic_result_error(res[0]), "create topic", name);
     }
-    // The controller has it; wait (bounded) until the metadata this client reads does too, so
-    // the next publish finds every partition.
+    // The controller has it; wait until the metadata this client reads does too, so the next
+    // publish finds every partition.
+    const bool shown = await_metadata(name, [&](mq_status st, TopicMeta *meta) {
+        if (st != MQ_OK || meta->partitions != cfg.partitions) return false;
+        std::lock_guard g(mu_);
+        meta->cfg = cfg;
+        return true;
+    });
+    if (!shown) {
+        return fail(MQ_ERR_BACKEND,
+                    "topic %s was created but its metadata did not show it within %d ms", name,
+                    kRequestMs);
+    }
+    return MQ_OK;
+}
+
+bool KafkaBackend::await_metadata(const char *name,
+                                  const std::function<bool(mq_status, TopicMeta *)> &done) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRequestMs);
     for (;;) {
         forget_topic(name);
         std::shared_ptr<TopicMeta> meta;
-        if (topic(name, &meta) == MQ_OK && meta->partitions == cfg.partitions) {
-            std::lock_guard g(mu_);
-            meta->cfg = cfg;
-            break;
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-            return fail(MQ_ERR_BACKEND,
-                        "topic %s was created but its metadata did not show it within %d ms", name,
-                        kRequestMs);
-        }
+        const mq_status st = topic(name, &meta);
+        if (done(st, meta.get())) return true;
+        if (std::chrono::steady_clock::now() > deadline) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(kSliceMs));  // polling the cluster
     }
-    return MQ_OK;
 }
 
 void KafkaBackend::forget_topic(const std::string &name) {
@@ -305,22 +313,14 @@ mq_status KafkaBackend::delete_topic(const char *name) {
     }
     // As with creation: return once this client's metadata no longer shows it, so the name
     // is free (for a new topic) and gone (for every call) when this returns.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRequestMs);
-    for (;;) {
-        forget_topic(name);
-        std::shared_ptr<TopicMeta> meta;
-        const mq_status st = topic(name, &meta);
-        if (st == MQ_ERR_NO_TOPIC) break;
-        if (std::chrono::steady_clock::now() > deadline) {
-            forget_topic(name);
-            return fail(MQ_ERR_BACKEND,
-                        "topic %s was deleted but the cluster's metadata still showed it after "
-                        "%d ms",
-                        name, kRequestMs);
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(kSliceMs));  // polling the cluster
-    }
+    const bool gone =
+        await_metadata(name, [](mq_status st, TopicMeta *) { return st == MQ_ERR_NO_TOPIC; });
     forget_topic(name);
+    if (!gone) {
+        return fail(MQ_ERR_BACKEND,
+                    "topic %s was deleted but the cluster's metadata still showed it after %d ms",
+                    name, kRequestMs);
+    }
     return MQ_OK;
 }
 

@@ -246,6 +246,88 @@ TEST(Kafka, NackAndLeaseExpiryRedeliver) {
     mq_topic_delete(b, t.c_str());
 }
 
+TEST(Kafka, ADelayedNackHoldsThePartitionThenRedelivers) {
+    Broker b;
+    const std::string t = unique("delay"), g = unique("g");
+    create(b, t, 1);
+    subscribe(b, t, g);
+    publish(b, t, nullptr, "a");
+    ASSERT_EQ(poll(b, t, g, 0, 1).size(), 1u);
+    ASSERT_EQ(mq_group_nack(b, t.c_str(), g.c_str(), 0, 300), MQ_OK) << mq_last_error();
+    // The waiting poll sits out the delay, then gets the message again.
+    auto again = poll(b, t, g, 0, 1, 10000);
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(again[0].offset, 0);
+    EXPECT_EQ(again[0].delivery_count, 2u);
+    mq_topic_delete(b, t.c_str());
+}
+
+TEST(Kafka, SeekToTheEndsAndIntoAnEmptyLog) {
+    Broker b;
+    const std::string t = unique("seek-ends"), g = unique("g");
+    create(b, t, 2);
+    subscribe(b, t, g);
+    int32_t part = 0;
+    publish(b, t, "k", "0", &part);
+    publish(b, t, "k", "1");
+    ASSERT_EQ(poll(b, t, g, part, 2).size(), 2u);
+    ASSERT_EQ(mq_group_ack(b, t.c_str(), g.c_str(), part, 1), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_group_seek(b, t.c_str(), g.c_str(), part, MQ_OFFSET_EARLIEST), MQ_OK)
+        << mq_last_error();
+    auto replay = poll(b, t, g, part, 2, 5000);
+    ASSERT_EQ(replay.size(), 2u);
+    EXPECT_EQ(replay[0].offset, 0);
+    const int32_t empty = 1 - part;
+    EXPECT_EQ(mq_group_seek(b, t.c_str(), g.c_str(), empty, 3), MQ_ERR_OUT_OF_RANGE);
+    EXPECT_NE(std::strstr(mq_last_error(), "it is empty; seek to 0"), nullptr) << mq_last_error();
+    EXPECT_EQ(mq_group_seek(b, t.c_str(), g.c_str(), empty, 0), MQ_OK) << mq_last_error();
+    mq_group_info gi{};
+    EXPECT_EQ(mq_group_get_info(b, t.c_str(), g.c_str(), 2, &gi, sizeof gi), MQ_ERR_PARTITION);
+    mq_topic_delete(b, t.c_str());
+}
+
+// A view of an empty payload points somewhere (as in-process); headers that look like a dead
+// letter's origin give the view its dead_letter only when all five read back.
+TEST(Kafka, EmptyPayloadsAndHeadersThatOnlyLookLikeAnOrigin) {
+    Broker b;
+    const std::string t = unique("lookalike"), g = unique("g");
+    create(b, t, 1);
+    subscribe(b, t, g);
+    ASSERT_EQ(mq_topic_publish(b, t.c_str(), nullptr, 0, nullptr, 0, nullptr, 0, MQ_NO_WAIT,
+                               nullptr, nullptr, nullptr),
+              MQ_OK)
+        << mq_last_error();
+    auto origin = [](const char *partition, const char *offset, const char *count) {
+        auto h = [](const char *name, const char *value) {
+            return mq_header{name, std::strlen(name), value, std::strlen(value)};
+        };
+        return std::vector<mq_header>{h("x", "y"),
+                                      h(MQ_HEADER_DEAD_LETTER_TOPIC, "from"),
+                                      h(MQ_HEADER_DEAD_LETTER_GROUP, "gr"),
+                                      h(MQ_HEADER_DEAD_LETTER_PARTITION, partition),
+                                      h(MQ_HEADER_DEAD_LETTER_OFFSET, offset),
+                                      h(MQ_HEADER_DEAD_LETTER_DELIVERY_COUNT, count)};
+    };
+    const std::vector<std::vector<mq_header>> headers = {
+        origin("x", "1", "1"), origin("1", "", "1"), origin("1", "1", "1z"), origin("2", "7", "3")};
+    for (const auto &h : headers) publish(b, t, nullptr, "v", nullptr, h.data(), h.size());
+    auto m = poll(b, t, g, 0, 8);
+    ASSERT_EQ(m.size(), 5u);
+    EXPECT_NE(m[0].payload, nullptr);
+    EXPECT_EQ(m[0].payload_len, 0u);
+    for (size_t i = 1; i < 4; i++) {
+        EXPECT_EQ(m[i].header_count, 6u);
+        EXPECT_EQ(m[i].dead_letter, nullptr) << "record " << i;
+    }
+    ASSERT_NE(m[4].dead_letter, nullptr);
+    EXPECT_STREQ(m[4].dead_letter->topic, "from");
+    EXPECT_STREQ(m[4].dead_letter->group, "gr");
+    EXPECT_EQ(m[4].dead_letter->partition, 2);
+    EXPECT_EQ(m[4].dead_letter->offset, 7);
+    EXPECT_EQ(m[4].dead_letter->delivery_count, 3u);
+    mq_topic_delete(b, t.c_str());
+}
+
 TEST(Kafka, SeekReplaysAndChecksTheRange) {
     Broker b;
     const std::string t = unique("seek"), g = unique("g");
@@ -664,6 +746,70 @@ TEST(Kafka, AMemberPollHandsOutTheWholeEarlierBatchUpToMax) {
     for (size_t i = 0; i < n; i++) EXPECT_EQ(msg[i].offset, static_cast<int64_t>(i));
     m.close();
     mq_topic_delete(b, t.c_str());
+}
+
+// A push loop whose dead letter cannot go (its topic is missing) keeps the head and tries again,
+// as a group poll does; once the topic is there the head moves on and what follows is pushed.
+TEST(Kafka, APushSubscriptionWaitsOutAMissingDeadLetterTopic) {
+    Broker b;
+    const std::string t = unique("jobs"), dlq = unique("dlq"), g = unique("g"),
+                      watcher = unique("w");
+    create(b, t, 1);
+    create(b, dlq, 1);
+    subscribe_dead_letters(b, t, g, 1, dlq);
+    ASSERT_EQ(mq_topic_delete(b, dlq.c_str()), MQ_OK) << mq_last_error();
+    struct Seen {
+        std::mutex mu;
+        std::condition_variable cv;
+        std::vector<std::string> payloads;
+        static int handle(void *u, const mq_message *m) {
+            auto *self = static_cast<Seen *>(u);
+            const std::string p = str(m->payload, m->payload_len);
+            {
+                std::lock_guard l(self->mu);
+                self->payloads.push_back(p);
+            }
+            self->cv.notify_all();
+            return p == "poison" ? 1 : 0;
+        }
+        bool wait_for(const std::string &p) {
+            std::unique_lock l(mu);
+            return cv.wait_for(l, std::chrono::seconds(30), [&] {
+                return std::find(payloads.begin(), payloads.end(), p) != payloads.end();
+            });
+        }
+    } seen;
+    const int32_t part0 = 0;
+    mq_subscription_options o;
+    mq_subscription_options_init(&o, sizeof o);
+    // One message per poll: a poll hands out (and counts a delivery of) its whole batch, so with
+    // max_deliveries 1 a failure would dead-letter the batch's unhandled rest as well.
+    o.prefetch = 1;
+    o.partitions = &part0;
+    o.partition_count = 1;
+    mq_subscription *s = nullptr;
+    ASSERT_EQ(mq_subscription_open(b, t.c_str(), g.c_str(), &o, &Seen::handle, &seen, nullptr, &s),
+              MQ_OK)
+        << mq_last_error();
+    publish(b, t, nullptr, "poison");
+    publish(b, t, nullptr, "after");
+    ASSERT_TRUE(seen.wait_for("poison"));
+    // The failed handler's nack makes the head due; its dead letter finds no topic.
+    create(b, dlq, 1);
+    subscribe(b, dlq, watcher, MQ_START_EARLIEST);
+    auto dead = poll(b, dlq, watcher, 0, 1, 30000);
+    ASSERT_EQ(dead.size(), 1u);
+    EXPECT_EQ(str(dead[0].payload, dead[0].payload_len), "poison");
+    EXPECT_TRUE(seen.wait_for("after"))
+        << "the push loop stopped at the missing topic; seen: " << [&] {
+               std::lock_guard l(seen.mu);
+               std::string all;
+               for (const auto &p : seen.payloads) all += p + " ";
+               return all;
+           }();
+    EXPECT_EQ(mq_subscription_close(s), MQ_OK);
+    mq_topic_delete(b, t.c_str());
+    mq_topic_delete(b, dlq.c_str());
 }
 
 TEST(Kafka, MembersAndPushSubscriptionsDeadLetterToo) {

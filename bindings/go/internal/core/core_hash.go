@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "c0c61e822df205592646de011103a258613e0a17bc947f632efbe93efb34b45a"
+const coreSourcesSHA256 = "df1690c68d7ae73c3b12bdb5d6051348d70c3501f85385a6e9c544032d18c91e"
