@@ -329,7 +329,11 @@ typedef struct mq_group_options {
      * until a later poll can dead-letter it. A message the dead-letter topic can never take
      * (larger than its byte budget, origin headers included) is counted as lost instead: the
      * group moves past it, mq_group_info.lost counts it and the next message handed to the
-     * group reports it in its `lost` field. */
+     * group reports it in its `lost` field.
+     * A push subscription's handler failure gives the rest of its polled batch back, and each
+     * of those messages counts a delivery too (a poll handed it out): with max_deliveries, a
+     * prefetch of 1 keeps a failing message from taking the ones behind it in its batch to
+     * the dead-letter topic before a handler saw them. */
     uint32_t max_deliveries;
     const char *dead_letter_topic; /* copied; NULL = none (default) */
 } mq_group_options;

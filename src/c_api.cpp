@@ -787,10 +787,14 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
             if (user_free) user_free(user);
             return opened;
         }
-        return guarded([&] {
+        const mq_status wrapped = guarded([&] {
             *out = mq_subscription::wrap(std::move(ref), std::move(loops), user, user_free);
             return MQ_OK;
         });
+        // Out of memory in wrap: the loops went with its argument (closed, so no handler runs
+        // any more), and user_free is still ours to call.
+        if (wrapped != MQ_OK && user_free) user_free(user);
+        return wrapped;
     }
     // From here on mq_subscription::open calls user_free on failure (also when it throws).
     return guarded([&] {

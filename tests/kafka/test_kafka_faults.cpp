@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "alloc_hooks.h"
 #include "mq.h"
 
 namespace {
@@ -376,6 +377,45 @@ TEST_F(KafkaFaults, ADeadLetterTheClusterRefusesKeepsTheHeadOrIsLost) {
     EXPECT_EQ(gi.committed, 1);
     EXPECT_EQ(gi.dead_lettered, 0);
     EXPECT_EQ(gi.lost, 1);
+}
+
+// mq_subscription_open calls user_free exactly once whichever allocation of the call fails, as
+// in-process (test_alloc_failure.cpp): each allocation in turn is made to fail until the call
+// makes fewer than that.
+TEST_F(KafkaFaults, SubscriptionOpenCallsUserFreeOnceWhicheverAllocationFails) {
+    topic("t", 1);
+    subscribe("t", "g");
+    const int32_t p0 = 0;
+    mq_subscription_options so;
+    mq_subscription_options_init(&so, sizeof so);
+    so.partitions = &p0;
+    so.partition_count = 1;
+    auto handler = [](void *, const mq_message *) { return 0; };
+    auto user_free = [](void *u) { static_cast<std::atomic<int> *>(u)->fetch_add(1); };
+    bool done = false;
+    long failures = 0;
+    for (long n = 1; n < 100000 && !done; n++) {
+        std::atomic<int> freed{0};
+        mq_subscription *s = nullptr;
+        alloc_hooks::fail_nth(n);
+        const mq_status st =
+            mq_subscription_open(b_, "t", "g", &so, handler, &freed, user_free, &s);
+        const bool hit = alloc_hooks::failed();
+        alloc_hooks::disarm();
+        if (st == MQ_OK) {
+            EXPECT_EQ(freed.load(), 0) << "allocation " << n;
+            ASSERT_EQ(mq_subscription_close(s), MQ_OK) << mq_last_error();
+            ASSERT_EQ(freed.load(), 1) << "allocation " << n;
+            done = !hit;
+            continue;
+        }
+        failures++;
+        ASSERT_TRUE(hit) << "allocation " << n << ": " << mq_last_error();
+        ASSERT_EQ(st, MQ_ERR_NO_MEMORY) << "allocation " << n << ": " << mq_last_error();
+        ASSERT_EQ(freed.load(), 1) << "allocation " << n;
+    }
+    EXPECT_TRUE(done);
+    EXPECT_GT(failures, 0);
 }
 
 // Members on the mock: the group protocol (join, sync, heartbeats) is the mock's own.

@@ -16,6 +16,9 @@ struct Options {
     std::string testee;                           // the command line that starts the testee
     std::chrono::milliseconds wait_limit{10000};  // eventually, await and every reply
     bool trace = false;                           // print the protocol's lines to stderr
+    // The testee's broker is on a Kafka cluster (MQ_CONFORMANCE_BACKEND=kafka): lines marked
+    // kafka_differs are run there without comparing their answers.
+    bool kafka = false;
 };
 
 std::vector<Line> split_lines(const std::string &text);

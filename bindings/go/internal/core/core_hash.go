@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "df1690c68d7ae73c3b12bdb5d6051348d70c3501f85385a6e9c544032d18c91e"
+const coreSourcesSHA256 = "e528b8c0c3d833f9572f01753cf03c4db7f271f9f56debbe2aed8b3f8437778e"
