@@ -201,6 +201,9 @@ class MemberCursors {
 public:
     // False if the member does not own the partition now.
     virtual bool cursor_info(int32_t partition, mq_group_info &out) = 0;
+    // This handle deleted the member's topic: its calls return MQ_ERR_NO_TOPIC from now on, as
+    // in the in-process log. Called with the backend's mu_ held: takes no lock.
+    virtual void topic_deleted() noexcept = 0;
 
 protected:
     ~MemberCursors() = default;

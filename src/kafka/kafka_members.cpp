@@ -75,7 +75,19 @@ public:
         return true;
     }
 
+    void topic_deleted() noexcept override {
+        topic_deleted_.store(true, std::memory_order_release);
+    }
+
 private:
+    // MQ_ERR_NO_TOPIC (with the in-process log's words) once this handle deleted the topic.
+    mq_status check_topic() const {
+        if (!topic_deleted_.load(std::memory_order_acquire)) return MQ_OK;
+        return fail(MQ_ERR_NO_TOPIC,
+                    "topic %s of member %s was deleted; close the member (a topic created anew "
+                    "under that name is a new topic: join it again)",
+                    topic_.c_str(), id_.c_str());
+    }
     static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t *parts, void *opaque);
     void assigned(rd_kafka_topic_partition_list_t *parts);
@@ -105,6 +117,7 @@ private:
     std::atomic<std::thread::id> service_id_{};
     std::atomic<bool> stop_{false};
     std::atomic<bool> closing_{false};
+    std::atomic<bool> topic_deleted_{false};
 
     std::mutex mu_;  // everything below
     std::condition_variable cv_;
@@ -289,8 +302,10 @@ void KafkaMember::revoked(rd_kafka_topic_partition_list_t *) {
 }
 
 mq_status KafkaMember::owned(int32_t partition, KafkaCursor **c) {
-    retired_.clear();                      // this is the member's next call
-    if (partition >= meta_->partitions) {  // first, as in the in-process log (below 0: mq.h's)
+    retired_.clear();  // this is the member's next call
+    // In the in-process log's order: the topic, then the range (below 0: the boundary's).
+    if (mq_status st = check_topic(); st) return st;
+    if (partition >= meta_->partitions) {
         return fail(MQ_ERR_PARTITION, "partition %d is out of range for topic %s (0..%d)",
                     partition, topic_.c_str(), meta_->partitions - 1);
     }
@@ -315,6 +330,7 @@ mq_status KafkaMember::owned(int32_t partition, KafkaCursor **c) {
 mq_status KafkaMember::assignment(int64_t *generation, std::vector<int32_t> &out) {
     std::lock_guard l(mu_);
     retired_.clear();
+    if (mq_status st = check_topic(); st) return st;
     if (!failure_.empty()) {
         return fail(MQ_ERR_FENCED, "member %s was removed from group %s: %s", id_.c_str(),
                     group_.c_str(), failure_.c_str());
@@ -360,6 +376,7 @@ mq_status KafkaMember::poll(const int32_t *ack_partition, const int64_t *ack_off
     for (const auto &[p, c] : cursors_) produced_to.emplace_back(p, meta_->produced_to(p));
     for (;;) {
         if (backend_.closed()) return fail_fixed(MQ_CLOSED, "the broker is closed");
+        if (mq_status st = check_topic(); st) return st;  // a waiting poll wakes with it too
         if (cancel && cancel->is_triggered()) {
             return fail_fixed(MQ_CANCELLED, "the call was cancelled");
         }

@@ -311,6 +311,15 @@ mq_status KafkaBackend::delete_topic(const char *name) {
     if (n == 1 && rd_kafka_topic_result_error(res[0])) {
         return fail_kafka(rd_kafka_topic_result_error(res[0]), "delete topic", name);
     }
+    {
+        // This handle's members of the topic: their calls say so from now on (its groups are
+        // marked gone by forget_topic, below).
+        const std::string prefix = std::string(name) + '\n';
+        std::lock_guard g(mu_);
+        for (const auto &[key, member] : member_ids_) {
+            if (key.compare(0, prefix.size(), prefix) == 0) member->topic_deleted();
+        }
+    }
     // As with creation: return once this client's metadata no longer shows it, so the name
     // is free (for a new topic) and gone (for every call) when this returns.
     const bool gone =

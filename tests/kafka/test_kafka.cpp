@@ -812,6 +812,42 @@ TEST(Kafka, APushSubscriptionWaitsOutAMissingDeadLetterTopic) {
     mq_topic_delete(b, dlq.c_str());
 }
 
+// As in-process (conformance scenario topic_delete): once this handle deletes the topic, its
+// members' calls are MQ_ERR_NO_TOPIC, a member waiting in a poll wakes with it, and a push
+// subscription on the topic stops (its close still returns at once).
+TEST(Kafka, AMembersCallsAfterItsTopicIsDeletedAreNoTopic) {
+    Broker b;
+    const std::string t = unique("deleted"), g = unique("g"), pg = unique("pg");
+    create(b, t, 1);
+    Member m(b, t, g, "one");
+    ASSERT_EQ(m.assignment(), (std::vector<int32_t>{0}));
+    mq_subscription_options so;
+    mq_subscription_options_init(&so, sizeof so);
+    auto handler = [](void *, const mq_message *) { return 0; };
+    mq_subscription *s = nullptr;
+    ASSERT_EQ(mq_subscription_open(b, t.c_str(), pg.c_str(), &so, handler, nullptr, nullptr, &s),
+              MQ_OK)
+        << mq_last_error();
+    mq_status waited = MQ_OK;
+    std::thread waiter([&] {
+        mq_message msg[1];
+        size_t n = 0;
+        waited = mq_member_poll(m.m, msg, sizeof msg[0], 1, MQ_WAIT_FOREVER, nullptr, &n);
+    });
+    ASSERT_EQ(mq_topic_delete(b, t.c_str()), MQ_OK) << mq_last_error();
+    waiter.join();
+    EXPECT_EQ(waited, MQ_ERR_NO_TOPIC);
+    mq_message msg[1];
+    size_t n = 0;
+    EXPECT_EQ(mq_member_poll(m.m, msg, sizeof msg[0], 1, MQ_NO_WAIT, nullptr, &n), MQ_ERR_NO_TOPIC);
+    EXPECT_NE(std::strstr(mq_last_error(), "was deleted"), nullptr) << mq_last_error();
+    int32_t parts[4];
+    EXPECT_EQ(mq_member_get_assignment(m.m, nullptr, parts, 4, &n), MQ_ERR_NO_TOPIC);
+    EXPECT_EQ(mq_member_ack(m.m, 0, 0), MQ_ERR_NO_TOPIC);
+    EXPECT_EQ(mq_member_nack(m.m, 0, 0), MQ_ERR_NO_TOPIC);
+    EXPECT_EQ(mq_subscription_close(s), MQ_OK);
+}
+
 TEST(Kafka, MembersAndPushSubscriptionsDeadLetterToo) {
     Broker b;
     const std::string t = unique("jobs"), dlq = unique("dlq"), g = unique("g"),

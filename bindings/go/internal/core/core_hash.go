@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "e528b8c0c3d833f9572f01753cf03c4db7f271f9f56debbe2aed8b3f8437778e"
+const coreSourcesSHA256 = "383804bb6db5169da725668a186b03a9627f39cf27ca917180fb80c235ef26c0"
