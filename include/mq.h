@@ -329,11 +329,7 @@ typedef struct mq_group_options {
      * until a later poll can dead-letter it. A message the dead-letter topic can never take
      * (larger than its byte budget, origin headers included) is counted as lost instead: the
      * group moves past it, mq_group_info.lost counts it and the next message handed to the
-     * group reports it in its `lost` field.
-     * A push subscription's handler failure gives the rest of its polled batch back, and each
-     * of those messages counts a delivery too (a poll handed it out): with max_deliveries, a
-     * prefetch of 1 keeps a failing message from taking the ones behind it in its batch to
-     * the dead-letter topic before a handler saw them. */
+     * group reports it in its `lost` field. */
     uint32_t max_deliveries;
     const char *dead_letter_topic; /* copied; NULL = none (default) */
 } mq_group_options;
@@ -450,7 +446,10 @@ typedef struct mq_message {
     int32_t partition;
     /* How many polls have handed this offset to this group, this one included: 1 on first
      * delivery. A rewind (nack, lease expiry) alone does not count; the poll that hands the
-     * message out again does. */
+     * message out again does. In a push subscription, the rest of a polled batch that its loop
+     * gives back unseen (after a handler fails, or when it stops) does not count, so a failing
+     * message never takes the ones behind it to the dead-letter topic (max_deliveries) before
+     * a handler saw them. */
     uint32_t delivery_count;
     int64_t offset;
     const void *key; /* NULL when the message was published without a key */

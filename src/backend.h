@@ -31,7 +31,9 @@ public:
     virtual mq_status poll(const int32_t *ack_partition, const int64_t *ack_offset, mq_message *out,
                            size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count) = 0;
     virtual mq_status ack(int32_t partition, int64_t offset) = 0;
-    virtual mq_status nack(int32_t partition, int64_t delay_ms) = 0;
+    // unhandled_from >= 0: a push loop gives back the messages from that offset on, which no
+    // handler saw; their deliveries are taken back (as Partition::nack). -1 for a plain nack.
+    virtual mq_status nack(int32_t partition, int64_t delay_ms, int64_t unhandled_from) = 0;
     virtual mq_status extend_lease(int32_t partition) = 0;
 };
 
@@ -96,7 +98,7 @@ public:
     virtual mq_status ack(const char *topic, const char *group, int32_t partition,
                           int64_t offset) = 0;
     virtual mq_status nack(const char *topic, const char *group, int32_t partition,
-                           int64_t delay_ms) = 0;
+                           int64_t delay_ms, int64_t unhandled_from) = 0;
     virtual mq_status extend_lease(const char *topic, const char *group, int32_t partition) = 0;
     virtual mq_status seek(const char *topic, const char *group, int32_t partition,
                            int64_t offset) = 0;

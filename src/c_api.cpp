@@ -653,7 +653,7 @@ MQ_API mq_status mq_group_nack(mq_broker *b, const char *topic, const char *grou
     if (b && b->backend) {
         return on_kafka_cursor(b, topic, group, false, [&](mq::Backend &k) {
             if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
-            return k.nack(topic, group, partition, delay_ms);
+            return k.nack(topic, group, partition, delay_ms, -1);
         });
     }
     return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {

@@ -211,7 +211,7 @@ MQ_API mq_status mq_member_ack(mq_member *m, int32_t partition, int64_t offset) 
 MQ_API mq_status mq_member_nack(mq_member *m, int32_t partition, int64_t delay_ms) {
     return on_member_partition(m, partition, [&] {
         if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
-        if (m->backend) return m->backend->nack(partition, delay_ms);
+        if (m->backend) return m->backend->nack(partition, delay_ms, -1);
         return m->nack(partition, delay_ms * 1000000);
     });
 }

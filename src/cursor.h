@@ -9,6 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include <algorithm>
+#include <new>
+
 #include "delivery_counts.h"
 
 namespace mq {
@@ -128,6 +131,17 @@ struct Cursor {
         next = committed;
         if (until > 0) not_before = until;
         return true;
+    }
+    // A push loop giving back the part of its batch from `from` on that no handler saw (after a
+    // failure, or when it stops): a rewind, and those messages' deliveries are taken back, so
+    // delivery_count counts handler calls (mq.h). Out of memory the counts stay as they were.
+    bool give_back(int64_t from, int64_t until) noexcept {
+        if (!in_flight()) return false;
+        try {
+            counts.undeliver(std::max(from, committed), next);
+        } catch (const std::bad_alloc &) {  // a split run of equal counts is still valid
+        }
+        return rewind(until);
     }
     // committed = next = `to`: in flight forgotten, a pause cancelled, counts start over. Views
     // the seek moves past end, and so do views of dropped messages; those it moves back over

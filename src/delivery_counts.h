@@ -52,6 +52,43 @@ public:
         }
     }
 
+    // Takes back one delivery of each offset in [from, to): a push loop's batch that it gives
+    // back before its handler saw it (the rest after a failure, or all it had left when it
+    // stopped). A count never drops below that of `to` (at most the count of any offset below
+    // it), so the counts still never increase with the offset. May allocate (one split).
+    void undeliver(int64_t from, int64_t to) {
+        if (from >= to) return;
+        size_t i = 0;
+        while (i < runs_.size() && runs_[i].end <= from) i++;
+        if (i == runs_.size()) return;  // never handed out
+        size_t j = i;
+        while (j < runs_.size() && runs_[j].end <= to) j++;
+        const uint32_t floor = j < runs_.size() ? runs_[j].count : 0;
+        const int64_t run_start = i == 0 ? base_ : runs_[i - 1].end;
+        if (from > run_start) {  // [run_start, from) keeps its count: a run of its own
+            runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(i), Run{from, runs_[i].count});
+            i++;
+            j++;
+        }
+        if (j < runs_.size() && (j == 0 ? base_ : runs_[j - 1].end) < to) {
+            // The run holding `to` starts below it: split so [.., to) can drop alone.
+            runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(j), Run{to, runs_[j].count});
+        }
+        for (size_t k = i; k < runs_.size() && runs_[k].end <= to; k++) {
+            if (runs_[k].count > floor) runs_[k].count--;
+        }
+        // Few runs again: equal neighbours merge, and uncounted offsets at the end leave.
+        for (size_t k = 1; k < runs_.size();) {
+            if (runs_[k - 1].count == runs_[k].count) {
+                runs_[k - 1].end = runs_[k].end;
+                runs_.erase(runs_.begin() + static_cast<std::ptrdiff_t>(k));
+            } else {
+                k++;
+            }
+        }
+        while (!runs_.empty() && runs_.back().count == 0) runs_.pop_back();
+    }
+
     // Forgets offsets below `committed`.
     void ack(int64_t committed) noexcept {
         size_t drop = 0;

@@ -78,7 +78,9 @@ public:
     // leaves it at the head. Returns `published`, or MQ_ERR_NO_GROUP if the group went meanwhile.
     mq_status finish_dead_letter(const Group *g, const DeadLetter &due, mq_status published);
     mq_status ack(const Group *g, Caller who, int64_t offset);
-    mq_status nack(const Group *g, Caller who, int64_t delay_ns);
+    // unhandled_from >= 0: a push loop gives back its batch's messages from that offset on,
+    // which no handler saw; their deliveries are taken back (Cursor::give_back).
+    mq_status nack(const Group *g, Caller who, int64_t delay_ns, int64_t unhandled_from = -1);
     mq_status extend_lease(const Group *g, Caller who);
     mq_status seek(const Group *g, int64_t offset);
 

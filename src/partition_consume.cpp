@@ -177,7 +177,7 @@ mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
     return MQ_OK;
 }
 
-mq_status Partition::nack(const Group *g, Caller who, int64_t delay_ns) {
+mq_status Partition::nack(const Group *g, Caller who, int64_t delay_ns, int64_t unhandled_from) {
     const int64_t now = delay_ns > 0 || settings_.max_age_ns ? clock_.now() : 0;
     Deferred err;
     Lock lk = enter(now);
@@ -185,7 +185,10 @@ mq_status Partition::nack(const Group *g, Caller who, int64_t delay_ns) {
     mq_status st;
     Cursor *c = find_owned(g, who, err, &st);
     if (!c) return st;
-    if (!c->rewind(delay_ns > 0 ? now + delay_ns : 0)) return MQ_OK;
+    const int64_t until = delay_ns > 0 ? now + delay_ns : 0;
+    if (!(unhandled_from >= 0 ? c->give_back(unhandled_from, until) : c->rewind(until))) {
+        return MQ_OK;
+    }
     const bool wake = waiting_.announce();
     lk.unlock();
     waiting_.send({wake, 0});

@@ -224,9 +224,10 @@ void mq_subscription::run_loop(Loop &loop) {
     // Half the lease: a pending ack older than this is sent before the next handler runs, so
     // a later handler's time does not count against messages already handled.
     const int64_t flush_after = topic_->settings().ack_timeout_ns / 2;
-    int64_t pending = -1;     // the last handled offset not acked yet; -1: none
-    bool unfinished = false;  // stopped with messages of a batch not handed to the handler
-    bool fenced = false;      // the partition moved away (it may be back already)
+    int64_t pending = -1;  // the last handled offset not acked yet; -1: none
+    // Stopped with messages of a batch not handed to the handler: the first of them (-1: none).
+    int64_t unfinished = -1;
+    bool fenced = false;  // the partition moved away (it may be back already)
     auto flush = [&] {
         const bool ok = pending < 0 || part.ack(group_, me, pending) == MQ_OK;
         pending = -1;
@@ -247,15 +248,15 @@ void mq_subscription::run_loop(Loop &loop) {
         for (size_t k = 0; k < n; k++) {
             // After a close no handler is called, also for the rest of a batch polled before.
             if (loop.stop.load(std::memory_order_acquire) || topic_->closed()) {
-                unfinished = true;
+                unfinished = batch[k].offset;
                 break;
             }
             if (pending >= 0 && clock.coarse() - polled_at >= flush_after && !flush()) break;
             tl_loop.nack_delay_ns = 0;
             if (handler_(user_, &batch[k]) != 0) {
                 // Rule 10: the successes are acked, then the rest of the batch is not attempted;
-                // it comes again after the nack.
-                if (flush()) part.nack(group_, me, tl_loop.nack_delay_ns);
+                // it comes again after the nack, and only the failed message counted a delivery.
+                if (flush()) part.nack(group_, me, tl_loop.nack_delay_ns, batch[k].offset + 1);
                 break;
             }
             pending = batch[k].offset;
@@ -266,7 +267,7 @@ void mq_subscription::run_loop(Loop &loop) {
     // moved, and it may have moved back and been polled since): a loop started for it later
     // polls past what is in flight, and its cumulative ack would cover messages nobody handled.
     flush();
-    if (unfinished) part.nack(group_, me, 0);  // a no-op if fenced or the broker is closed
+    if (unfinished >= 0) part.nack(group_, me, 0, unfinished);  // no-op if fenced or closed
     tl_loop = LoopContext{};
     loop.exited.store(true, std::memory_order_release);
     if (fenced) {

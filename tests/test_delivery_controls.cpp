@@ -492,33 +492,42 @@ TEST(DeliveryControlsClose, APollHeldByADelayedNackWakesOnCloseAndOnItsCancelTok
     EXPECT_EQ(waiter.get(), MQ_CLOSED);
 }
 
-// Interplay with push subscriptions: max deliveries applies to push groups too.
-TEST(DeliveryControlsPush, APushHandlerThatAlwaysFailsEndsInTheDeadLetterTopic) {
-    auto b = broker();
-    ASSERT_EQ(mq_topic_create(b.get(), "src", nullptr), MQ_OK);
-    ASSERT_EQ(mq_topic_create(b.get(), "dlq", nullptr), MQ_OK);
-    ASSERT_EQ(mq_group_subscribe(b.get(), "dlq", "ops", nullptr), MQ_OK);
+// Topics src and dlq; group ops on dlq, group svc on src dead-lettering to dlq after 3.
+void dead_letter_push_setup(mq_broker *b) {
+    ASSERT_EQ(mq_topic_create(b, "src", nullptr), MQ_OK);
+    ASSERT_EQ(mq_topic_create(b, "dlq", nullptr), MQ_OK);
+    ASSERT_EQ(mq_group_subscribe(b, "dlq", "ops", nullptr), MQ_OK);
     mq_group_options o;
     mq_group_options_init(&o, sizeof o);
     o.max_deliveries = 3;
     o.dead_letter_topic = "dlq";
-    ASSERT_EQ(mq_group_subscribe(b.get(), "src", "svc", &o), MQ_OK);
-    struct Calls {
-        std::mutex mu;
-        std::vector<std::string> seen;
-    } calls;
-    auto handler = [](void *user, const mq_message *m) -> int {
-        auto *c = static_cast<Calls *>(user);
+    ASSERT_EQ(mq_group_subscribe(b, "src", "svc", &o), MQ_OK);
+}
+
+// A push handler that records "payload#delivery_count" and fails on "bad".
+struct PushCalls {
+    std::mutex mu;
+    std::vector<std::string> seen;
+    static int handle(void *user, const mq_message *m) {
+        auto *c = static_cast<PushCalls *>(user);
         std::lock_guard g(c->mu);
         c->seen.push_back(payload_of(*m) + "#" + std::to_string(m->delivery_count));
         return payload_of(*m) == "bad" ? 1 : 0;
-    };
+    }
+};
+
+// Interplay with push subscriptions: max deliveries applies to push groups too.
+TEST(DeliveryControlsPush, APushHandlerThatAlwaysFailsEndsInTheDeadLetterTopic) {
+    auto b = broker();
+    ASSERT_NO_FATAL_FAILURE(dead_letter_push_setup(b.get()));
+    PushCalls calls;
     mq_subscription_options so;
     mq_subscription_options_init(&so, sizeof so);
     so.prefetch = 1;  // one message per poll, so only the bad one is redelivered
     mq_subscription *sub = nullptr;
-    ASSERT_EQ(mq_subscription_open(b.get(), "src", "svc", &so, handler, &calls, nullptr, &sub),
-              MQ_OK);
+    ASSERT_EQ(
+        mq_subscription_open(b.get(), "src", "svc", &so, PushCalls::handle, &calls, nullptr, &sub),
+        MQ_OK);
     publish(b.get(), "src", nullptr, "bad");
     publish(b.get(), "src", nullptr, "good");
     mq_message d[2];
@@ -531,6 +540,34 @@ TEST(DeliveryControlsPush, APushHandlerThatAlwaysFailsEndsInTheDeadLetterTopic) 
     while (group_info(b.get(), "src", "svc").committed < 2) std::this_thread::yield();
     ASSERT_EQ(mq_subscription_close(sub), MQ_OK);
     EXPECT_EQ(calls.seen, (std::vector<std::string>{"bad#1", "bad#2", "bad#3", "good#1"}));
+}
+
+// A poison message in a push batch does not take the messages behind it to the dead-letter
+// topic: after each failure the rest of the batch is given back unseen, and counts nothing.
+TEST(DeliveryControlsPush, APoisonMessageLeavesTheRestOfItsBatchToTheHandler) {
+    auto b = broker();
+    ASSERT_NO_FATAL_FAILURE(dead_letter_push_setup(b.get()));
+    // Published before the subscription opens: its first poll (prefetch 10) takes all three.
+    publish(b.get(), "src", nullptr, "bad");
+    publish(b.get(), "src", nullptr, "good-1");
+    publish(b.get(), "src", nullptr, "good-2");
+    PushCalls calls;
+    mq_subscription *sub = nullptr;
+    ASSERT_EQ(mq_subscription_open(b.get(), "src", "svc", nullptr, PushCalls::handle, &calls,
+                                   nullptr, &sub),
+              MQ_OK);
+    ASSERT_TRUE(
+        mqtest::eventually([&] { return group_info(b.get(), "src", "svc").committed == 3; }));
+    ASSERT_EQ(mq_subscription_close(sub), MQ_OK);
+    EXPECT_EQ(calls.seen,
+              (std::vector<std::string>{"bad#1", "bad#2", "bad#3", "good-1#1", "good-2#1"}));
+    EXPECT_EQ(group_info(b.get(), "src", "svc").dead_lettered, 1);
+    mq_message d[4];
+    size_t n = 0;
+    ASSERT_EQ(mq_group_poll(b.get(), "dlq", "ops", 0, d, sizeof(mq_message), 4, 0, nullptr, &n),
+              MQ_OK);
+    ASSERT_EQ(n, 1u);
+    EXPECT_EQ(payload_of(d[0]), "bad");
 }
 
 // Interplay with leases: a dead-letter decision counts lease expiries as deliveries too.

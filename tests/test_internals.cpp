@@ -59,7 +59,7 @@ TEST(DeliveryCounts, MatchesAPerOffsetModel) {
     std::map<int64_t, uint32_t> model;
     int64_t committed = 0, next = 0;
     for (int step = 0; step < 20000; step++) {
-        switch (rng() % 4) {
+        switch (rng() % 5) {
             case 0:
             case 1: {  // poll up to 5
                 const int64_t to = next + 1 + static_cast<int64_t>(rng() % 5);
@@ -81,8 +81,39 @@ TEST(DeliveryCounts, MatchesAPerOffsetModel) {
                     model.erase(model.begin(), model.lower_bound(committed));
                 }
                 break;
+            case 4:  // a push loop gives back [from, next) unseen, then rewinds
+                if (next > committed) {
+                    const int64_t from =
+                        committed +
+                        static_cast<int64_t>(rng() % static_cast<uint64_t>(next - committed));
+                    const auto at = model.find(next);
+                    const uint32_t floor = at == model.end() ? 0 : at->second;
+                    dc.undeliver(from, next);
+                    for (int64_t o = from; o < next; o++) {
+                        if (model[o] > floor) model[o]--;
+                    }
+                    next = committed;
+                }
+                break;
         }
     }
+}
+
+TEST(DeliveryCounts, AGivenBackBatchTailCountsAsNotDelivered) {
+    mq::DeliveryCounts dc;
+    dc.reset(0);
+    deliver(dc, 0, 10);  // a push loop's batch; its handler fails at 0
+    dc.undeliver(1, 10);
+    EXPECT_EQ(deliver(dc, 0, 3), (Counts{{0, 2}, {1, 1}, {2, 1}}));
+    // Offsets past the batch that an earlier poll counted keep their count, and nothing below
+    // them drops under it (the counts never increase with the offset).
+    dc.reset(0);
+    deliver(dc, 0, 10);
+    deliver(dc, 0, 5);  // 0..4 twice, 5..9 once
+    dc.undeliver(3, 5);
+    EXPECT_EQ(
+        deliver(dc, 0, 10),
+        (Counts{{0, 3}, {1, 3}, {2, 3}, {3, 2}, {4, 2}, {5, 2}, {6, 2}, {7, 2}, {8, 2}, {9, 2}}));
 }
 
 TEST(Arena, BytesStayPutUntilTrimmedAndChunksAreReused) {

@@ -122,7 +122,9 @@ struct KafkaCursor {
     // Copies the head for its dead letter and keeps other polls away from it until
     // finish_dead_letter. May throw bad_alloc (then nothing changed).
     void begin_dead_letter(const std::string &group, DueHead &due);
-    void nack(int64_t delay_ms);
+    // unhandled_from >= 0: the in-flight messages from that offset on get their delivery back
+    // (a push loop's batch no handler saw).
+    void nack(int64_t delay_ms, int64_t unhandled_from = -1);
     mq_status extend_lease(const std::string &group, int64_t ack_timeout_ns);
     void drop_front(size_t n);
     void clear();
@@ -229,8 +231,8 @@ public:
                    mq_message *out, size_t max, int64_t wait_ms, mq_cancel *cancel,
                    size_t *count) override;
     mq_status ack(const char *topic, const char *group, int32_t partition, int64_t offset) override;
-    mq_status nack(const char *topic, const char *group, int32_t partition,
-                   int64_t delay_ms) override;
+    mq_status nack(const char *topic, const char *group, int32_t partition, int64_t delay_ms,
+                   int64_t unhandled_from) override;
     mq_status extend_lease(const char *topic, const char *group, int32_t partition) override;
     mq_status seek(const char *topic, const char *group, int32_t partition,
                    int64_t offset) override;

@@ -198,8 +198,14 @@ mq_status finish_dead_letter(rd_kafka_t *consumer, const std::string &group,
     }
 }
 
-void KafkaCursor::nack(int64_t delay_ms) {
+void KafkaCursor::nack(int64_t delay_ms, int64_t unhandled_from) {
     if (next_idx == 0) return;
+    if (unhandled_from >= 0) {
+        for (size_t i = 0; i < next_idx; i++) {
+            Held &h = held[i];
+            if (h.msg->offset >= unhandled_from && h.deliveries > 0) h.deliveries--;
+        }
+    }
     next_idx = 0;
     lease_deadline_ns = 0;
     if (delay_ms) paused_until_ns = steady_now_ns() + delay_ms * 1000000;

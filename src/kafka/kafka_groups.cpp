@@ -309,12 +309,12 @@ mq_status KafkaBackend::poll(const char *topic, const char *group, int32_t parti
 }
 
 mq_status KafkaBackend::nack(const char *topic, const char *group, int32_t partition,
-                             int64_t delay_ms) {
+                             int64_t delay_ms, int64_t unhandled_from) {
     std::shared_ptr<KafkaGroup> g;
     KafkaCursor *c;
     if (mq_status st = this->group(topic, group, partition, &g, &c); st) return st;
     std::lock_guard l(c->mu);
-    c->nack(delay_ms);
+    c->nack(delay_ms, unhandled_from);
     return MQ_OK;
 }
 

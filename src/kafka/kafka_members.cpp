@@ -57,7 +57,7 @@ public:
     mq_status poll(const int32_t *ack_partition, const int64_t *ack_offset, mq_message *out,
                    size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count) override;
     mq_status ack(int32_t partition, int64_t offset) override;
-    mq_status nack(int32_t partition, int64_t delay_ms) override;
+    mq_status nack(int32_t partition, int64_t delay_ms, int64_t unhandled_from) override;
     mq_status extend_lease(int32_t partition) override;
     bool cursor_info(int32_t partition, mq_group_info &out) override {
         std::lock_guard l(mu_);
@@ -491,11 +491,11 @@ mq_status KafkaMember::ack(int32_t partition, int64_t offset) {
     return ack_cursor(consumer_, group_, *c, offset);
 }
 
-mq_status KafkaMember::nack(int32_t partition, int64_t delay_ms) {
+mq_status KafkaMember::nack(int32_t partition, int64_t delay_ms, int64_t unhandled_from) {
     std::lock_guard l(mu_);
     KafkaCursor *c;
     if (mq_status st = owned(partition, &c); st) return st;
-    c->nack(delay_ms);
+    c->nack(delay_ms, unhandled_from);
     return MQ_OK;
 }
 

@@ -61,9 +61,11 @@ private:
         return member_ ? member_->ack(p, offset)
                        : b_.ack(topic_.c_str(), group_.c_str(), p, offset);
     }
-    mq_status nack(int32_t p, int64_t delay_ms) {
-        return member_ ? member_->nack(p, delay_ms)
-                       : b_.nack(topic_.c_str(), group_.c_str(), p, delay_ms);
+    // Gives the batch back from unhandled_from on (its deliveries taken back: no handler saw
+    // those messages).
+    mq_status nack(int32_t p, int64_t delay_ms, int64_t unhandled_from) {
+        return member_ ? member_->nack(p, delay_ms, unhandled_from)
+                       : b_.nack(topic_.c_str(), group_.c_str(), p, delay_ms, unhandled_from);
     }
 
     KafkaBackend &b_;
@@ -151,7 +153,8 @@ bool KafkaPush::step(int32_t p, std::vector<mq_message> &buf) {
     h.partition = buf[0].partition;
     int64_t last_ok = -1;
     bool failed = false;
-    for (size_t i = 0; i < n && !stop_.load(std::memory_order_acquire); i++) {
+    size_t i = 0;
+    for (; i < n && !stop_.load(std::memory_order_acquire); i++) {
         h.nack_delay_ms = 0;
         current_backend_handler() = &h;
         const int rc = handler_(user_, &buf[i]);
@@ -163,10 +166,13 @@ bool KafkaPush::step(int32_t p, std::vector<mq_message> &buf) {
         last_ok = buf[i].offset;
     }
     // Coalesced: one ack for the batch's successes; what was not handled comes back by the nack
-    // (a failure) or by close (which gives the rest back, below).
+    // (a failure, or a stop), and only what a handler saw counted a delivery.
     if (last_ok >= 0) ack(h.partition, last_ok);
-    if (failed || stop_.load(std::memory_order_acquire))
-        nack(h.partition, failed ? h.nack_delay_ms : 0);
+    if (failed) {
+        nack(h.partition, h.nack_delay_ms, buf[i].offset + 1);
+    } else if (i < n) {
+        nack(h.partition, 0, buf[i].offset);  // stopped before buf[i]
+    }
     return true;
 }
 

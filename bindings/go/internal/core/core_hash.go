@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "383804bb6db5169da725668a186b03a9627f39cf27ca917180fb80c235ef26c0"
+const coreSourcesSHA256 = "466add0aab0a50a54650975b96a2212b42c5eb71b810d018fb2b184328c42f2d"
