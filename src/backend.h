@@ -35,6 +35,9 @@ public:
     // handler saw; their deliveries are taken back (as Partition::nack). -1 for a plain nack.
     virtual mq_status nack(int32_t partition, int64_t delay_ms, int64_t unhandled_from) = 0;
     virtual mq_status extend_lease(int32_t partition) = 0;
+    // True once its topic was deleted through this handle: MQ_ERR_NO_TOPIC from its calls is
+    // for good then (a push loop ends), not a dead-letter topic missing for now.
+    virtual bool topic_deleted() const noexcept = 0;
 };
 
 // A push subscription on the backend: library threads calling the handler.

@@ -47,6 +47,9 @@ struct Group : GroupConfig {
     std::string name;
     uint64_t id;  // unique for the broker's life: a re-subscribed name is new
     std::unique_ptr<Membership> membership;  // live members (set by the topic)
+    // Set once the topic unlinks the group: its members' calls fail from then on, as SPEC rule 13
+    // has them fail once their topic is deleted (their handles stay valid until closed).
+    mutable std::atomic<bool> unsubscribed{false};
 
 private:
     mutable std::atomic<int64_t> refs{1};

@@ -70,17 +70,25 @@ private:
     mq_member &m_;
 };
 
-mq_status mq_member::check_topic() const noexcept {
-    if (!topic->deleted()) return MQ_OK;
-    return mq::fail(MQ_ERR_NO_TOPIC,
-                    "topic %s of member %s was deleted; close the member (a topic created "
-                    "anew under that name is a new topic: join it again)",
-                    topic->name().c_str(), state->member_id.c_str());
+mq_status mq_member::check_removed() const noexcept {
+    if (topic->deleted()) {
+        return mq::fail(MQ_ERR_NO_TOPIC,
+                        "topic %s of member %s was deleted; close the member (a topic created "
+                        "anew under that name is a new topic: join it again)",
+                        topic->name().c_str(), state->member_id.c_str());
+    }
+    if (group->unsubscribed.load(std::memory_order_acquire)) {
+        return mq::fail(MQ_ERR_NO_GROUP,
+                        "group %s is no longer subscribed to topic %s; close member %s (subscribe "
+                        "the group again and join anew to go on)",
+                        group->name.c_str(), topic->name().c_str(), state->member_id.c_str());
+    }
+    return MQ_OK;
 }
 
 mq_status mq_member::check(bool check_generation) {
     if (closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
-    if (mq_status st = check_topic(); st != MQ_OK) return st;
+    if (mq_status st = check_removed(); st != MQ_OK) return st;
     // Views of partitions taken from this member stayed valid until now: its next call.
     if (state->has_fenced.load()) membership().release_fenced(*state);
     membership().reap(broker->clock.now());

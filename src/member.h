@@ -45,8 +45,9 @@ struct mq_member {
     // group above are NULL.
     std::unique_ptr<mq::BackendMember> backend;
 
-    // MQ_ERR_NO_TOPIC once the topic was deleted (after the closed check of every member call).
-    mq_status check_topic() const noexcept;
+    // MQ_ERR_NO_TOPIC once the topic was deleted, MQ_ERR_NO_GROUP once the group was
+    // unsubscribed (after the closed check of every member call).
+    mq_status check_removed() const noexcept;
 
     mq::Membership &membership() const noexcept { return *group->membership; }
 

@@ -83,7 +83,8 @@ void Topic::remove_locked(const Group *g) {
     for (const Group *other : *groups_.load(std::memory_order_relaxed)) {
         if (other != g) next.push_back(other);
     }
-    publish_groups(std::move(next));                 // new calls no longer find the group...
+    publish_groups(std::move(next));  // new calls no longer find the group...
+    g->unsubscribed.store(true, std::memory_order_release);  // ...its members' calls fail...
     for (auto &p : partitions_) p->remove_group(g);  // ...and calls in flight find no cursor
     reclaimer_.retire(const_cast<Group *>(g),
                       [](void *p) { static_cast<const Group *>(p)->release(); });

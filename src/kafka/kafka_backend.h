@@ -203,9 +203,12 @@ class MemberCursors {
 public:
     // False if the member does not own the partition now.
     virtual bool cursor_info(int32_t partition, mq_group_info &out) = 0;
-    // This handle deleted the member's topic: its calls return MQ_ERR_NO_TOPIC from now on, as
-    // in the in-process log. Called with the backend's mu_ held: takes no lock.
-    virtual void topic_deleted() noexcept = 0;
+    // This handle deleted the member's topic (its calls return MQ_ERR_NO_TOPIC from now on) or
+    // unsubscribed its group (MQ_ERR_FENCED: the member was removed, and it leaves the Kafka
+    // group), as in the in-process log. False if it was removed before (the first reason
+    // stays). Called with the backend's mu_ held: takes no lock.
+    enum class Removal { topic_deleted = 1, unsubscribed = 2 };
+    virtual bool remove(Removal why) noexcept = 0;
 
 protected:
     ~MemberCursors() = default;

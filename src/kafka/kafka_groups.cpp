@@ -122,6 +122,7 @@ mq_status KafkaBackend::unsubscribe(const char *topic, const char *group) {
     std::shared_ptr<TopicMeta> meta;
     if (mq_status st = this->topic(topic, &meta); st) return st;
     std::shared_ptr<KafkaGroup> gone;
+    bool members = false;
     {
         std::lock_guard g(mu_);
         auto &list = groups_[topic];
@@ -129,17 +130,27 @@ mq_status KafkaBackend::unsubscribe(const char *topic, const char *group) {
             if ((*it)->name == group) {
                 gone = std::move(*it);
                 list.erase(it);
-                auto &names = group_order_[topic];
-                names.erase(std::remove(names.begin(), names.end(), std::string(group)),
-                            names.end());
                 break;
             }
         }
+        // This handle's members of the group are removed from it, as in the in-process log
+        // (their calls are MQ_ERR_FENCED, their push loops stop, they leave the Kafka group).
+        const std::string prefix = std::string(topic) + '\n' + group + '\n';
+        for (const auto &[key, member] : member_ids_) {
+            if (key.compare(0, prefix.size(), prefix) == 0 &&
+                member->remove(MemberCursors::Removal::unsubscribed)) {
+                members = true;
+            }
+        }
+        if (gone || members) {
+            auto &names = group_order_[topic];
+            names.erase(std::remove(names.begin(), names.end(), std::string(group)), names.end());
+        }
     }
-    if (!gone) {
+    if (!gone && !members) {
         return fail(MQ_ERR_NO_GROUP, "group %s is not subscribed to topic %s", group, topic);
     }
-    gone->gone.store(true, std::memory_order_release);
+    if (gone) gone->gone.store(true, std::memory_order_release);
     return MQ_OK;
 }
 

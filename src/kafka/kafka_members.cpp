@@ -75,18 +75,32 @@ public:
         return true;
     }
 
-    void topic_deleted() noexcept override {
-        topic_deleted_.store(true, std::memory_order_release);
+    bool remove(Removal why) noexcept override {
+        int none = 0;
+        return removed_.compare_exchange_strong(none, static_cast<int>(why),
+                                                std::memory_order_acq_rel);
+    }
+    bool topic_deleted() const noexcept override {
+        return removed_.load(std::memory_order_acquire) == static_cast<int>(Removal::topic_deleted);
     }
 
 private:
-    // MQ_ERR_NO_TOPIC (with the in-process log's words) once this handle deleted the topic.
-    mq_status check_topic() const {
-        if (!topic_deleted_.load(std::memory_order_acquire)) return MQ_OK;
-        return fail(MQ_ERR_NO_TOPIC,
-                    "topic %s of member %s was deleted; close the member (a topic created anew "
-                    "under that name is a new topic: join it again)",
-                    topic_.c_str(), id_.c_str());
+    // With the in-process log's words: MQ_ERR_NO_TOPIC once this handle deleted the topic,
+    // MQ_ERR_NO_GROUP once it unsubscribed the group.
+    mq_status check_removed() const {
+        switch (static_cast<Removal>(removed_.load(std::memory_order_acquire))) {
+            case Removal::topic_deleted:
+                return fail(MQ_ERR_NO_TOPIC,
+                            "topic %s of member %s was deleted; close the member (a topic created "
+                            "anew under that name is a new topic: join it again)",
+                            topic_.c_str(), id_.c_str());
+            case Removal::unsubscribed:
+                return fail(MQ_ERR_NO_GROUP,
+                            "group %s is no longer subscribed to topic %s; close member %s "
+                            "(subscribe the group again and join anew to go on)",
+                            group_.c_str(), topic_.c_str(), id_.c_str());
+        }
+        return MQ_OK;
     }
     static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t *parts, void *opaque);
@@ -117,7 +131,8 @@ private:
     std::atomic<std::thread::id> service_id_{};
     std::atomic<bool> stop_{false};
     std::atomic<bool> closing_{false};
-    std::atomic<bool> topic_deleted_{false};
+    std::atomic<int> removed_{0};  // a Removal, once removed
+    bool left_ = false;            // the service thread's: it left the Kafka group
 
     std::mutex mu_;  // everything below
     std::condition_variable cv_;
@@ -198,6 +213,13 @@ void KafkaMember::close() noexcept {
 void KafkaMember::serve() {
     service_id_.store(std::this_thread::get_id());
     while (!stop_.load(std::memory_order_acquire)) {
+        if (!left_ &&
+            removed_.load(std::memory_order_acquire) == static_cast<int>(Removal::unsubscribed)) {
+            // Removed from the group: its partitions go to the group's other members (other
+            // processes'), as a removed member's do in the in-process log.
+            left_ = true;
+            rd_kafka_unsubscribe(consumer_);
+        }
         rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer_, 50);
         if (!m) continue;
         if (m->err) {
@@ -304,7 +326,7 @@ void KafkaMember::revoked(rd_kafka_topic_partition_list_t *) {
 mq_status KafkaMember::owned(int32_t partition, KafkaCursor **c) {
     retired_.clear();  // this is the member's next call
     // In the in-process log's order: the topic, then the range (below 0: the boundary's).
-    if (mq_status st = check_topic(); st) return st;
+    if (mq_status st = check_removed(); st) return st;
     if (partition >= meta_->partitions) {
         return fail(MQ_ERR_PARTITION, "partition %d is out of range for topic %s (0..%d)",
                     partition, topic_.c_str(), meta_->partitions - 1);
@@ -330,7 +352,7 @@ mq_status KafkaMember::owned(int32_t partition, KafkaCursor **c) {
 mq_status KafkaMember::assignment(int64_t *generation, std::vector<int32_t> &out) {
     std::lock_guard l(mu_);
     retired_.clear();
-    if (mq_status st = check_topic(); st) return st;
+    if (mq_status st = check_removed(); st) return st;
     if (!failure_.empty()) {
         return fail(MQ_ERR_FENCED, "member %s was removed from group %s: %s", id_.c_str(),
                     group_.c_str(), failure_.c_str());
@@ -376,7 +398,7 @@ mq_status KafkaMember::poll(const int32_t *ack_partition, const int64_t *ack_off
     for (const auto &[p, c] : cursors_) produced_to.emplace_back(p, meta_->produced_to(p));
     for (;;) {
         if (backend_.closed()) return fail_fixed(MQ_CLOSED, "the broker is closed");
-        if (mq_status st = check_topic(); st) return st;  // a waiting poll wakes with it too
+        if (mq_status st = check_removed(); st) return st;  // a waiting poll wakes with it too
         if (cancel && cancel->is_triggered()) {
             return fail_fixed(MQ_CANCELLED, "the call was cancelled");
         }

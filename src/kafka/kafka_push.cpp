@@ -137,11 +137,8 @@ bool KafkaPush::step(int32_t p, std::vector<mq_message> &buf) {
     // ends. Anything else (the cluster refused a request, a dead letter found no topic, no
     // memory) may pass: the loop waits a poll's time and tries again, as a consumer would.
     if (st == MQ_CLOSED || st == MQ_ERR_NO_GROUP || st == MQ_ERR_FENCED) return false;
-    if (st == MQ_ERR_NO_TOPIC && member_) {  // its own topic deleted, or a dead letter's missing
-        int64_t generation;
-        std::vector<int32_t> owned;
-        if (member_->assignment(&generation, owned) == MQ_ERR_NO_TOPIC) return false;
-    }
+    // Its own topic deleted ends it; a dead-letter topic missing for now does not.
+    if (st == MQ_ERR_NO_TOPIC && member_ && member_->topic_deleted()) return false;
     if (st != MQ_OK) {
         std::unique_lock l(stop_mu_);
         stop_cv_.wait_for(l, std::chrono::milliseconds(kLoopWaitMs),

@@ -317,7 +317,8 @@ mq_status KafkaBackend::delete_topic(const char *name) {
         const std::string prefix = std::string(name) + '\n';
         std::lock_guard g(mu_);
         for (const auto &[key, member] : member_ids_) {
-            if (key.compare(0, prefix.size(), prefix) == 0) member->topic_deleted();
+            if (key.compare(0, prefix.size(), prefix) == 0)
+                member->remove(MemberCursors::Removal::topic_deleted);
         }
     }
     // As with creation: return once this client's metadata no longer shows it, so the name

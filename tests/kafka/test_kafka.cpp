@@ -847,6 +847,42 @@ TEST(Kafka, AMembersCallsAfterItsTopicIsDeletedAreNoTopic) {
     EXPECT_EQ(mq_subscription_close(s), MQ_OK);
 }
 
+TEST(Kafka, UnsubscribingRemovesThisHandlesMembersAndTheyLeaveTheKafkaGroup) {
+    Broker b1, b2;  // two clients: what two processes would be
+    const std::string t = unique("unsub"), g = unique("g");
+    create(b1, t, 2);
+    Member m1(b1, t, g, "one");
+    Member m2(b2, t, g, "two");
+    ASSERT_TRUE(m1.await_rebalance());
+    ASSERT_EQ(m1.assignment().size() + m2.assignment().size(), 2u);
+    mq_status waited = MQ_OK;
+    std::thread waiter([&] {
+        mq_message msg[1];
+        size_t n = 0;
+        waited = mq_member_poll(m1.m, msg, sizeof msg[0], 1, MQ_WAIT_FOREVER, nullptr, &n);
+    });
+    ASSERT_EQ(mq_group_unsubscribe(b1, t.c_str(), g.c_str()), MQ_OK) << mq_last_error();
+    waiter.join();
+    EXPECT_EQ(waited, MQ_ERR_NO_GROUP);
+    mq_message msg[1];
+    size_t n = 0;
+    EXPECT_EQ(mq_member_poll(m1.m, msg, sizeof msg[0], 1, MQ_NO_WAIT, nullptr, &n),
+              MQ_ERR_NO_GROUP);
+    EXPECT_NE(std::strstr(mq_last_error(), "no longer subscribed"), nullptr) << mq_last_error();
+    int32_t parts[4];
+    EXPECT_EQ(mq_member_get_assignment(m1.m, nullptr, parts, 4, &n), MQ_ERR_NO_GROUP);
+    EXPECT_EQ(mq_member_ack(m1.m, 0, 0), MQ_ERR_NO_GROUP);
+    char list[64];
+    ASSERT_EQ(mq_group_list(b1, t.c_str(), list, sizeof list, nullptr), MQ_OK);
+    EXPECT_STREQ(list, "");
+    EXPECT_EQ(mq_group_unsubscribe(b1, t.c_str(), g.c_str()), MQ_ERR_NO_GROUP);
+    // The removed member left the Kafka group: the other client's member takes both partitions.
+    ASSERT_TRUE(m2.await_rebalance());
+    EXPECT_EQ(m2.assignment(), (std::vector<int32_t>{0, 1}));
+    m1.close();
+    mq_topic_delete(b1, t.c_str());
+}
+
 TEST(Kafka, MembersAndPushSubscriptionsDeadLetterToo) {
     Broker b;
     const std::string t = unique("jobs"), dlq = unique("dlq"), g = unique("g"),
