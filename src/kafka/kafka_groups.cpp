@@ -134,7 +134,7 @@ mq_status KafkaBackend::unsubscribe(const char *topic, const char *group) {
             }
         }
         // This handle's members of the group are removed from it, as in the in-process log
-        // (their calls are MQ_ERR_FENCED, their push loops stop, they leave the Kafka group).
+        // (their calls are MQ_ERR_NO_GROUP, their push loops stop, they leave the Kafka group).
         const std::string prefix = std::string(topic) + '\n' + group + '\n';
         for (const auto &[key, member] : member_ids_) {
             if (key.compare(0, prefix.size(), prefix) == 0 &&
