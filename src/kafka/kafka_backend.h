@@ -41,6 +41,9 @@ namespace mq::kafka {
 constexpr int kSliceMs = 10;
 // What a call waits at most for an answer from the cluster (metadata, admin, commit).
 constexpr int kRequestMs = 10000;
+// How often librdkafka looks for the leaders of partitions it has no leader for: asking sooner
+// is only worth this long.
+constexpr int kTopicScanMs = 1000;
 // How long a poll may spend fetching what was published before it started (a poll with wait 0
 // sees those messages too, as in the in-process log).
 constexpr int kCatchUpMs = 5000;
@@ -53,17 +56,24 @@ struct Settings {
     rd_kafka_conf_t *conf(const std::vector<std::pair<std::string, std::string>> &extra) const;
 };
 
-// A message fetched for a group and not acked yet; what its views point into.
-struct Held {
-    rd_kafka_message_t *msg = nullptr;
-    std::vector<mq_header> headers;  // point into msg's header storage
-    uint32_t deliveries = 0;
-    int64_t lost = 0;  // offsets skipped just before it (gone from the log)
+// What few records have: headers, and a dead letter's origin. Kept apart (and allocated only
+// for such records) so that a Held stays small: the deque of a cursor then allocates once per
+// many records instead of once per two or three.
+struct HeldRare {
+    std::vector<mq_header> headers;  // point into the record's header storage
     // A dead letter's origin, read back from its MQ_HEADER_DEAD_LETTER_* headers (the view's
     // dead_letter); the strings are its own, so they live as long as the view.
     bool is_dead_letter = false;
     std::string origin_topic, origin_group;
     mq_dead_letter origin{};
+};
+
+// A message fetched for a group and not acked yet; what its views point into.
+struct Held {
+    rd_kafka_message_t *msg = nullptr;
+    uint32_t deliveries = 0;
+    int64_t lost = 0;                // offsets skipped just before it (gone from the log)
+    std::unique_ptr<HeldRare> rare;  // null for a record without headers
 };
 
 // A group's poison-message rule (mq_group_options.max_deliveries, dead_letter_topic).

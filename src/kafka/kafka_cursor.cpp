@@ -33,13 +33,15 @@ void fill_view(const Held &h, mq_message &m) {
     static const char empty = 0;
     m.payload = k->payload ? k->payload : &empty;
     m.payload_len = k->payload ? k->len : 0;
-    m.headers = h.headers.empty() ? nullptr : h.headers.data();
-    m.header_count = h.headers.size();
+    if (h.rare) {
+        m.headers = h.rare->headers.empty() ? nullptr : h.rare->headers.data();
+        m.header_count = h.rare->headers.size();
+        m.dead_letter = h.rare->is_dead_letter ? &h.rare->origin : nullptr;
+    }
     rd_kafka_timestamp_type_t type;
     const int64_t ms = rd_kafka_message_timestamp(k, &type);
     m.timestamp_ns = ms >= 0 ? ms * 1000000 : 0;  // Kafka's time of the record, in ns
     m.lost = h.lost;
-    m.dead_letter = h.is_dead_letter ? &h.origin : nullptr;
 }
 
 template <class T>
@@ -51,7 +53,7 @@ bool parse_number(std::string_view s, T &out) {
 // A dead letter carries its origin as its last five headers (dead_letter.cpp writes them, in
 // both engines): read back, they give the view its mq_dead_letter, as the in-process log's
 // dead letters have one. Anything else that merely looks like them is left alone.
-void read_origin(Held &h) {
+void read_origin(HeldRare &h) {
     static constexpr std::string_view kNames[] = {
         MQ_HEADER_DEAD_LETTER_TOPIC, MQ_HEADER_DEAD_LETTER_GROUP, MQ_HEADER_DEAD_LETTER_PARTITION,
         MQ_HEADER_DEAD_LETTER_OFFSET, MQ_HEADER_DEAD_LETTER_DELIVERY_COUNT};
@@ -73,7 +75,9 @@ void read_origin(Held &h) {
     h.origin_topic.assign(v[0]);
     h.origin_group.assign(v[1]);
     h.origin = d;
-    h.is_dead_letter = true;  // the strings' pointers are set once h has its place
+    h.origin.topic = h.origin_topic.c_str();
+    h.origin.group = h.origin_group.c_str();
+    h.is_dead_letter = true;
 }
 
 }  // namespace
@@ -87,23 +91,21 @@ bool KafkaCursor::take(rd_kafka_message_t *m) {
     h.msg = m;
     rd_kafka_headers_t *hdrs = nullptr;
     if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
+        h.rare = std::make_unique<HeldRare>();
         const char *name;
         const void *value;
         size_t size;
         for (size_t i = 0;
              rd_kafka_header_get_all(hdrs, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
              i++) {
-            h.headers.push_back(mq_header{name, std::strlen(name), value, value ? size : 0});
+            h.rare->headers.push_back(mq_header{name, std::strlen(name), value, value ? size : 0});
         }
+        read_origin(*h.rare);
     }
-    read_origin(h);
     h.lost = m->offset - fetched_to;  // offsets that left the log before we read them
     lost_total += h.lost;
     fetched_to = m->offset + 1;
-    held.push_back(std::move(h));
-    Held &kept = held.back();  // a deque's elements stay put: the view may point into it
-    kept.origin.topic = kept.origin_topic.c_str();
-    kept.origin.group = kept.origin_group.c_str();
+    held.push_back(std::move(h));  // views point into rare, which stays put when h moves
     return true;
 }
 

@@ -106,6 +106,17 @@ mq_status KafkaBackend::subscribe(const char *topic, const char *group,
     if (rd_kafka_resp_err_t e = rd_kafka_assign(grp->consumer, start.list)) {
         return fail_kafka(e, "assign the partitions of", topic);
     }
+    // A new consumer learns where the partitions' leaders are only at its next topic scan (up
+    // to a second away) and fetches nothing until then: ask now, so that the first poll does
+    // not wait for the scan. A failure, or no answer within the scan's interval, only leaves
+    // it to the scan.
+    if (rd_kafka_topic_t *rkt = rd_kafka_topic_new(grp->consumer, topic, nullptr)) {
+        const rd_kafka_metadata_t *md = nullptr;
+        if (!rd_kafka_metadata(grp->consumer, 0, rkt, &md, kTopicScanMs)) {
+            rd_kafka_metadata_destroy(md);
+        }
+        rd_kafka_topic_destroy(rkt);
+    }
     std::lock_guard g(mu_);
     auto &list = groups_[topic];
     for (const auto &other : list) {

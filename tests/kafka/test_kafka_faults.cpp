@@ -270,6 +270,11 @@ TEST_F(KafkaFaults, OffsetReadsRetryALeaderMoveAndReportOtherRefusals) {
     topic("t", 1);
     subscribe("t", "g");
     ASSERT_EQ(publish("t", "k"), MQ_OK) << mq_last_error();
+    // The group's consumer has fetched (its start-up requests are over) before any refusal.
+    mq_message m;
+    size_t n = 0;
+    ASSERT_EQ(mq_group_poll(b_, "t", "g", 0, &m, sizeof m, 1, 5000, nullptr, &n), MQ_OK)
+        << mq_last_error();
     mq_partition_info pi{};
     // A leader that moved or is not elected yet: asked again.
     refuse(kListOffsets,

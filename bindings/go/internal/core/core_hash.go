@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "38ac6dedb4b16a620c7a6cd99028306f9ea0cc5f2bdea8413176d53d6ca6b8bb"
+const coreSourcesSHA256 = "d9fad2d333f4a8e982afc3c1b65fe9b92a2965189e997e01371b74cfccc25576"
