@@ -5,7 +5,8 @@
 #   scripts/format.sh --check   changes nothing; fails (and names the files) if any file is not
 #                               formatted (clang-format --dry-run -Werror)
 #
-# The files: every tracked *.c, *.h, *.cpp and *.hpp, except generated ones (those whose first
+# The files: every *.c, *.h, *.cpp and *.hpp that git tracks or would track (new files not yet
+# added included; ignored ones such as build trees not), except generated ones (those whose first
 # lines say "Code generated" or "DO NOT EDIT", such as the Go binding's copies of the core):
 # their generator owns their layout. Installs clang-format with apt if it is missing. The style
 # was measured with clang-format 14 (Debian 12); other versions may differ in details.
@@ -19,7 +20,7 @@ for arg in "$@"; do
     case $arg in
         --check) check=1 ;;
         -h | --help)
-            sed -n '2,11p' "$0"
+            sed -n '2,12p' "$0"
             exit 0
             ;;
         *)
@@ -36,7 +37,7 @@ files=()
 while IFS= read -r -d '' f; do
     if head -n 5 "$f" | grep -qE 'Code generated|DO NOT EDIT'; then continue; fi
     files+=("$f")
-done < <(git ls-files -z -- '*.c' '*.h' '*.cpp' '*.hpp')
+done < <(git ls-files -z --cached --others --exclude-standard -- '*.c' '*.h' '*.cpp' '*.hpp')
 
 if [ ${#files[@]} -eq 0 ]; then
     echo "format.sh: no C or C++ files found (not a git checkout?)" >&2

@@ -198,7 +198,6 @@ inline bool local_catch_up(const KafkaCursor &c, int64_t produced_to, size_t max
 
 struct KafkaGroup {
     std::string topic, name;
-    int32_t partitions = 0;
     int64_t ack_timeout_ns = 0;
     DeadLetterRule dead_letter;
     std::shared_ptr<TopicMeta> meta;  // the topic as this handle knew it at the subscribe

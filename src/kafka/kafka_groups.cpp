@@ -52,7 +52,6 @@ mq_status KafkaBackend::subscribe(const char *topic, const char *group,
     auto grp = std::make_shared<KafkaGroup>();
     grp->topic = topic;
     grp->name = group;
-    grp->partitions = meta->partitions;
     grp->meta = meta;
     grp->dead_letter = std::move(rule);
     {
@@ -179,9 +178,9 @@ mq_status KafkaBackend::group(const char *topic, const char *group, int32_t part
         }
     }
     if (!*out) return fail(MQ_ERR_NO_GROUP, "group %s is not subscribed to topic %s", group, topic);
-    if (partition < 0 || partition >= (*out)->partitions) {
+    if (partition < 0 || partition >= (*out)->meta->partitions) {
         return fail(MQ_ERR_PARTITION, "partition %d is out of range: topic %s has %d", partition,
-                    topic, (*out)->partitions);
+                    topic, (*out)->meta->partitions);
     }
     *c = (*out)->cursors[static_cast<size_t>(partition)].get();
     return MQ_OK;

@@ -15,7 +15,11 @@ type Message struct {
 	Value     []byte
 	Headers   []Header // in publish order; nil when none
 	// DeliveryCount is how many polls have handed this offset to this group, this one
-	// included: 1 on first delivery.
+	// included: 1 on first delivery. A Nack or an expired lease alone does not count; the poll
+	// that hands the message out again does. In a push subscription, the rest of a polled batch
+	// that the loop gives back unseen (after a handler fails, or when it stops) does not count,
+	// so a failing message never takes the ones behind it to the dead-letter topic before a
+	// handler saw them.
 	DeliveryCount int
 	// Timestamp is the broker clock (nanoseconds, monotonic: not wall time) at publish.
 	Timestamp int64

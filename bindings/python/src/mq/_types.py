@@ -78,7 +78,12 @@ class Message(NamedTuple):
     value: bytes
     headers: tuple[Header, ...]
     delivery_count: int
-    """How many polls have handed this offset to this group, this one included (1 at first)."""
+    """How many polls have handed this offset to this group, this one included (1 at first).
+
+    A nack or an expired lease alone does not count; the poll that hands the message out again
+    does. In a push subscription, the rest of a polled batch that the loop gives back unseen
+    (after a handler raises, or when it stops) does not count, so a failing message never takes
+    the ones behind it to the dead-letter topic before a handler saw them."""
     timestamp_ns: int
     """Broker clock (monotonic nanoseconds) when it was published."""
     lost: int

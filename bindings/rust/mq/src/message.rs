@@ -229,7 +229,10 @@ impl<'a> Message<'a> {
         self.0.offset
     }
     /// How many polls have handed this offset to this group, this one included (1 on first
-    /// delivery).
+    /// delivery). A nack or an expired lease alone does not count; the poll that hands the
+    /// message out again does. In a push subscription, the rest of a polled batch that the loop
+    /// gives back unseen (after a handler fails, or when it stops) does not count, so a failing
+    /// message never takes the ones behind it to the dead-letter topic before a handler saw them.
     pub fn delivery_count(&self) -> u32 {
         self.0.delivery_count
     }

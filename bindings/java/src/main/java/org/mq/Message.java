@@ -54,7 +54,10 @@ public final class Message {
 
     /**
      * How many polls have handed this offset to this group, this one included: 1 on first
-     * delivery.
+     * delivery. A nack or an expired lease alone does not count; the poll that hands the message
+     * out again does. In a push subscription, the rest of a polled batch that the loop gives back
+     * unseen (after a handler throws, or when it stops) does not count, so a failing message
+     * never takes the ones behind it to the dead-letter topic before a handler saw them.
      */
     public int deliveryCount() {
         return deliveryCount;
