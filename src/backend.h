@@ -38,6 +38,10 @@ public:
     // True once its topic was deleted through this handle: MQ_ERR_NO_TOPIC from its calls is
     // for good then (a push loop ends), not a dead-letter topic missing for now.
     virtual bool topic_deleted() const noexcept = 0;
+    // MQ_ERR_NO_TOPIC or MQ_ERR_NO_GROUP (message set) once its topic was deleted or its group
+    // unsubscribed through this handle, else MQ_OK: checked before the call's other arguments,
+    // as mq.h orders the statuses (the member stands for its topic and group).
+    virtual mq_status check_removed() const = 0;
 };
 
 // A push subscription on the backend: library threads calling the handler.

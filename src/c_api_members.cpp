@@ -19,8 +19,7 @@ namespace {
 mq_status check_member(const mq_member *m) {
     if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
     if (m->closed()) return mq::fail_fixed(MQ_CLOSED, "the broker is closed");
-    if (m->backend) return MQ_OK;  // the backend checks its topic and group itself
-    return m->check_removed();
+    return m->backend ? m->backend->check_removed() : m->check_removed();
 }
 
 // The partition check of the in-process log; the backend checks the top of the range itself

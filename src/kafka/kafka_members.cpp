@@ -84,10 +84,9 @@ public:
         return removed_.load(std::memory_order_acquire) == static_cast<int>(Removal::topic_deleted);
     }
 
-private:
     // With the in-process log's words: MQ_ERR_NO_TOPIC once this handle deleted the topic,
     // MQ_ERR_NO_GROUP once it unsubscribed the group.
-    mq_status check_removed() const {
+    mq_status check_removed() const override {
         switch (static_cast<Removal>(removed_.load(std::memory_order_acquire))) {
             case Removal::topic_deleted:
                 return fail(MQ_ERR_NO_TOPIC,
@@ -102,6 +101,8 @@ private:
         }
         return MQ_OK;
     }
+
+private:
     static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t *parts, void *opaque);
     void assigned(rd_kafka_topic_partition_list_t *parts);

@@ -760,3 +760,60 @@ TEST_F(KafkaFaultsMembers, BadArgumentsGetTheInProcessStatuses) {
 }
 
 }  // namespace
+
+// A member whose group was unsubscribed through its handle answers MQ_ERR_NO_GROUP before it
+// looks at the call's other arguments, on both backends (mq.h's order: the member stands for
+// its topic and group, which come before the other arguments).
+TEST_F(KafkaFaultsMembers, AnUnsubscribedGroupsMemberSaysSoBeforeItsBadArguments) {
+    topic("t", 2);
+    subscribe("t", "gm");
+    mq_member *km = join("t", "gm", "m1");
+    ASSERT_NE(km, nullptr);
+    mq_broker *local = nullptr;
+    ASSERT_EQ(mq_broker_new(nullptr, &local), MQ_OK) << mq_last_error();
+    mq_topic_config tc;
+    mq_topic_config_init(&tc, sizeof tc);
+    tc.partitions = 2;
+    ASSERT_EQ(mq_topic_create(local, "t", &tc), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_group_subscribe(local, "t", "gm", nullptr), MQ_OK) << mq_last_error();
+    mq_member_options mo;
+    mq_member_options_init(&mo, sizeof mo);
+    mo.member_id = "m1";
+    mq_member *lm = nullptr;
+    ASSERT_EQ(mq_member_join(local, "t", "gm", &mo, &lm), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_group_unsubscribe(local, "t", "gm"), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_group_unsubscribe(b_, "t", "gm"), MQ_OK) << mq_last_error();
+
+    mq_message msgs[2];
+    size_t n = 0;
+    int64_t generation = 0;
+    int32_t parts[2];
+    const std::vector<std::pair<const char *, std::function<int(mq_member *)>>> cases = {
+        {"member_poll: msgs NULL",
+         [&](mq_member *m) {
+             return mq_member_poll(m, nullptr, sizeof(mq_message), 2, 0, nullptr, &n);
+         }},
+        {"member_poll: max 0",
+         [&](mq_member *m) { return mq_member_poll(m, msgs, sizeof msgs[0], 0, 0, nullptr, &n); }},
+        {"member_ack_poll: partition 5",
+         [&](mq_member *m) {
+             return mq_member_ack_poll(m, 5, 0, msgs, sizeof msgs[0], 2, 0, nullptr, &n);
+         }},
+        {"member_ack: partition -1", [&](mq_member *m) { return mq_member_ack(m, -1, 0); }},
+        {"member_nack: delay -5", [&](mq_member *m) { return mq_member_nack(m, 0, -5); }},
+        {"member_extend_lease: partition -1",
+         [&](mq_member *m) { return mq_member_extend_lease(m, -1); }},
+        {"member_get_assignment: count NULL",
+         [&](mq_member *m) { return mq_member_get_assignment(m, &generation, parts, 2, nullptr); }},
+        {"member_poll: good arguments",
+         [&](mq_member *m) { return mq_member_poll(m, msgs, sizeof msgs[0], 2, 0, nullptr, &n); }},
+    };
+    for (const auto &[what, call] : cases) {
+        EXPECT_EQ(call(lm), MQ_ERR_NO_GROUP) << what << " in-process: " << mq_last_error();
+        EXPECT_EQ(call(km), MQ_ERR_NO_GROUP) << what << " on Kafka: " << mq_last_error();
+        EXPECT_TRUE(says("no longer subscribed")) << what << ": " << mq_last_error();
+    }
+    EXPECT_EQ(mq_member_close(lm), MQ_OK);
+    mq_broker_free(local);
+    EXPECT_EQ(mq_member_close(km), MQ_OK);
+}

@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "d9fad2d333f4a8e982afc3c1b65fe9b92a2965189e997e01371b74cfccc25576"
+const coreSourcesSHA256 = "c9a3cecb40751c11e1e160522606ea03a295277a09a8530c646435c9fd96206a"
