@@ -348,8 +348,9 @@ MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char 
  * at once (publishers blocked on it wake). Polls waiting for the group return MQ_ERR_NO_GROUP;
  * its push subscriptions stop calling their handlers (close them as usual); every call of its
  * members but mq_member_close and mq_member_id returns MQ_ERR_NO_GROUP, a waiting
- * mq_member_poll at once (close them as usual; subscribe the group again to join anew). Message
- * views the group was handed may become invalid.
+ * mq_member_poll at once, and no on_rebalance callback of theirs runs any more (close them as
+ * usual; subscribe the group again to join anew). Message views the group was handed may
+ * become invalid.
  * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_CLOSED. */
 MQ_API mq_status mq_group_unsubscribe(mq_broker *b, const char *topic, const char *group);
 

@@ -243,8 +243,10 @@ void Membership::apply_locked(Plan &plan, std::vector<Notice> &notices) noexcept
 }
 
 void Membership::notify(std::vector<Notice> &notices) {
-    if (topic_.closed()) return;
     for (Notice &n : notices) {
+        // A deleted topic or an unsubscribed group rebalances nobody (mq.h): checked before
+        // each call, so one that a callback brought about is seen by the next.
+        if (topic_.closed() || group_.unsubscribed.load(std::memory_order_acquire)) return;
         MemberState &m = *n.member;
         {
             std::lock_guard lk(m.cb_mu);

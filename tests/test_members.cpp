@@ -257,6 +257,35 @@ TEST(Members, OnRebalanceRunsForEachGenerationAndCannotCloseItsOwnMember) {
               (std::vector<mq_status>{MQ_ERR_DEADLOCK, MQ_ERR_DEADLOCK, MQ_ERR_DEADLOCK}));
 }
 
+// mq.h: once the topic is deleted, or the group unsubscribed, no on_rebalance runs any more,
+// not even when another member of the group closes (which would rebalance a live group).
+TEST(Members, NoOnRebalanceRunsOnceTheGroupIsUnsubscribedOrItsTopicDeleted) {
+    for (const bool delete_topic : {false, true}) {
+        SCOPED_TRACE(delete_topic ? "topic deleted" : "group unsubscribed");
+        auto b = broker();
+        auto cfg = topic_config(2, 10);
+        ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
+        ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
+        RebalanceLog log;
+        mq_member_options o;
+        mq_member_options_init(&o, sizeof o);
+        o.on_rebalance = &RebalanceLog::on;
+        o.on_rebalance_user = &log;
+        auto watched = join(b.get(), "t", "g", "watched", 10000, &o);
+        auto other = join(b.get(), "t", "g", "other");
+        {
+            std::lock_guard g(log.mu);
+            ASSERT_EQ(log.generations, (std::vector<int64_t>{1, 2}));
+        }
+        ASSERT_EQ(
+            delete_topic ? mq_topic_delete(b.get(), "t") : mq_group_unsubscribe(b.get(), "t", "g"),
+            MQ_OK);
+        other.reset();  // closes it: the group it leaves is gone, so nobody is told
+        std::lock_guard g(log.mu);
+        EXPECT_EQ(log.generations, (std::vector<int64_t>{1, 2}));
+    }
+}
+
 void everything_to_last(void *, int32_t partitions, const char *const *, int32_t count,
                         int32_t *owner) {
     for (int32_t p = 0; p < partitions; p++) owner[p] = count - 1;

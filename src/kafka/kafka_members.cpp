@@ -309,8 +309,11 @@ void KafkaMember::assigned(rd_kafka_topic_partition_list_t *parts) {
         generation = ++generation_;
     }
     cv_.notify_all();
-    // No lock held: the callback may call into mq (mq.h).
-    if (on_rebalance_ && !closing_.load()) on_rebalance_(on_rebalance_user_, handle_, generation);
+    // No lock held: the callback may call into mq (mq.h). None once the member's topic or group
+    // is gone through this handle (mq.h), though a rebalance may come before it leaves.
+    if (on_rebalance_ && !closing_.load() && removed_.load(std::memory_order_acquire) == 0) {
+        on_rebalance_(on_rebalance_user_, handle_, generation);
+    }
 }
 
 void KafkaMember::revoked(rd_kafka_topic_partition_list_t *) {

@@ -215,7 +215,9 @@ func (b *Broker) Subscribe(topic, group string, opts ...GroupOption) error {
 }
 
 // Unsubscribe removes a group: its cursors go, and what only it held back is trimmed at once
-// (blocked publishers wake). Its push subscriptions stop calling their handlers.
+// (blocked publishers wake). Its push subscriptions stop calling their handlers. Its members'
+// calls return ErrNoGroup (a waiting member Poll at once) and their rebalance callbacks are not
+// called any more; close them as usual.
 func (b *Broker) Unsubscribe(topic, group string) error {
 	const op = "unsubscribe"
 	p := b.acquire()

@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "c9a3cecb40751c11e1e160522606ea03a295277a09a8530c646435c9fd96206a"
+const coreSourcesSHA256 = "83cb30ecc6538fae2caf04d359b2213a1d39affe498ffc2bd7c84840bd834dd1"

@@ -331,7 +331,9 @@ class Broker:
 
     def unsubscribe(self, topic: str, group: str) -> None:
         """Removes a group: its cursors go and what only it held back is trimmed. Its polls
-        waiting in other threads raise :class:`mq.NoSuchGroup`."""
+        waiting in other threads raise :class:`mq.NoSuchGroup`, and so do its members' calls (a
+        waiting member poll at once); their rebalance callbacks are not called any more. Close
+        its members and push subscriptions as usual."""
         t = cv.name(topic, "topic")
         g = cv.name(group, "group")
         c = ctx()

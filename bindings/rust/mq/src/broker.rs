@@ -239,6 +239,8 @@ impl Broker {
     }
 
     /// Removes a group from a topic: its cursors go, and what only it held back is trimmed.
+    /// Its members' calls return [`Error::NoGroup`] (a waiting member poll at once) and their
+    /// rebalance callbacks are not called any more; drop them as usual.
     ///
     /// Refused with [`Error::Owned`] while a [`Batch`](crate::Batch) of that group is alive in
     /// this process (the trim would free the messages it borrows).

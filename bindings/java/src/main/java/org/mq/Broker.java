@@ -130,7 +130,8 @@ public final class Broker implements AutoCloseable {
     /**
      * Removes a group: its cursors go, and what only it held back is trimmed at once (blocked
      * publishers wake). Its push subscriptions stop calling their handlers (close them as
-     * usual).
+     * usual). Its members' calls throw {@link MqNoSuchGroupException}, a blocked member poll at
+     * once, and their rebalance listeners are not called any more (close them as usual).
      */
     public void unsubscribeGroup(String topic, String group) {
         state.enter();
