@@ -357,6 +357,13 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
          3.0, true},
         {"4. (acks with polls) reference stress ≥ 3 × the reference design", s.ratio("w4a", "w4r"),
          3.0, true},
+        // Round 2 (docs/BENCHMARKS.md): the tighter targets, and push beside pull.
+        {"1. (round 2) batch 64 ≥ 1.5 × the by-value mutex queue in batches of 64",
+         s.ratio("w1", "mv64"), 1.5, true},
+        {"3. (round 2) fan-out, each group ≥ 6 × ZeroMQ per subscriber with 2 subscribers",
+         s.ratio("w3", "z2"), 6.0, true},
+        {"5. push, prefetch 64 ≥ 0.5 × workload 1 (batch 64, pull)", s.ratio("w5b", "w1"), 0.5,
+         true},
         {"6. p50 latency ≤ 0.25 × the blocking ping-pong round trip", s.ratio("w6.p50", "ppb.p50"),
          0.25, false},
         {"6. (with spin_ns = 2 × the interval) p50 ≤ 0.25 × the blocking round trip",
