@@ -237,6 +237,14 @@ struct RebalanceLog {
         log->generations.push_back(gen);
         log->close_results.push_back(st);
     }
+    // Member options whose on_rebalance writes here.
+    mq_member_options options() {
+        mq_member_options o;
+        mq_member_options_init(&o, sizeof o);
+        o.on_rebalance = &RebalanceLog::on;
+        o.on_rebalance_user = this;
+        return o;
+    }
 };
 
 TEST(Members, OnRebalanceRunsForEachGenerationAndCannotCloseItsOwnMember) {
@@ -244,10 +252,7 @@ TEST(Members, OnRebalanceRunsForEachGenerationAndCannotCloseItsOwnMember) {
     auto cfg = topic_config(2, 10);
     ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
     RebalanceLog log;
-    mq_member_options o;
-    mq_member_options_init(&o, sizeof o);
-    o.on_rebalance = &RebalanceLog::on;
-    o.on_rebalance_user = &log;
+    mq_member_options o = log.options();
     auto watched = join(b.get(), "t", "g", "watched", 10000, &o);
     auto m2 = join(b.get(), "t", "g", "two");
     m2.reset();
@@ -267,10 +272,7 @@ TEST(Members, NoOnRebalanceRunsOnceTheGroupIsUnsubscribedOrItsTopicDeleted) {
         ASSERT_EQ(mq_topic_create(b.get(), "t", &cfg), MQ_OK);
         ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", nullptr), MQ_OK);
         RebalanceLog log;
-        mq_member_options o;
-        mq_member_options_init(&o, sizeof o);
-        o.on_rebalance = &RebalanceLog::on;
-        o.on_rebalance_user = &log;
+        mq_member_options o = log.options();
         auto watched = join(b.get(), "t", "g", "watched", 10000, &o);
         auto other = join(b.get(), "t", "g", "other");
         {

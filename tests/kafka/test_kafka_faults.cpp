@@ -434,6 +434,23 @@ protected:
         EXPECT_EQ(mq_member_join(b_, t, g, &o, &m), MQ_OK) << mq_last_error();
         return m;
     }
+    // The in-process broker a test compares the mock's with: topic t of 2 partitions, group
+    // `subscribed` subscribed to it, and *member, member m1 of `group`.
+    static mq_broker *in_process(const char *subscribed, const char *group, mq_member **member) {
+        mq_broker *b = nullptr;
+        EXPECT_EQ(mq_broker_new(nullptr, &b), MQ_OK) << mq_last_error();
+        if (!b) return nullptr;
+        mq_topic_config tc;
+        mq_topic_config_init(&tc, sizeof tc);
+        tc.partitions = 2;
+        EXPECT_EQ(mq_topic_create(b, "t", &tc), MQ_OK) << mq_last_error();
+        EXPECT_EQ(mq_group_subscribe(b, "t", subscribed, nullptr), MQ_OK) << mq_last_error();
+        mq_member_options mo;
+        mq_member_options_init(&mo, sizeof mo);
+        mo.member_id = "m1";
+        EXPECT_EQ(mq_member_join(b, "t", group, &mo, member), MQ_OK) << mq_last_error();
+        return b;
+    }
 };
 
 TEST_F(KafkaFaultsMembers, AFencedAckIsRedeliveredAfterTheRebalance) {
@@ -549,20 +566,11 @@ TEST_F(KafkaFaultsMembers, BadArgumentsGetTheInProcessStatuses) {
     subscribe("t", "g");
     mq_member *km = join("t", "gm", "m1");
     ASSERT_NE(km, nullptr);
-    mq_broker *local = nullptr;
-    ASSERT_EQ(mq_broker_new(nullptr, &local), MQ_OK) << mq_last_error();
-    mq_topic_config tc;
-    mq_topic_config_init(&tc, sizeof tc);
-    tc.partitions = 2;
-    ASSERT_EQ(mq_topic_create(local, "t", &tc), MQ_OK) << mq_last_error();
+    mq_member *lm = nullptr;
+    mq_broker *local = in_process("g", "gm", &lm);
+    ASSERT_NE(lm, nullptr);
     mq_group_options go;
     mq_group_options_init(&go, sizeof go);
-    ASSERT_EQ(mq_group_subscribe(local, "t", "g", &go), MQ_OK) << mq_last_error();
-    mq_member_options mo;
-    mq_member_options_init(&mo, sizeof mo);
-    mo.member_id = "m1";
-    mq_member *lm = nullptr;
-    ASSERT_EQ(mq_member_join(local, "t", "gm", &mo, &lm), MQ_OK) << mq_last_error();
 
     mq_message msgs[2];
     size_t n = 0;
@@ -771,8 +779,6 @@ TEST_F(KafkaFaultsMembers, BadArgumentsGetTheInProcessStatuses) {
     EXPECT_EQ(mq_member_close(km), MQ_OK);
 }
 
-}  // namespace
-
 // A member whose group was unsubscribed through its handle answers MQ_ERR_NO_GROUP before it
 // looks at the call's other arguments, on both backends (mq.h's order: the member stands for
 // its topic and group, which come before the other arguments).
@@ -781,18 +787,9 @@ TEST_F(KafkaFaultsMembers, AnUnsubscribedGroupsMemberSaysSoBeforeItsBadArguments
     subscribe("t", "gm");
     mq_member *km = join("t", "gm", "m1");
     ASSERT_NE(km, nullptr);
-    mq_broker *local = nullptr;
-    ASSERT_EQ(mq_broker_new(nullptr, &local), MQ_OK) << mq_last_error();
-    mq_topic_config tc;
-    mq_topic_config_init(&tc, sizeof tc);
-    tc.partitions = 2;
-    ASSERT_EQ(mq_topic_create(local, "t", &tc), MQ_OK) << mq_last_error();
-    ASSERT_EQ(mq_group_subscribe(local, "t", "gm", nullptr), MQ_OK) << mq_last_error();
-    mq_member_options mo;
-    mq_member_options_init(&mo, sizeof mo);
-    mo.member_id = "m1";
     mq_member *lm = nullptr;
-    ASSERT_EQ(mq_member_join(local, "t", "gm", &mo, &lm), MQ_OK) << mq_last_error();
+    mq_broker *local = in_process("gm", "gm", &lm);
+    ASSERT_NE(lm, nullptr);
     ASSERT_EQ(mq_group_unsubscribe(local, "t", "gm"), MQ_OK) << mq_last_error();
     ASSERT_EQ(mq_group_unsubscribe(b_, "t", "gm"), MQ_OK) << mq_last_error();
 
@@ -829,3 +826,5 @@ TEST_F(KafkaFaultsMembers, AnUnsubscribedGroupsMemberSaysSoBeforeItsBadArguments
     mq_broker_free(local);
     EXPECT_EQ(mq_member_close(km), MQ_OK);
 }
+
+}  // namespace
