@@ -235,7 +235,7 @@ int main(int argc, char **argv) {
         else if (!std::strcmp(argv[i], "--batch")) a.batch = num();
         else if (!std::strcmp(argv[i], "--runs")) a.runs = num();
         else if (!std::strcmp(argv[i], "--size")) a.size = num();
-        else if (!a.bootstrap) a.bootstrap = argv[i];
+        else if (!a.bootstrap && argv[i][0] != '-') a.bootstrap = argv[i];
         else
             die("usage",
                 "mq_kafka_overhead BOOTSTRAP [--messages N] [--batch B] [--runs R] [--size BYTES]");

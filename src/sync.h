@@ -12,7 +12,9 @@
 // thin wrapper of pthread_cond_t measuring timeouts on CLOCK_MONOTONIC, like steady_clock.
 // (A sequence-number futex with a short spin was tried in its place: fan-out gained about
 // 30%, but single messages lost 20%, push subscriptions 60% and the p50 latency of a
-// waiting poll went from 3 to 25 us, so glibc's stays.)
+// waiting poll went from 3 to 25 us, so glibc's stays. One without the spin, tried again on
+// the reference stress workload, where glibc's broadcast sleeps in a fifth of the context
+// switches, changed neither its throughput nor its switches: docs/BENCHMARKS.md, round 2.)
 #pragma once
 
 #include <pthread.h>

@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "83cb30ecc6538fae2caf04d359b2213a1d39affe498ffc2bd7c84840bd834dd1"
+const coreSourcesSHA256 = "45116071e7179f4063416fe126efb8aa71e9c464b3c261362bc7a80324e08ec4"
