@@ -357,8 +357,11 @@ MQ_API mq_status mq_group_unsubscribe(mq_broker *b, const char *topic, const cha
 /* ---- publishing -------------------------------------------------------------------------- */
 
 /* A message header: a name and a value, both byte strings (either may be empty; a NULL pointer
- * is allowed only with length 0). A message carries an ordered list of them, duplicates
- * allowed, as Kafka's do. Their bytes count with key and payload against max_message_bytes
+ * is allowed only with length 0 and means the same as an empty string: mq has no "null"
+ * header value, on either engine, so a reader never sees a difference between NULL and "";
+ * the Kafka engine writes such a value as an empty one, not as Kafka's null header, and
+ * reads a null header written by another Kafka client as empty). A message carries an ordered
+ * list of them, duplicates allowed, as Kafka's do. Their bytes count with key and payload against max_message_bytes
  * and the topic's byte budget. This struct is frozen: it never gains a field. */
 typedef struct mq_header {
     const void *name;
@@ -760,7 +763,7 @@ typedef struct mq_partition_info {
     int64_t end;     /* next offset to be published */
     int64_t backlog; /* end - slowest committed (0 with no groups) */
     int64_t capacity;
-    int64_t retained_bytes;      /* key + payload bytes retained */
+    int64_t retained_bytes;      /* key + payload + header bytes retained (what max_bytes counts) */
     int64_t max_bytes;           /* byte budget, 0 = none */
     int64_t producer_waits;      /* publishes that found the partition full and started waiting
                                * (counted once per publish when its wait begins; a publish with

@@ -43,8 +43,9 @@ apt_install() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
 }
-# bindgen loads libclang at run time.
-if ! compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null && ! compgen -G '/usr/lib/*/libclang*.so*' >/dev/null; then
+# bindgen loads libclang at run time (libclang.so or libclang-N.so; libclang-cpp, which other
+# packages bring, is not it).
+if ! compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null && ! compgen -G '/usr/lib/*/libclang-[0-9]*.so*' >/dev/null; then
     apt_install libclang-dev
 fi
 export CARGO_TERM_COLOR=never

@@ -134,7 +134,9 @@ mq_status KafkaBackend::produce(const char *topic, const mq_record *records, siz
             for (size_t h = 0; h < r.header_count; h++) {
                 const mq_header &hd = r.headers[h];
                 rd_kafka_header_add(hdrs, hd.name_len ? static_cast<const char *>(hd.name) : "",
-                                    static_cast<ssize_t>(hd.name_len), hd.value,
+                                    static_cast<ssize_t>(hd.name_len),
+                                    // a NULL value is an empty one (mq.h), not Kafka's null
+                                    hd.value_len ? hd.value : "",
                                     static_cast<ssize_t>(hd.value_len));
             }
         }
