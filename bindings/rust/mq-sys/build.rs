@@ -10,7 +10,8 @@
 //! With the `kafka` feature the vendored build also compiles `src/kafka/*.cpp` with
 //! `MQ_HAVE_KAFKA` (the Kafka backend, CMake's `MQ_KAFKA=ON`) and links librdkafka found by
 //! pkg-config (`rdkafka`; Debian: librdkafka-dev); a prebuilt static libmq is then linked with
-//! librdkafka too. Without it the core refuses `kafka_bootstrap` with `MQ_ERR_UNSUPPORTED`.
+//! librdkafka too. Without it the core refuses `kafka_bootstrap` with `MQ_ERR_UNSUPPORTED`, its
+//! message naming the `kafka` feature (`MQ_KAFKA_HINT`) rather than CMake's option.
 //!
 //! The FFI declarations are generated ahead of time (`src/bindings.rs`, see `gen/`), so no
 //! libclang is needed here.
@@ -24,6 +25,10 @@ const ENV_VARS: &[&str] = &[
     "MQ_STATIC",
     "MQ_NO_VENDOR",
 ];
+
+/// What the backend-less core's error says to switch on (see `MQ_KAFKA_HINT` in the core).
+#[cfg(not(feature = "kafka"))]
+const KAFKA_HINT: &str = "\"the mq crate's `kafka` feature (needs librdkafka)\"";
 
 fn flag(name: &str) -> bool {
     matches!(env::var(name), Ok(v) if !v.is_empty() && v != "0" && v != "false")
@@ -216,6 +221,11 @@ fn build_vendored() {
     build
         .define("MQ_HAVE_KAFKA", None)
         .includes(&rdkafka.include_paths);
+    // The core's refusal of kafka_bootstrap names the switch that adds the backend; by default
+    // that is CMake's, which a Rust user never runs: name the feature they can turn on. (A C
+    // string literal: the compiler gets the argument as is, no shell between.)
+    #[cfg(not(feature = "kafka"))]
+    build.define("MQ_KAFKA_HINT", Some(KAFKA_HINT));
     build
         .cpp(true)
         .std("c++20")
@@ -237,4 +247,6 @@ fn build_vendored() {
     }
     println!("cargo:include={}", include.display());
     println!("cargo:vendored=1");
+    // For mq_sys::VENDORED: the tests can tell which core's messages they get.
+    println!("cargo:rustc-env=MQ_SYS_VENDORED=1");
 }

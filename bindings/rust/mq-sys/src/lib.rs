@@ -23,6 +23,12 @@
 
 include!("bindings.rs");
 
+/// Whether this build compiled the C++ core from source (rather than linking a libmq found
+/// through `MQ_DIR`, `MQ_LIB_DIR` or pkg-config). The source build's messages name this
+/// crate's features where CMake's name its options.
+#[doc(hidden)]
+pub const VENDORED: bool = option_env!("MQ_SYS_VENDORED").is_some();
+
 #[cfg(test)]
 mod tests {
     use super::*;
