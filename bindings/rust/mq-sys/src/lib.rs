@@ -21,6 +21,11 @@
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 #![allow(clippy::all, rustdoc::all, missing_docs)]
 
+/// The crate's README, whose code blocks `cargo test` compiles and runs as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 include!("bindings.rs");
 
 /// Whether this build compiled the C++ core from source (rather than linking a libmq found
