@@ -156,7 +156,7 @@ else
 fi
 export MQ_KAFKA_BOOTSTRAP
 kafka_build=$SECONDS
-step "kafka: build the kafka feature's tests (core with src/kafka/, librdkafka)"
+step "kafka: build the kafka feature's tests (core with src/engine/kafka/, librdkafka)"
 cargo test --no-run -p mq --features kafka --test kafka_cluster
 cargo test --no-run -p mq-conformance --features kafka --test kafka_conformance
 kafka_tests=$SECONDS

@@ -7,7 +7,10 @@
 //!    its own `src/` and `include/`, in a packaged crate the copy in `vendor/` (filled by
 //!    `vendor.sh` before `cargo package`).
 //!
-//! With the `kafka` feature the vendored build also compiles `src/kafka/*.cpp` with
+//! The vendored build compiles every `.cpp` under `src/`, at any depth, except the Kafka
+//! backend's (anything below a folder named `kafka`, i.e. `src/engine/kafka/`).
+//!
+//! With the `kafka` feature the vendored build also compiles the Kafka backend's sources with
 //! `MQ_HAVE_KAFKA` (the Kafka backend, CMake's `MQ_KAFKA=ON`) and links librdkafka found by
 //! pkg-config (`rdkafka`; Debian: librdkafka-dev); a prebuilt static libmq is then linked with
 //! librdkafka too. Without it the core refuses `kafka_bootstrap` with `MQ_ERR_UNSUPPORTED`, its
@@ -137,7 +140,12 @@ fn try_pkg_config(_want_static: bool) -> bool {
 fn sources() -> (PathBuf, PathBuf) {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let repo = manifest.join("../../..");
-    if repo.join("src/c_api.cpp").is_file() && repo.join("include/mq.h").is_file() {
+    // The repository: its public header, and its CMakeLists beside a src/ folder (whatever the
+    // layout inside).
+    if repo.join("include/mq.h").is_file()
+        && repo.join("CMakeLists.txt").is_file()
+        && repo.join("src").is_dir()
+    {
         return (repo.join("src"), repo.join("include"));
     }
     let vendor = manifest.join("vendor");
@@ -188,26 +196,39 @@ fn probe_rdkafka() -> NoRdkafka {
 #[cfg(not(feature = "kafka"))]
 fn link_rdkafka(_: &NoRdkafka) {}
 
-fn cpp_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("read the mq sources in {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|f| f.is_file())
-        .collect();
-    files.sort();
-    files
+/// Every file under `dir`, at any depth, sorted (the core lays its sources out in folders by
+/// layer; nothing here depends on which).
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read the mq sources in {}: {e}", dir.display()));
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            println!("cargo:rerun-if-changed={}", path.display());
+            files_under(&path, out);
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+}
+
+/// Whether a source belongs to the Kafka backend: anything below a folder named `kafka`
+/// (`src/engine/kafka/`, formerly `src/kafka/`), which only the `kafka` feature compiles.
+fn kafka_only(src: &Path, file: &Path) -> bool {
+    file.strip_prefix(src)
+        .map(|rel| rel.parent().is_some_and(|d| d.iter().any(|c| c == "kafka")))
+        .unwrap_or(false)
 }
 
 fn build_vendored() {
     let (src, include) = sources();
-    let mut files = cpp_files(&src);
+    let mut files = Vec::new();
+    files_under(&src, &mut files);
+    files.sort();
+    if !cfg!(feature = "kafka") {
+        files.retain(|f| !kafka_only(&src, f));
+    }
     println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rerun-if-changed={}", include.display());
-    let kafka_dir = src.join("kafka");
-    if cfg!(feature = "kafka") {
-        println!("cargo:rerun-if-changed={}", kafka_dir.display());
-        files.extend(cpp_files(&kafka_dir));
-    }
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
     }
