@@ -99,13 +99,15 @@ impl Broker {
     }
 }
 
-/// What the blocking half of an async poll sends back.
+/// The consumer's buffer of message views on its way to the blocking half of an async poll
+/// and back, with the number of views the poll wrote.
 struct Polled {
     buf: Vec<sys::mq_message>,
     n: usize,
 }
 
-// SAFETY: the raw views are only read by the consumer the poll belongs to, through a Batch.
+// SAFETY: while it travels nothing dereferences the views (the C poll only writes them); once
+// back, only the consumer the poll belongs to reads them, through a Batch of the first `n`.
 unsafe impl Send for Polled {}
 
 impl PartitionConsumer {
