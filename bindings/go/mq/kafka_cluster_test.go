@@ -13,6 +13,9 @@ import (
 	"time"
 )
 
+// kafkaBuild: the package is built with -tags mq_kafka (the programs the tests build too).
+const kafkaBuild = true
+
 // The Kafka variant (-tags mq_kafka: the core with its Kafka backend) against the cluster at
 // MQ_KAFKA_BOOTSTRAP (scripts/kafka-server.sh start prints it). Without the variable the tests
 // fail: a Kafka build that runs no Kafka test would pass for nothing.

@@ -8,6 +8,9 @@ import (
 	"testing"
 )
 
+// kafkaBuild: the package is built with -tags mq_kafka (the programs the tests build too).
+const kafkaBuild = false
+
 // The core this package compiles has no Kafka backend: a bootstrap reaches the library, which
 // refuses it saying how to rebuild, with the build tag that turns the backend on.
 func TestKafkaWithoutTheBackendIsUnsupported(t *testing.T) {
