@@ -155,7 +155,7 @@ func Sources(root string) ([]string, error) {
 }
 
 // KafkaDir is the name of the directory that holds the Kafka backend's translation units
-// (src/kafka/ today, src/engine/kafka/ in a layout by subsystem): every source with a
+// (src/engine/kafka/; src/kafka/ in the earlier, flat layout): every source with a
 // directory of that name in its path compiles only under the mq_kafka build tag, which also
 // links librdkafka, as CMake compiles them only with -DMQ_KAFKA=ON.
 const KafkaDir = "kafka"
