@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "b54fcaf19e73b7b572a650e12b24a2467c25780a17213c0861222508a235e45c"
+const coreSourcesSHA256 = "9291fc70258171c29e2b2eeca0dfcf427d044a74f406e726c00a0f92bd011dff"
