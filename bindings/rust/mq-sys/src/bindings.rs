@@ -15,6 +15,8 @@ pub const MQ_HEADER_DEAD_LETTER_OFFSET: &[u8; 22] = b"mq.dead_letter.offset\0";
 pub const MQ_HEADER_DEAD_LETTER_DELIVERY_COUNT: &[u8; 30] = b"mq.dead_letter.delivery_count\0";
 pub const MQ_OFFSET_END: i64 = -1;
 pub const MQ_OFFSET_EARLIEST: i64 = -2;
+pub const MQ_COPY_LAYOUT_1: u32 = 1;
+pub const MQ_COPY_ABSENT: i32 = -1;
 unsafe extern "C" {
     pub fn mq_version_number() -> ::core::ffi::c_int;
 }
@@ -687,6 +689,178 @@ unsafe extern "C" {
         wait_ms: i64,
         cancel: *mut mq_cancel,
         count_out: *mut usize,
+    ) -> mq_status;
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct mq_copy_header {
+    pub layout: u32,
+    pub count: u32,
+    pub bytes_at: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of mq_copy_header"][::core::mem::size_of::<mq_copy_header>() - 16usize];
+    ["Alignment of mq_copy_header"][::core::mem::align_of::<mq_copy_header>() - 8usize];
+    ["Offset of field: mq_copy_header::layout"]
+        [::core::mem::offset_of!(mq_copy_header, layout) - 0usize];
+    ["Offset of field: mq_copy_header::count"]
+        [::core::mem::offset_of!(mq_copy_header, count) - 4usize];
+    ["Offset of field: mq_copy_header::bytes_at"]
+        [::core::mem::offset_of!(mq_copy_header, bytes_at) - 8usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct mq_copied_message {
+    pub offset: i64,
+    pub partition: i32,
+    pub delivery_count: u32,
+    pub timestamp_ns: i64,
+    pub lost: i64,
+    pub key_at: u64,
+    pub key_len: u64,
+    pub payload_at: u64,
+    pub payload_len: u64,
+    pub headers_at: u64,
+    pub header_count: u64,
+    pub dead_letter_at: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of mq_copied_message"][::core::mem::size_of::<mq_copied_message>() - 88usize];
+    ["Alignment of mq_copied_message"][::core::mem::align_of::<mq_copied_message>() - 8usize];
+    ["Offset of field: mq_copied_message::offset"]
+        [::core::mem::offset_of!(mq_copied_message, offset) - 0usize];
+    ["Offset of field: mq_copied_message::partition"]
+        [::core::mem::offset_of!(mq_copied_message, partition) - 8usize];
+    ["Offset of field: mq_copied_message::delivery_count"]
+        [::core::mem::offset_of!(mq_copied_message, delivery_count) - 12usize];
+    ["Offset of field: mq_copied_message::timestamp_ns"]
+        [::core::mem::offset_of!(mq_copied_message, timestamp_ns) - 16usize];
+    ["Offset of field: mq_copied_message::lost"]
+        [::core::mem::offset_of!(mq_copied_message, lost) - 24usize];
+    ["Offset of field: mq_copied_message::key_at"]
+        [::core::mem::offset_of!(mq_copied_message, key_at) - 32usize];
+    ["Offset of field: mq_copied_message::key_len"]
+        [::core::mem::offset_of!(mq_copied_message, key_len) - 40usize];
+    ["Offset of field: mq_copied_message::payload_at"]
+        [::core::mem::offset_of!(mq_copied_message, payload_at) - 48usize];
+    ["Offset of field: mq_copied_message::payload_len"]
+        [::core::mem::offset_of!(mq_copied_message, payload_len) - 56usize];
+    ["Offset of field: mq_copied_message::headers_at"]
+        [::core::mem::offset_of!(mq_copied_message, headers_at) - 64usize];
+    ["Offset of field: mq_copied_message::header_count"]
+        [::core::mem::offset_of!(mq_copied_message, header_count) - 72usize];
+    ["Offset of field: mq_copied_message::dead_letter_at"]
+        [::core::mem::offset_of!(mq_copied_message, dead_letter_at) - 80usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct mq_copied_header {
+    pub name_at: u64,
+    pub name_len: u64,
+    pub value_at: u64,
+    pub value_len: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of mq_copied_header"][::core::mem::size_of::<mq_copied_header>() - 32usize];
+    ["Alignment of mq_copied_header"][::core::mem::align_of::<mq_copied_header>() - 8usize];
+    ["Offset of field: mq_copied_header::name_at"]
+        [::core::mem::offset_of!(mq_copied_header, name_at) - 0usize];
+    ["Offset of field: mq_copied_header::name_len"]
+        [::core::mem::offset_of!(mq_copied_header, name_len) - 8usize];
+    ["Offset of field: mq_copied_header::value_at"]
+        [::core::mem::offset_of!(mq_copied_header, value_at) - 16usize];
+    ["Offset of field: mq_copied_header::value_len"]
+        [::core::mem::offset_of!(mq_copied_header, value_len) - 24usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct mq_copied_dead_letter {
+    pub topic_at: u64,
+    pub topic_len: u64,
+    pub group_at: u64,
+    pub group_len: u64,
+    pub offset: i64,
+    pub partition: i32,
+    pub delivery_count: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of mq_copied_dead_letter"][::core::mem::size_of::<mq_copied_dead_letter>() - 48usize];
+    ["Alignment of mq_copied_dead_letter"]
+        [::core::mem::align_of::<mq_copied_dead_letter>() - 8usize];
+    ["Offset of field: mq_copied_dead_letter::topic_at"]
+        [::core::mem::offset_of!(mq_copied_dead_letter, topic_at) - 0usize];
+    ["Offset of field: mq_copied_dead_letter::topic_len"]
+        [::core::mem::offset_of!(mq_copied_dead_letter, topic_len) - 8usize];
+    ["Offset of field: mq_copied_dead_letter::group_at"]
+        [::core::mem::offset_of!(mq_copied_dead_letter, group_at) - 16usize];
+    ["Offset of field: mq_copied_dead_letter::group_len"]
+        [::core::mem::offset_of!(mq_copied_dead_letter, group_len) - 24usize];
+    ["Offset of field: mq_copied_dead_letter::offset"]
+        [::core::mem::offset_of!(mq_copied_dead_letter, offset) - 32usize];
+    ["Offset of field: mq_copied_dead_letter::partition"]
+        [::core::mem::offset_of!(mq_copied_dead_letter, partition) - 40usize];
+    ["Offset of field: mq_copied_dead_letter::delivery_count"]
+        [::core::mem::offset_of!(mq_copied_dead_letter, delivery_count) - 44usize];
+};
+unsafe extern "C" {
+    pub fn mq_group_poll_copy(
+        b: *mut mq_broker,
+        topic: *const ::core::ffi::c_char,
+        group: *const ::core::ffi::c_char,
+        partition: i32,
+        buf: *mut ::core::ffi::c_void,
+        cap: usize,
+        max: usize,
+        wait_ms: i64,
+        cancel: *mut mq_cancel,
+        count_out: *mut usize,
+        needed_out: *mut usize,
+    ) -> mq_status;
+}
+unsafe extern "C" {
+    pub fn mq_group_ack_poll_copy(
+        b: *mut mq_broker,
+        topic: *const ::core::ffi::c_char,
+        group: *const ::core::ffi::c_char,
+        partition: i32,
+        offset: i64,
+        buf: *mut ::core::ffi::c_void,
+        cap: usize,
+        max: usize,
+        wait_ms: i64,
+        cancel: *mut mq_cancel,
+        count_out: *mut usize,
+        needed_out: *mut usize,
+    ) -> mq_status;
+}
+unsafe extern "C" {
+    pub fn mq_member_poll_copy(
+        member: *mut mq_member,
+        buf: *mut ::core::ffi::c_void,
+        cap: usize,
+        max: usize,
+        wait_ms: i64,
+        cancel: *mut mq_cancel,
+        count_out: *mut usize,
+        needed_out: *mut usize,
+    ) -> mq_status;
+}
+unsafe extern "C" {
+    pub fn mq_member_ack_poll_copy(
+        member: *mut mq_member,
+        partition: i32,
+        offset: i64,
+        buf: *mut ::core::ffi::c_void,
+        cap: usize,
+        max: usize,
+        wait_ms: i64,
+        cancel: *mut mq_cancel,
+        count_out: *mut usize,
+        needed_out: *mut usize,
     ) -> mq_status;
 }
 unsafe extern "C" {
