@@ -16,7 +16,7 @@ pub const MQ_HEADER_DEAD_LETTER_DELIVERY_COUNT: &[u8; 30] = b"mq.dead_letter.del
 pub const MQ_OFFSET_END: i64 = -1;
 pub const MQ_OFFSET_EARLIEST: i64 = -2;
 pub const MQ_COPY_LAYOUT_1: u32 = 1;
-pub const MQ_COPY_ABSENT: i32 = -1;
+pub const MQ_COPY_ABSENT: u64 = 18446744073709551615;
 unsafe extern "C" {
     pub fn mq_version_number() -> ::core::ffi::c_int;
 }

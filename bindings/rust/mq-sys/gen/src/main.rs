@@ -2,7 +2,8 @@
 use bindgen::callbacks::{IntKind, ParseCallbacks};
 
 /// Types each integer macro like the parameter it is passed to: waits and seek offsets go to
-/// `int64_t` parameters, version numbers are compared with `mq_version_number()`'s `int`.
+/// `int64_t` parameters, version numbers are compared with `mq_version_number()`'s `int`, and
+/// MQ_COPY_ABSENT with the copy layout's `uint64_t` positions (bindgen would make it `-1i32`).
 #[derive(Debug)]
 struct MacroTypes;
 
@@ -13,6 +14,7 @@ impl ParseCallbacks for MacroTypes {
                 Some(IntKind::I64)
             }
             n if n.starts_with("MQ_VERSION_") => Some(IntKind::Int),
+            "MQ_COPY_ABSENT" => Some(IntKind::U64),
             _ => None,
         }
     }
