@@ -351,15 +351,11 @@ fn poll(b: &Broker, member: Option<&Member>, r: &Req, token: Option<&CancelToken
             })
         }
         None => {
-            // SAFETY: each batch is printed and dropped before this function returns, before
-            // anything else can touch the group.
-            let consumer = unsafe {
-                b.consumer_unchecked(
-                    &r.name("topic"),
-                    &r.name("group"),
-                    r.int("partition", 0) as i32,
-                )
-            };
+            let consumer = b.consumer(
+                &r.name("topic"),
+                &r.name("group"),
+                r.int("partition", 0) as i32,
+            );
             consumer.and_then(|mut c| {
                 let got = match (ack, token) {
                     (Some((_, o)), Some(t)) => c.ack_and_poll_cancellable(o, max, wait, t),
@@ -533,14 +529,11 @@ impl World {
             }
             "ack" | "nack" | "extend_lease" | "seek" => {
                 let b = self.broker()?;
-                // SAFETY: this consumer hands out no batch.
-                let c = unsafe {
-                    b.consumer_unchecked(
-                        &r.name("topic"),
-                        &r.name("group"),
-                        r.int("partition", 0) as i32,
-                    )
-                };
+                let c = b.consumer(
+                    &r.name("topic"),
+                    &r.name("group"),
+                    r.int("partition", 0) as i32,
+                );
                 let res = c.and_then(|mut c| match v {
                     "ack" => c.ack(r.int("offset", 0)),
                     "nack" => c.nack_ms(r.int("delay_ms", 0)),

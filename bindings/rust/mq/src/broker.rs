@@ -12,14 +12,12 @@ use crate::error::{check, BatchError, Error, Result};
 use crate::info::{GroupInfo, PartitionInfo, TopicInfo};
 use crate::message::{Published, Record};
 use crate::name::with_name;
-use crate::registry::Registry;
 use crate::wait::Wait;
 
 /// The C broker and what must outlive it. Freed (`mq_broker_free`) when the last owner goes:
 /// every `Broker` clone, subscription, member and consumer holds one.
 pub(crate) struct Raw {
     ptr: NonNull<sys::mq_broker>,
-    pub(crate) registry: Registry,
     _clock: Option<ManualClock>,
     /// Callback state the library may use until its memory goes (assignors).
     keep: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
@@ -133,7 +131,6 @@ impl Broker {
         check(unsafe { sys::mq_broker_new(&o, &mut p) })?;
         let raw = Raw {
             ptr: NonNull::new(p).expect("mq_broker_new returned MQ_OK and NULL"),
-            registry: Registry::default(),
             _clock: opts.clock.clone(),
             keep: Mutex::new(Vec::new()),
         };
@@ -181,10 +178,9 @@ impl Broker {
     /// - a [`Member`](crate::Member) gets [`Error::NoTopic`] from every call but
     ///   [`id`](crate::Member::id) and [`close`](crate::Member::close), and no rebalance
     ///   callback runs any more; its [`MemberBatch`](crate::MemberBatch)es are copies and stay
-    ///   readable; close or drop it as usual.
+    ///   readable; close or drop it as usual;
+    /// - a [`Batch`](crate::Batch) stays readable (a copy).
     ///
-    /// Refused with [`Error::Owned`] while a [`Batch`](crate::Batch) of a consumer of the topic
-    /// is alive in this process: the library may free the messages it borrows. Also
     /// [`Error::NoTopic`] (no such topic), [`Error::Invalid`] (an illegal name),
     /// [`Error::Closed`].
     ///
@@ -196,18 +192,16 @@ impl Broker {
     /// broker.publish("t", mq::Record::new(b"x"), mq::Wait::NoWait)?;
     /// let mut c = broker.consumer("t", "g", 0)?;
     /// let batch = c.poll(10, mq::Wait::NoWait)?;
-    /// assert!(matches!(broker.delete_topic("t"), Err(mq::Error::Owned(_))));
-    /// drop(batch);
     /// broker.delete_topic("t")?;
+    /// assert_eq!(batch.messages()[0].payload(), b"x"); // a batch is a copy: it stays readable
+    /// drop(batch);
     /// assert!(matches!(c.poll(10, mq::Wait::NoWait), Err(mq::Error::NoTopic(_))));
     /// # Ok(()) }
     /// ```
     pub fn delete_topic(&self, name: &str) -> Result<()> {
-        self.raw().registry.while_no_views_on_topic(name, || {
-            with_name(name, |n| {
-                // SAFETY: live handle, NUL-terminated name.
-                check(unsafe { sys::mq_topic_delete(self.ptr(), n) })
-            })
+        with_name(name, |n| {
+            // SAFETY: live handle, NUL-terminated name.
+            check(unsafe { sys::mq_topic_delete(self.ptr(), n) })
         })
     }
 
@@ -241,16 +235,12 @@ impl Broker {
     /// Removes a group from a topic: its cursors go, and what only it held back is trimmed.
     /// Its members' calls return [`Error::NoGroup`] (a waiting member poll at once) and their
     /// rebalance callbacks are not called any more; drop them as usual.
-    ///
-    /// Refused with [`Error::Owned`] while a [`Batch`](crate::Batch) of that group is alive in
-    /// this process (the trim would free the messages it borrows).
+    /// A [`Batch`](crate::Batch) of the group stays readable (it is a copy).
     pub fn unsubscribe_group(&self, topic: &str, group: &str) -> Result<()> {
-        self.raw().registry.while_no_views(topic, group, || {
-            with_name(topic, |t| {
-                with_name(group, |g| {
-                    // SAFETY: live handle, valid names.
-                    check(unsafe { sys::mq_group_unsubscribe(self.ptr(), t, g) })
-                })
+        with_name(topic, |t| {
+            with_name(group, |g| {
+                // SAFETY: live handle, valid names.
+                check(unsafe { sys::mq_group_unsubscribe(self.ptr(), t, g) })
             })
         })
     }

@@ -1,6 +1,5 @@
-//! Pull consumption of one group partition, with message views tied to the ack.
+//! Pull consumption of one group partition, with messages copied into the consumer's buffer.
 use std::ffi::CString;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,12 +7,12 @@ use mq_sys as sys;
 
 use crate::broker::{Broker, Raw};
 use crate::cancel::{self, CancelToken};
+use crate::copy::Copies;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::{check, Result};
 use crate::message::Message;
 use crate::name;
-use crate::registry::Claim;
 use crate::wait::{duration_ms, Wait};
 
 /// Where a [`PartitionConsumer::seek`] moves the group's cursor.
@@ -30,13 +29,10 @@ pub enum SeekTo {
 /// Consumes one partition for one group: poll, ack, nack, extend the lease, seek.
 ///
 /// A poll returns a [`Batch`] that borrows the consumer mutably, and its messages borrow the
-/// batch: they are views into the log, valid until the group acks past them, and the compiler
-/// holds you to it — acking consumes the batch, so no view can be used after the ack that
-/// frees it (see the [crate docs](crate#message-lifetimes)).
-///
-/// One consumer per group and partition exists at a time in a process, and not on a group
-/// driven by push subscriptions or members ([`Error::Owned`] otherwise): another party's ack
-/// would free this consumer's views behind the compiler's back.
+/// batch: the library copies them into the consumer's buffer (under the lock that keeps them
+/// alive), which the next poll reuses (see the [crate docs](crate#message-lifetimes)).
+/// Nobody's ack, seek, unsubscribe or deletion can end what a batch reads, so any number of
+/// consumers, members and push subscriptions may share a group.
 ///
 /// The consumer keeps the broker's memory alive; if the broker is closed (its last
 /// [`Broker`] dropped), calls return [`Error::Closed`].
@@ -45,14 +41,8 @@ pub struct PartitionConsumer {
     pub(crate) topic: CString,
     pub(crate) group: CString,
     pub(crate) partition: i32,
-    pub(crate) claim: Arc<Claim>,
-    pub(crate) buf: Vec<sys::mq_message>,
-    registered: bool,
+    pub(crate) copies: Copies,
 }
-
-// SAFETY: the raw messages in `buf` are only read through a Batch, which borrows the consumer.
-unsafe impl Send for PartitionConsumer {}
-unsafe impl Sync for PartitionConsumer {}
 
 impl std::fmt::Debug for PartitionConsumer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -66,49 +56,34 @@ impl std::fmt::Debug for PartitionConsumer {
 
 impl Broker {
     /// A consumer of `partition` of `topic` for `group` (the group must be subscribed by the
-    /// time it polls). Fails with [`Error::Owned`] if this process already has one for that
-    /// group and partition, or push subscriptions or members drive the group.
+    /// time it polls). [`Error::Invalid`] for a name the library cannot take.
     pub fn consumer(&self, topic: &str, group: &str, partition: i32) -> Result<PartitionConsumer> {
-        let t = name::owned(topic)?;
-        let g = name::owned(group)?;
-        let claim = self.raw().registry.claim(topic, group, partition)?;
         Ok(PartitionConsumer {
             raw: self.raw().clone(),
-            topic: t,
-            group: g,
+            topic: name::owned(topic)?,
+            group: name::owned(group)?,
             partition,
-            claim,
-            buf: Vec::new(),
-            registered: true,
+            copies: Copies::default(),
         })
     }
-}
 
-impl Broker {
-    /// A consumer that is not registered as the one for its group and partition: it does not
-    /// keep others from being made, nor push subscriptions, members or `unsubscribe` from
-    /// running. For tools that inspect a group another part of the program drives.
+    /// Exactly [`consumer`](Self::consumer). It used to skip the one-consumer-per-partition
+    /// rule that kept message views sound; batches are copies now and the rule is gone.
     ///
     /// # Safety
     ///
-    /// While a [`Batch`] of it is alive, nothing may end its views: no other party may ack or
-    /// seek that group's partition past them, nor unsubscribe the group, nor delete the topic. Dropping each batch
-    /// before anything else touches the group meets that.
+    /// None needed any more; kept `unsafe` so existing callers compile unchanged.
+    #[deprecated(
+        since = "1.3.0",
+        note = "batches are copies now: use `Broker::consumer`"
+    )]
     pub unsafe fn consumer_unchecked(
         &self,
         topic: &str,
         group: &str,
         partition: i32,
     ) -> Result<PartitionConsumer> {
-        Ok(PartitionConsumer {
-            raw: self.raw().clone(),
-            topic: name::owned(topic)?,
-            group: name::owned(group)?,
-            partition,
-            claim: Arc::new(Claim::default()),
-            buf: Vec::new(),
-            registered: false,
-        })
+        self.consumer(topic, group, partition)
     }
 }
 
@@ -133,7 +108,8 @@ impl PartitionConsumer {
     /// [`Error::Timeout`]. Also [`Error::Closed`], [`Error::NoGroup`], [`Error::Invalid`]
     /// (`max` 0), ...
     ///
-    /// Steady state allocates nothing: the consumer reuses its buffer of message views.
+    /// Steady state allocates nothing: the library copies into the consumer's buffer, which
+    /// grows when a message does not fit (or when it, not the log, cut a batch short).
     pub fn poll(&mut self, max: usize, wait: impl Into<Wait>) -> Result<Batch<'_>> {
         self.poll_inner(None, max, wait.into(), None)
     }
@@ -199,52 +175,17 @@ impl PartitionConsumer {
         wait: Wait,
         token: Option<&CancelToken>,
     ) -> Result<Batch<'_>> {
-        if self.buf.len() < max {
-            self.buf.resize(max, sys::mq_message::default());
-        }
-        let mut n = 0usize;
-        let before = self.claim.before_poll();
-        let (b, t, g, p) = (
-            self.raw.as_ptr(),
-            self.topic.as_ptr(),
-            self.group.as_ptr(),
+        let n = copy_poll(
+            &self.raw,
+            &self.topic,
+            &self.group,
             self.partition,
-        );
-        let (msgs, size) = (
-            self.buf.as_mut_ptr(),
-            std::mem::size_of::<sys::mq_message>(),
-        );
-        // SAFETY: live broker; `buf` has room for `max` messages of the size passed.
-        check(unsafe {
-            match ack {
-                None => sys::mq_group_poll(
-                    b,
-                    t,
-                    g,
-                    p,
-                    msgs,
-                    size,
-                    max,
-                    wait.millis(),
-                    cancel::ptr(token),
-                    &mut n,
-                ),
-                Some(offset) => sys::mq_group_ack_poll(
-                    b,
-                    t,
-                    g,
-                    p,
-                    offset,
-                    msgs,
-                    size,
-                    max,
-                    wait.millis(),
-                    cancel::ptr(token),
-                    &mut n,
-                ),
-            }
-        })?;
-        self.claim.after_poll(before, self.topic(), self.group())?;
+            &mut self.copies,
+            ack,
+            max,
+            wait,
+            token,
+        )?;
         Ok(Batch { c: self, len: n })
     }
 
@@ -328,21 +269,46 @@ impl PartitionConsumer {
     }
 }
 
-impl Drop for PartitionConsumer {
-    fn drop(&mut self) {
-        if self.registered {
-            self.raw
-                .registry
-                .release(self.topic(), self.group(), self.partition);
+/// A copying poll (after acking `ack` in the same call when given) of a group partition into
+/// `copies`; how many messages it handed out. Also what the async poll runs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn copy_poll(
+    raw: &Raw,
+    topic: &CString,
+    group: &CString,
+    partition: i32,
+    copies: &mut Copies,
+    ack: Option<i64>,
+    max: usize,
+    wait: Wait,
+    token: Option<&CancelToken>,
+) -> Result<usize> {
+    let (b, t, g, ms, c) = (
+        raw.as_ptr(),
+        topic.as_ptr(),
+        group.as_ptr(),
+        wait.millis(),
+        cancel::ptr(token),
+    );
+    copies.poll(max, &mut |first, buf, cap, n, needed| {
+        // SAFETY: live broker, valid names; `buf` is `cap` writable, 8-byte aligned bytes.
+        unsafe {
+            match ack {
+                Some(offset) if first => sys::mq_group_ack_poll_copy(
+                    b, t, g, partition, offset, buf, cap, max, ms, c, n, needed,
+                ),
+                // A retry after MQ_ERR_TOO_LARGE: the first call's ack stands.
+                _ => sys::mq_group_poll_copy(b, t, g, partition, buf, cap, max, ms, c, n, needed),
+            }
         }
-    }
+    })
 }
 
-/// The messages of one poll: views into the log, borrowed from the batch.
+/// The messages of one poll, copied into the consumer's buffer and borrowed from the batch.
 ///
-/// [`ack`](Batch::ack) acknowledges them (through the last one) and consumes the batch, ending
-/// every borrow of its messages; [`nack`](Batch::nack) hands them out again. Dropping the
-/// batch leaves them in flight: the lease runs out and they are delivered again.
+/// [`ack`](Batch::ack) acknowledges them (through the last one) and consumes the batch, handing
+/// the consumer back for the next poll; [`nack`](Batch::nack) hands them out again. Dropping
+/// the batch leaves them in flight: the lease runs out and they are delivered again.
 ///
 /// ```
 /// # fn main() -> mq::Result<()> {
@@ -365,12 +331,9 @@ pub struct Batch<'c> {
 impl<'c> Batch<'c> {
     /// The messages, in partition order. They borrow the batch.
     pub fn messages(&self) -> &[Message<'_>] {
-        // SAFETY: the first `len` entries were written by the poll; their views stay valid
-        // until the group acks past them, which needs the batch consumed or dropped (ack
-        // takes it by value, the consumer's ack needs `&mut`), or a seek (likewise), or an
-        // unsubscribe or the topic's deletion (refused while `holding`, see registry::Claim),
-        // or the broker's memory going (the consumer keeps it).
-        unsafe { Message::slice(&self.c.buf[..self.len]) }
+        // SAFETY: the views point into the consumer's buffer, which only its next poll (needing
+        // `&mut`, so no batch alive) changes.
+        unsafe { Message::slice(&self.c.copies.messages()[..self.len]) }
     }
 
     /// Iterates over the messages.
@@ -390,7 +353,9 @@ impl<'c> Batch<'c> {
 
     /// The offset of the last message, if any.
     pub fn last_offset(&self) -> Option<i64> {
-        self.c.buf[..self.len].last().map(|m| m.offset)
+        self.c.copies.messages()[..self.len]
+            .last()
+            .map(|m| m.offset)
     }
 
     /// Acknowledges the whole batch (a cumulative ack of its last offset).
@@ -464,25 +429,15 @@ impl<'c> Batch<'c> {
 }
 
 impl<'c> Batch<'c> {
-    /// A batch of the first `n` views of the consumer's buffer (already marked as holding).
+    /// A batch of the first `n` messages of the consumer's buffer.
     #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(crate) fn new(c: &'c mut PartitionConsumer, n: usize) -> Batch<'c> {
         Batch { c, len: n }
     }
 
-    /// Ends the batch without running its Drop, handing back the consumer it borrowed.
+    /// Ends the batch, handing back the consumer it borrowed.
     fn release(self) -> &'c mut PartitionConsumer {
-        let this = std::mem::ManuallyDrop::new(self);
-        this.c.claim.holding.store(false, Ordering::SeqCst);
-        // SAFETY: `this` is never used or dropped again, so moving its exclusive borrow out is
-        // a move, not a copy.
-        unsafe { std::ptr::read(&this.c) }
-    }
-}
-
-impl Drop for Batch<'_> {
-    fn drop(&mut self) {
-        self.c.claim.holding.store(false, Ordering::SeqCst);
+        self.c
     }
 }
 

@@ -75,8 +75,7 @@ pub enum Error {
     TooLarge(String),
     /// `MQ_ERR_NOT_IN_FLIGHT`: ack of an offset not in flight for the group.
     NotInFlight(String),
-    /// `MQ_ERR_OWNED`: the partition is owned by someone else (another subscription, or a
-    /// consumer of this binding holding views into it).
+    /// `MQ_ERR_OWNED`: the partition is owned by someone else (another subscription).
     Owned(String),
     /// `MQ_ERR_DEADLOCK`: a subscription or member was closed from inside its own callback.
     Deadlock(String),

@@ -24,29 +24,26 @@
 //!
 //! ## Message lifetimes
 //!
-//! mq hands out **views** into its log, not copies: a polled message's key, payload and
-//! headers point into the partition's memory, which the library frees once every group has
-//! acked past them. The safe API makes the compiler enforce that rule:
+//! A poll copies its messages (the library's copying poll, under the lock that keeps them
+//! alive) into a buffer the consumer reuses: nobody's ack, seek, unsubscribe, topic deletion
+//! or rebalance can end what a batch reads, so any number of consumers, members and push
+//! subscriptions may share a group. The borrow rules keep the next poll from overwriting a
+//! batch still in use:
 //!
 //! - [`PartitionConsumer::poll`] returns a [`Batch`] that borrows the consumer mutably, and
 //!   the batch's [`Message`]s borrow the batch;
-//! - the calls that can end views — [`Batch::ack`] (which consumes the batch),
-//!   [`PartitionConsumer::ack`] and [`PartitionConsumer::seek`] (which need `&mut` on the
-//!   consumer, so no batch may be alive) — cannot run while a message is still borrowed;
-//! - [`Broker::unsubscribe_group`] is refused while a batch of the group is alive, and
-//!   [`Broker::delete_topic`] while a batch of any group of the topic is, and one consumer per
-//!   group and partition exists per process (others' acks would free its views);
-//! - [`Batch::ack_and_poll`] consumes the batch (ending its borrows with the ack) and returns
-//!   the next batch, which borrows the consumer in its place: the ack that travels with the
-//!   next poll is one library call, and the compiler still sees the old views end first;
+//! - [`Batch::ack`] consumes the batch, and [`PartitionConsumer::ack`] and
+//!   [`PartitionConsumer::seek`] need `&mut` on the consumer, so no batch is alive when they
+//!   run (an ack-then-poll would reuse the buffer);
+//! - [`Batch::ack_and_poll`] consumes the batch and returns the next batch, which borrows the
+//!   consumer in its place (the ack travels with the next poll in one library call);
 //! - [`Message::detach`] makes an owned copy ([`OwnedMessage`]) that outlives everything.
 //!
-//! The cost of this choice is nothing per message: the batch path allocates nothing in steady
-//! state. Members ([`Member`]) copy instead (into a buffer they reuse), because a rebalance
-//! can hand their partition to another member whose ack frees the log behind any borrow.
-//! Push handlers get `&Message` for the duration of the call.
+//! Steady state allocates nothing: the buffer grows when a message does not fit (or when it,
+//! not the log, cut a batch short) and is reused. Members ([`Member`]) copy the same way.
+//! Push handlers get `&Message` (a view into the log) for the duration of the call.
 //!
-//! A view used after the ack that frees it does not compile:
+//! A message used after its batch was acked does not compile:
 //!
 //! ```compile_fail
 //! # fn main() -> mq::Result<()> {
@@ -129,12 +126,12 @@ mod broker;
 mod cancel;
 mod config;
 mod consumer;
+mod copy;
 mod error;
 mod info;
 mod member;
 mod message;
 mod name;
-mod registry;
 mod report;
 mod subscription;
 mod wait;

@@ -8,6 +8,7 @@ use mq_sys as sys;
 
 use crate::broker::{Broker, Raw};
 use crate::cancel::{self, CancelToken};
+use crate::copy::Copies;
 use crate::error::{check, Error, Result};
 use crate::message::Message;
 use crate::name;
@@ -247,10 +248,9 @@ extern "C" fn call_rebalance(user: *mut c_void, member: *mut sys::mq_member, gen
 
 /// A member of a group: it owns the partitions the group assigns it and polls them.
 ///
-/// Member polls **copy** messages into buffers the member reuses (no allocation in steady
-/// state): unlike a [`PartitionConsumer`](crate::PartitionConsumer), a member cannot stop a
-/// rebalance from moving its partition to another member, whose ack could free the log's
-/// memory under a view. Every method takes `&self`: a member may be shared between threads
+/// Member polls **copy** messages (the library's copying poll) into buffers the member reuses
+/// (no allocation in steady state), so a rebalance that moves a partition to another member,
+/// whose ack frees the log, ends nothing a batch reads. Every method takes `&self`: a member may be shared between threads
 /// (one blocked in [`poll`](Member::poll) while another fetches the assignment).
 ///
 /// Dropping the member (or [`close`](Member::close)) leaves the group; what it had in flight
@@ -275,23 +275,10 @@ pub struct Member {
     group: String,
     rebalance: Option<Box<RebalanceState>>,
     /// Buffers of batches no longer alive, for the next polls to reuse.
-    pool: Mutex<Vec<Buffers>>,
+    pool: Mutex<Vec<Copies>>,
 }
 
-/// One batch's copies: the message structs and what their pointers point to.
-#[derive(Default)]
-struct Buffers {
-    msgs: Vec<sys::mq_message>,
-    data: Vec<u8>,
-    headers: Vec<sys::mq_header>,
-    dead_letters: Vec<sys::mq_dead_letter>,
-}
-
-// SAFETY: the copies in a Buffers are only read through the MemberBatch that owns it.
-unsafe impl Send for Buffers {}
-
-// SAFETY: member calls are thread-safe; the copies in the buffers are only read through a
-// MemberBatch, which borrows the member.
+// SAFETY: member calls are thread-safe; the member's handle is only closed once.
 unsafe impl Send for Member {}
 unsafe impl Sync for Member {}
 
@@ -308,11 +295,10 @@ impl std::fmt::Debug for Member {
 impl Broker {
     /// Joins `group` on `topic` (subscribing the group at the end of the log if needed); the
     /// group rebalances. [`Error::Exists`] if the id is taken, [`Error::Owned`] if push
-    /// subscriptions with partition lists (or a consumer of this process) hold the group.
+    /// subscriptions with partition lists hold the group.
     pub fn join(&self, topic: &str, group: &str, opts: &MemberOptions) -> Result<Member> {
         let (t, g) = (name::owned(topic)?, name::owned(group)?);
         let id = opts.id.as_deref().map(name::owned).transpose()?;
-        self.raw().registry.manage(topic, group)?;
         let mut o = sys::mq_member_options::default();
         // SAFETY: valid options of the size passed.
         unsafe { sys::mq_member_options_init(&mut o, std::mem::size_of_val(&o)) };
@@ -345,13 +331,9 @@ impl Broker {
         }
         let mut m = std::ptr::null_mut();
         // SAFETY: live broker, valid names and options; the callback states outlive the member.
-        let r = check(unsafe {
+        check(unsafe {
             sys::mq_member_join(self.raw().as_ptr(), t.as_ptr(), g.as_ptr(), &o, &mut m)
-        });
-        if let Err(e) = r {
-            self.raw().registry.unmanage(topic, group);
-            return Err(e);
-        }
+        })?;
         Ok(Member {
             raw: self.raw().clone(),
             ptr: m,
@@ -446,7 +428,7 @@ impl Member {
     /// in the same call when given.
     fn poll_inner(
         &self,
-        reuse: Option<Buffers>,
+        reuse: Option<Copies>,
         ack: Option<(i32, i64)>,
         max: usize,
         wait: Wait,
@@ -459,111 +441,35 @@ impl Member {
                 .pop()
                 .unwrap_or_default()
         });
-        if b.msgs.len() < max {
-            b.msgs.resize(max, sys::mq_message::default());
-        }
-        let mut n = 0usize;
-        let (msgs, size) = (b.msgs.as_mut_ptr(), std::mem::size_of::<sys::mq_message>());
-        // SAFETY: live member; `msgs` has room for `max`. The views `b` held before are
-        // copies in `b.data`, which nothing reads any more (their batch was consumed).
-        let r = check(unsafe {
-            match ack {
-                None => sys::mq_member_poll(
-                    self.ptr,
-                    msgs,
-                    size,
-                    max,
-                    wait.millis(),
-                    cancel::ptr(token),
-                    &mut n,
-                ),
-                Some((partition, offset)) => sys::mq_member_ack_poll(
-                    self.ptr,
-                    partition,
-                    offset,
-                    msgs,
-                    size,
-                    max,
-                    wait.millis(),
-                    cancel::ptr(token),
-                    &mut n,
-                ),
+        let (m, ms, c) = (self.ptr, wait.millis(), cancel::ptr(token));
+        let r = b.poll(max, &mut |first, buf, cap, n, needed| {
+            // SAFETY: live member; `buf` is `cap` writable, 8-byte aligned bytes. The batch
+            // that read `b` before was consumed.
+            unsafe {
+                match ack {
+                    Some((p, o)) if first => {
+                        sys::mq_member_ack_poll_copy(m, p, o, buf, cap, max, ms, c, n, needed)
+                    }
+                    // A retry after MQ_ERR_TOO_LARGE: the first call's ack stands.
+                    _ => sys::mq_member_poll_copy(m, buf, cap, max, ms, c, n, needed),
+                }
             }
         });
-        if let Err(e) = r {
-            self.give_back(b);
-            return Err(e);
+        match r {
+            Ok(n) => Ok(MemberBatch {
+                m: self,
+                b: Some(b),
+                len: n,
+            }),
+            Err(e) => {
+                self.give_back(b);
+                Err(e)
+            }
         }
-        b.copy_out(n);
-        Ok(MemberBatch {
-            m: self,
-            b: Some(b),
-            len: n,
-        })
     }
 
-    fn give_back(&self, b: Buffers) {
+    fn give_back(&self, b: Copies) {
         self.pool.lock().unwrap_or_else(|e| e.into_inner()).push(b);
-    }
-}
-
-impl Buffers {
-    /// Copies what the first `n` views point to into these buffers and points the views
-    /// there, before any other call can end them.
-    fn copy_out(&mut self, n: usize) {
-        let msgs = &mut self.msgs[..n];
-        let (mut bytes, mut hdrs, mut dls) = (0usize, 0usize, 0usize);
-        for m in msgs.iter() {
-            bytes += m.key_len + m.payload_len;
-            // SAFETY: header_count headers, valid now.
-            for h in unsafe { raw_headers(m) } {
-                bytes += h.name_len + h.value_len;
-            }
-            hdrs += m.header_count;
-            dls += usize::from(!m.dead_letter.is_null());
-        }
-        self.data.clear();
-        self.data.reserve(bytes);
-        self.headers.clear();
-        self.headers.reserve(hdrs);
-        self.dead_letters.clear();
-        self.dead_letters.reserve(dls);
-        // No push below reallocates (reserved above), so the pointers taken stay valid.
-        let data = &mut self.data;
-        let mut put = |p: *const c_void, len: usize| -> *const c_void {
-            if p.is_null() {
-                return p;
-            }
-            let at = data.len();
-            // SAFETY: `len` readable bytes at `p`, valid now.
-            data.extend_from_slice(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) });
-            // SAFETY: within the reserved allocation.
-            unsafe { data.as_ptr().add(at) }.cast()
-        };
-        for m in msgs.iter_mut() {
-            m.key = put(m.key, m.key_len);
-            m.payload = put(m.payload, m.payload_len);
-            if m.header_count > 0 {
-                let first = self.headers.len();
-                // SAFETY: as above.
-                for h in unsafe { raw_headers(m) } {
-                    self.headers.push(sys::mq_header {
-                        name: put(h.name, h.name_len),
-                        name_len: h.name_len,
-                        value: put(h.value, h.value_len),
-                        value_len: h.value_len,
-                    });
-                }
-                // SAFETY: within the reserved allocation.
-                m.headers = unsafe { self.headers.as_ptr().add(first) };
-            }
-            if !m.dead_letter.is_null() {
-                // SAFETY: valid now; its strings live as long as the broker (kept by the
-                // member's `raw`).
-                self.dead_letters.push(unsafe { *m.dead_letter });
-                m.dead_letter = self.dead_letters.last().expect("just pushed");
-            }
-        }
     }
 }
 
@@ -606,20 +512,19 @@ impl Member {
         let r = check(unsafe { sys::mq_member_close(ptr) });
         if let Err(Error::Deadlock(m)) = r {
             let p = SendMember(ptr, self.rebalance.take());
+            // The broker's memory stays until that close is done.
             let raw = self.raw.clone();
-            let (topic, group) = (self.topic.clone(), self.group.clone());
             std::thread::spawn(move || {
                 let p = p;
                 // SAFETY: live handle, closed once, from a thread that runs no callback of it.
                 let _ = unsafe { sys::mq_member_close(p.0) };
                 drop(p.1);
-                raw.registry.unmanage(&topic, &group);
+                drop(raw);
             });
             return Err(Error::Deadlock(m));
         }
         // The member is gone: no rebalance callback of it can run any more.
         self.rebalance = None;
-        self.raw.registry.unmanage(&self.topic, &self.group);
         r
     }
 }
@@ -634,28 +539,21 @@ impl Drop for Member {
     }
 }
 
-/// # Safety
-/// `m`'s headers must be valid.
-unsafe fn raw_headers(m: &sys::mq_message) -> &[sys::mq_header] {
-    if m.header_count == 0 || m.headers.is_null() {
-        &[]
-    } else {
-        // SAFETY: the caller's promise.
-        unsafe { std::slice::from_raw_parts(m.headers, m.header_count) }
-    }
-}
-
 /// The messages of one member poll (all of one partition), copied out of the log. Dropping it
 /// gives its buffers back to the member for the next poll.
 pub struct MemberBatch<'m> {
     m: &'m Member,
-    b: Option<Buffers>,
+    b: Option<Copies>,
     len: usize,
 }
 
 impl<'m> MemberBatch<'m> {
     fn raw(&self) -> &[sys::mq_message] {
-        &self.b.as_ref().expect("a live batch has its buffers").msgs[..self.len]
+        &self
+            .b
+            .as_ref()
+            .expect("a live batch has its buffers")
+            .messages()[..self.len]
     }
     /// The messages, in partition order.
     pub fn messages(&self) -> &[Message<'_>] {

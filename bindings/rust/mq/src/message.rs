@@ -188,16 +188,16 @@ pub struct DeadLetter<'a> {
     pub delivery_count: u32,
 }
 
-/// A message handed out by a poll or to a push handler: a **view** into the log, no copy.
+/// A message handed out by a poll (in the consumer's copy buffer) or to a push handler (a
+/// view into the log, for the call).
 ///
 /// Its lifetime `'a` is the borrow of the [`Batch`](crate::Batch) (or handler call) it came
-/// from, which ends when the batch is acked: the compiler keeps a view from outliving the ack
-/// that frees it. [`detach`](Message::detach) makes an owned copy that lives on.
+/// from, which ends when the batch is acked: the compiler keeps it from outliving the buffer
+/// the next poll reuses. [`detach`](Message::detach) makes an owned copy that lives on.
 #[repr(transparent)]
 pub struct Message<'a>(sys::mq_message, PhantomData<&'a [u8]>);
 
-// SAFETY: a Message is a set of shared views into memory the library does not change while the
-// view is valid.
+// SAFETY: a Message is a set of shared views into memory nobody changes while it is borrowed.
 unsafe impl Send for Message<'_> {}
 unsafe impl Sync for Message<'_> {}
 
@@ -272,13 +272,13 @@ impl<'a> Message<'a> {
         if self.0.dead_letter.is_null() {
             return None;
         }
-        // SAFETY: valid for 'a; its strings live as long as the broker.
+        // SAFETY: valid for 'a, its NUL-terminated strings too.
         let d = unsafe { &*self.0.dead_letter };
         let s = |p: *const std::ffi::c_char| {
             if p.is_null() {
                 ""
             } else {
-                // SAFETY: NUL-terminated names, valid while the broker lives.
+                // SAFETY: NUL-terminated names, valid for 'a.
                 unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("")
             }
         };

@@ -157,7 +157,6 @@ pub struct Subscription {
     ptr: *mut sys::mq_subscription,
     topic: String,
     group: String,
-    managed: bool,
 }
 
 // SAFETY: mq_subscription_close may be called from any thread (but the handler's own).
@@ -197,25 +196,6 @@ impl Broker {
     /// # Ok(()) }
     /// ```
     pub fn subscribe<F, E>(
-        &self,
-        topic: &str,
-        group: &str,
-        opts: &SubscriptionOptions,
-        handler: F,
-    ) -> Result<Subscription>
-    where
-        F: FnMut(&Message<'_>) -> std::result::Result<(), E> + Send + 'static,
-        E: Display,
-    {
-        self.raw().registry.manage(topic, group)?;
-        let r = self.open_push(topic, group, opts, handler);
-        if r.is_err() {
-            self.raw().registry.unmanage(topic, group);
-        }
-        r
-    }
-
-    fn open_push<F, E>(
         &self,
         topic: &str,
         group: &str,
@@ -267,7 +247,6 @@ impl Broker {
             ptr: sub,
             topic: topic.to_owned(),
             group: group.to_owned(),
-            managed: true,
         })
     }
 }
@@ -291,24 +270,17 @@ impl Subscription {
             Err(Error::Deadlock(m)) => {
                 // Dropped from inside its own handler: close once that handler has returned.
                 let p = SendPtr(ptr);
+                // The broker's memory stays until that close is done.
                 let raw = self.raw.clone();
-                let (topic, group) = (self.topic.clone(), self.group.clone());
                 std::thread::spawn(move || {
                     let p = p;
                     // SAFETY: live handle, closed once, from a thread that is no handler.
                     let _ = unsafe { sys::mq_subscription_close(p.0) };
-                    raw.registry.unmanage(&topic, &group);
+                    drop(raw);
                 });
-                self.managed = false;
                 Err(Error::Deadlock(m))
             }
-            other => {
-                if self.managed {
-                    self.raw.registry.unmanage(&self.topic, &self.group);
-                    self.managed = false;
-                }
-                other
-            }
+            other => other,
         }
     }
 }

@@ -29,19 +29,17 @@
 //! assert_eq!(stream.next().await.unwrap().payload, b"hi");
 //! # Ok(()) }
 //! ```
-use std::ffi::CString;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use ::tokio::sync::{mpsc, oneshot};
 use mq_sys as sys;
 
-use crate::broker::Raw;
 use crate::cancel::CancelToken;
-use crate::consumer::{Batch, PartitionConsumer};
-use crate::error::{check, Error, Result};
+use crate::consumer::{copy_poll, Batch, PartitionConsumer};
+use crate::copy::Copies;
+use crate::error::{Error, Result};
 use crate::message::{Header, Message, OwnedMessage, Published, Record};
 use crate::subscription::{Subscription, SubscriptionOptions};
 use crate::wait::Wait;
@@ -99,17 +97,6 @@ impl Broker {
     }
 }
 
-/// The consumer's buffer of message views on its way to the blocking half of an async poll
-/// and back, with the number of views the poll wrote.
-struct Polled {
-    buf: Vec<sys::mq_message>,
-    n: usize,
-}
-
-// SAFETY: while it travels nothing dereferences the views (the C poll only writes them); once
-// back, only the consumer the poll belongs to reads them, through a Batch of the first `n`.
-unsafe impl Send for Polled {}
-
 impl PartitionConsumer {
     /// [`poll`](PartitionConsumer::poll) as a future: the call runs on the blocking pool, and
     /// dropping the future cancels it (messages it had already been handed are nacked). The
@@ -123,28 +110,31 @@ impl PartitionConsumer {
         async move {
             let token = CancelToken::new()?;
             let mut guard = CancelOnDrop(Some(token.clone()));
-            // The consumer's buffer of raw views travels inside `Polled` (which is `Send`) and
-            // only there: a bare `Vec<mq_message>` alive across the await below would make this
-            // future `!Send`.
-            let mut polled = Polled {
-                buf: std::mem::take(&mut self.buf),
-                n: 0,
-            };
-            if polled.buf.len() < max {
-                polled.buf.resize(max, sys::mq_message::default());
-            }
+            // The consumer's buffer goes to the blocking thread and comes back with the copies
+            // (a future dropped meanwhile drops it there; the consumer makes a new one).
+            let mut copies = std::mem::take(&mut self.copies);
             let (raw, topic, group, partition) = (
                 self.raw.clone(),
                 self.topic.clone(),
                 self.group.clone(),
                 self.partition,
             );
-            let (tx, rx) = oneshot::channel::<Result<Polled>>();
-            let before = self.claim.before_poll();
+            let (tx, rx) = oneshot::channel::<Result<(Copies, usize)>>();
             ::tokio::task::spawn_blocking(move || {
-                let r = blocking_poll(&raw, &topic, &group, partition, polled, max, wait, &token);
-                if let Err(Ok(p)) = tx.send(r) {
-                    if p.n > 0 {
+                let r = copy_poll(
+                    &raw,
+                    &topic,
+                    &group,
+                    partition,
+                    &mut copies,
+                    None,
+                    max,
+                    wait,
+                    Some(&token),
+                )
+                .map(|n| (copies, n));
+                if let Err(Ok((_, n))) = tx.send(r) {
+                    if n > 0 {
                         // Nobody will see these: hand them out again now rather than after the
                         // lease. SAFETY: live broker, valid names.
                         let _ = unsafe {
@@ -161,51 +151,10 @@ impl PartitionConsumer {
             });
             let polled = rx.await.unwrap_or_else(|_| Err(gone()));
             guard.0 = None;
-            let p = polled?;
-            self.buf = p.buf;
-            self.batch_from(before, p.n)
+            let (copies, n) = polled?;
+            self.copies = copies;
+            Ok(Batch::new(self, n))
         }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn blocking_poll(
-    raw: &Arc<Raw>,
-    topic: &CString,
-    group: &CString,
-    partition: i32,
-    mut p: Polled,
-    max: usize,
-    wait: Wait,
-    token: &CancelToken,
-) -> Result<Polled> {
-    let buf = &mut p.buf;
-    let mut n = 0usize;
-    // SAFETY: live broker; `buf` has room for `max` messages of the size passed.
-    check(unsafe {
-        sys::mq_group_poll(
-            raw.as_ptr(),
-            topic.as_ptr(),
-            group.as_ptr(),
-            partition,
-            buf.as_mut_ptr(),
-            std::mem::size_of::<sys::mq_message>(),
-            max,
-            wait.millis(),
-            token.as_ptr(),
-            &mut n,
-        )
-    })?;
-    p.n = n;
-    Ok(p)
-}
-
-impl PartitionConsumer {
-    /// Turns `n` freshly polled views in `buf` into a batch (see registry::Claim; `before`
-    /// was read before the C poll started).
-    fn batch_from(&mut self, before: u64, n: usize) -> Result<Batch<'_>> {
-        self.claim.after_poll(before, self.topic(), self.group())?;
-        Ok(Batch::new(self, n))
     }
 }
 

@@ -39,7 +39,7 @@ fn waiting_publishes_and_polls_wake_with_no_topic() {
 }
 
 #[test]
-fn refused_while_a_batch_of_the_topic_is_alive() {
+fn a_batch_of_the_topic_stays_readable_after_the_deletion() {
     let (b, _) = setup(2, 8);
     b.subscribe_group("t", "h", &GroupOptions::new()).unwrap();
     b.create_topic("u", &TopicConfig::new()).unwrap();
@@ -51,20 +51,18 @@ fn refused_while_a_batch_of_the_topic_is_alive() {
     let mut c = b.consumer("t", "h", 1).unwrap();
     let mut other = b.consumer("u", "g", 0).unwrap();
     {
-        // A batch of another topic does not hold this one.
         let ub = other.poll(10, Wait::NoWait).unwrap();
         let batch = c.poll(10, Wait::NoWait).unwrap();
         assert!(!batch.is_empty());
         let before: Vec<Vec<u8>> = batch.iter().map(|m| m.payload().to_vec()).collect();
-        match b.delete_topic("t") {
-            Err(Error::Owned(m)) => assert!(m.contains("group h on partition 1 of t"), "{m}"),
-            other => panic!("{other:?}"),
-        }
-        // Nothing changed: the views are intact, the topic is there.
+        b.delete_topic("t").unwrap();
+        // A new topic under the name takes memory the old one freed; the batch is a copy.
+        b.create_topic("t", &TopicConfig::new()).unwrap();
+        b.publish("t", Record::new(&[0xee; 64]), Wait::NoWait)
+            .unwrap();
         let after: Vec<Vec<u8>> = batch.iter().map(|m| m.payload().to_vec()).collect();
         assert_eq!(before, after);
-        assert!(b.topics().unwrap().contains(&"t".to_owned()));
-        batch.ack().unwrap();
+        drop(batch);
         assert_eq!(ub.messages()[0].payload(), b"u");
         ub.ack().unwrap();
     }
@@ -259,9 +257,9 @@ fn every_drop_order_after_a_deletion() {
     }
 }
 
-/// Deletions and re-creations racing a consumer that polls and reads its views: the consumer
-/// sees whole messages of one topic or an error, never freed memory (the binding's
-/// poll/deletion handshake, registry::Claim).
+/// Deletions and re-creations racing a consumer that polls and reads its batches: the consumer
+/// sees whole messages of one topic or an error, never freed memory (the library copies under
+/// the lock a deletion takes).
 #[test]
 fn deletions_racing_polls_never_hand_out_dead_views() {
     let b = mq::Broker::new().unwrap();
@@ -292,13 +290,9 @@ fn deletions_racing_polls_never_hand_out_dead_views() {
             }
         }
     });
-    let mut refused = 0;
     for _ in 0..300 {
-        match b.delete_topic("t") {
-            Ok(()) => make(&b),
-            Err(Error::Owned(_)) => refused += 1,
-            Err(e) => panic!("{e:?}"),
-        }
+        b.delete_topic("t").unwrap();
+        make(&b);
     }
     // On a loaded machine the reader may not have run during the deletions at all: it must
     // still read the last topic's messages (bounded wait, checked by polling the counter).
@@ -309,8 +303,5 @@ fn deletions_racing_polls_never_hand_out_dead_views() {
     stop.store(true, Ordering::SeqCst);
     reader.join().unwrap();
     let good = read.load(Ordering::SeqCst);
-    assert!(
-        good > 0,
-        "the reader read messages ({refused} deletions refused)"
-    );
+    assert!(good > 0, "the reader read messages");
 }
