@@ -1,3 +1,5 @@
+// A batch is dropped to end its borrow of the consumer (it has no Drop of its own).
+#![allow(clippy::drop_non_drop)]
 //! The async API under tokio: futures off the executor's workers, cancellation by drop, and a
 //! push Stream whose bounded buffer keeps back-pressure.
 mod common;

@@ -1,3 +1,5 @@
+// A batch is dropped to end its borrow of the consumer (it has no Drop of its own).
+#![allow(clippy::drop_non_drop)]
 //! Deleting a topic (library 1.1): waiting calls wake with NoTopic, consumers, members and
 //! subscriptions of it fail or stop without UB, the deletion is refused while a batch of views
 //! into the topic is alive, and a topic created anew under the name is new.
