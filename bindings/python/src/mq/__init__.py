@@ -20,17 +20,12 @@ from __future__ import annotations
 
 from mq import _native
 from mq._asyncio import Stream
-from mq._broker import Broker, CancelToken, ManualClock
+from mq._broker import Broker
+from mq._handles import CancelToken, ManualClock
+from mq._hooks import ErrorHook, set_error_hook
 from mq._lifecycle import close_all
 from mq._member import Assignor, Member, RebalanceCallback
-from mq._push import (
-    ErrorHook,
-    Handler,
-    Subscription,
-    extend_lease,
-    set_error_hook,
-    set_nack_delay,
-)
+from mq._push import Handler, Subscription, extend_lease, set_nack_delay
 from mq._types import (
     OFFSET_EARLIEST,
     OFFSET_END,

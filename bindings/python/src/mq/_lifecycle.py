@@ -17,6 +17,7 @@ import weakref
 from typing import Any, Callable
 
 from mq._native import lib
+from mq.errors import Closed
 
 _lock = threading.Lock()
 _brokers: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -54,8 +55,6 @@ def close_all() -> None:
 
 
 def _quiet_closed_at_exit(args: Any, previous: Callable[[Any], object]) -> None:
-    from mq.errors import Closed
-
     if isinstance(args.exc_value, Closed):
         # A daemon thread woken by the hook's broker close below, in a finalizing interpreter:
         # Python stops daemon threads silently at exit, and so does mq.
