@@ -361,8 +361,8 @@ MQ_API mq_status mq_group_unsubscribe(mq_broker *b, const char *topic, const cha
  * header value, on either engine, so a reader never sees a difference between NULL and "";
  * the Kafka engine writes such a value as an empty one, not as Kafka's null header, and
  * reads a null header written by another Kafka client as empty). A message carries an ordered
- * list of them, duplicates allowed, as Kafka's do. Their bytes count with key and payload against max_message_bytes
- * and the topic's byte budget. This struct is frozen: it never gains a field. */
+ * list of them, duplicates allowed, as Kafka's do. Their bytes count with key and payload
+ * against max_message_bytes and the topic's byte budget. This struct is frozen: it never gains a field. */
 typedef struct mq_header {
     const void *name;
     size_t name_len;

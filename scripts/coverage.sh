@@ -14,7 +14,7 @@
 #                              the same with the Kafka backend built in (build-coverage-kafka/):
 #                              starts a single-node cluster (scripts/kafka-server.sh) for the
 #                              label-kafka suites, so the C boundary's backend dispatch and
-#                              src/kafka/ are measured too; stops it on exit
+#                              src/engine/kafka/ are measured too; stops it on exit
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "$0")")/.."

@@ -16,15 +16,15 @@
 #include <thread>
 #include <vector>
 
-#include "broker.h"
-#include "call_gate.h"
-#include "cancel.h"
-#include "cursor.h"
+#include "capi/broker.h"
+#include "util/call_gate.h"
+#include "util/cancel.h"
+#include "core/cursor.h"
 #include "mq.h"
 #include "mq_test_util.h"
-#include "reclaim.h"
-#include "topic.h"
-#include "topic_table.h"
+#include "util/reclaim.h"
+#include "core/topic.h"
+#include "core/topic_table.h"
 
 namespace {
 

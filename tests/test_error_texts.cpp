@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "error.h"
+#include "util/error.h"
 #include "mq_test_util.h"
 
 namespace {

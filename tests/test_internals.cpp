@@ -10,10 +10,10 @@
 #include <random>
 #include <vector>
 
-#include "arena.h"
-#include "call_gate.h"
-#include "cursor.h"
-#include "murmur2.h"
+#include "util/arena.h"
+#include "util/call_gate.h"
+#include "core/cursor.h"
+#include "util/murmur2.h"
 
 namespace {
 

@@ -31,10 +31,10 @@
 #include <thread>
 #include <vector>
 
-#include "broker.h"
-#include "call_gate.h"
-#include "cancel.h"
-#include "member.h"
+#include "capi/broker.h"
+#include "util/call_gate.h"
+#include "util/cancel.h"
+#include "capi/member.h"
 #include "mq.h"
 #include "mq_test_util.h"
 

@@ -20,9 +20,9 @@
 #include <thread>
 #include <vector>
 
-#include "broker.h"
-#include "cancel.h"
-#include "member.h"
+#include "capi/broker.h"
+#include "util/cancel.h"
+#include "capi/member.h"
 #include "mq.h"
 #include "mq_test_util.h"
 

@@ -28,7 +28,7 @@ if [ "$soname" != "libmq.so.1" ]; then
 fi
 
 # "value type name"; binutils >= 2.37 prints versioned names as name@@MQ_1. The version nodes
-# of src/mq.map appear as absolute (A) symbols named after the node: they are not functions.
+# of src/capi/mq.map appear as absolute (A) symbols named after the node: they are not functions.
 exported=$("$nm" -D --defined-only "$lib" |
     awk '!($2 == "A" && $3 ~ /^MQ_[0-9_.]+$/) { print $NF }' | sed 's/@.*//' | sort -u)
 if [ -z "$exported" ]; then
