@@ -140,7 +140,7 @@ def test_the_exit_hook_closes_subscriptions_members_and_brokers() -> None:
 
 
 NON_DAEMON_WAITERS = """
-    import threading, mq
+    import os, threading, mq
     from mq._native import lib
     b = mq.Broker()
     b.create_topic("t", capacity=1)
@@ -154,7 +154,7 @@ NON_DAEMON_WAITERS = """
         try:
             call()
         except mq.Closed:
-            print(what, "woken with Closed", flush=True)
+            os.write(1, f"{what} woken with Closed\\n".encode())  # one write: lines never mix
     waits = {
         "poll": lambda: b.poll("t", "g", 0, timeout=None),
         "publish": lambda: b.publish("t", b"x", timeout=None),
