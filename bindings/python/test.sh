@@ -180,7 +180,7 @@ in_copy "$scratch/route.sh"
 section "python: pip install against an installed libmq (MQ_PYTHON_SYSTEM_LIBMQ=ON)"
 cmake -S "$copy" -B "$scratch/libmq-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DMQ_BUILD_TESTS=OFF -DMQ_BUILD_EXAMPLES=OFF -DMQ_BUILD_BENCH=OFF >/dev/null
-cmake --build "$scratch/libmq-build" --target mq -j2 >/dev/null
+cmake --build "$scratch/libmq-build" -j2 >/dev/null
 cmake --install "$scratch/libmq-build" --prefix "$scratch/libmq" >/dev/null
 pc_dir=$(dirname "$(find "$scratch/libmq" -name mq.pc | head -n 1)")
 libmq_dir=$(dirname "$(find "$scratch/libmq" -name 'libmq.so*' | head -n 1)")
