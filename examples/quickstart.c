@@ -50,24 +50,23 @@ int main(void) {
     /* Pull: publish (the key picks the partition), poll, ack. */
     int32_t partition;
     int64_t offset;
-    CHECK(mq_topic_publish(b, "orders", "user-a", strlen("user-a"), "o-1", strlen("o-1"), NULL, 0,
-                           MQ_WAIT_FOREVER, NULL, &partition, &offset));
+    CHECK(mq_publish(b, "orders", "user-a", strlen("user-a"), "o-1", strlen("o-1"), NULL, 0,
+                     MQ_WAIT_FOREVER, NULL, &partition, &offset));
     mq_message msgs[10];
     size_t n = 0;
-    CHECK(mq_group_poll(b, "orders", "billing", partition, msgs, sizeof(mq_message), 10, 1000, NULL,
-                        &n));
+    CHECK(mq_poll(b, "orders", "billing", partition, msgs, sizeof(mq_message), 10, 1000, NULL, &n));
     for (size_t i = 0; i < n; ++i) /* views into the log: valid until acked */
         printf("pull: partition %d offset %lld: %.*s\n", msgs[i].partition,
                (long long)msgs[i].offset, (int)msgs[i].payload_len, (const char *)msgs[i].payload);
-    CHECK(mq_group_ack(b, "orders", "billing", partition, msgs[n - 1].offset)); /* cumulative */
+    CHECK(mq_ack(b, "orders", "billing", partition, msgs[n - 1].offset)); /* cumulative */
 
     /* Push: the library polls, calls the handler and acks, one thread per partition. */
     inbox *in = malloc(sizeof *in);
     if (!in || sem_init(&in->handled, 0, 0) != 0) return 1;
     mq_subscription *sub = NULL;
-    CHECK(mq_subscription_open(b, "orders", "email", NULL, on_message, in, free_inbox, &sub));
-    CHECK(mq_topic_publish(b, "orders", "user-b", strlen("user-b"), "o-2", strlen("o-2"), NULL, 0,
-                           MQ_WAIT_FOREVER, NULL, NULL, NULL));
+    CHECK(mq_subscribe(b, "orders", "email", NULL, on_message, in, free_inbox, &sub));
+    CHECK(mq_publish(b, "orders", "user-b", strlen("user-b"), "o-2", strlen("o-2"), NULL, 0,
+                     MQ_WAIT_FOREVER, NULL, NULL, NULL));
     sem_wait(&in->handled);
     CHECK(mq_subscription_close(sub)); /* waits for the handler, then calls free_inbox */
 

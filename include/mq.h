@@ -85,11 +85,11 @@ extern "C" {
 
 /* ---- version ----------------------------------------------------------------------------- */
 #define MQ_VERSION_MAJOR 1
-#define MQ_VERSION_MINOR 2
+#define MQ_VERSION_MINOR 3
 #define MQ_VERSION_PATCH 0
 /* major * 1000000 + minor * 1000 + patch */
 #define MQ_VERSION_NUMBER (MQ_VERSION_MAJOR * 1000000 + MQ_VERSION_MINOR * 1000 + MQ_VERSION_PATCH)
-#define MQ_VERSION_STRING "1.2.0"
+#define MQ_VERSION_STRING "1.3.0"
 
 /* The library's version at run time; compare with MQ_VERSION_NUMBER to catch header/library
  * skew (compatible when the majors match and the runtime minor is >= the compiled one). */
@@ -583,6 +583,12 @@ typedef struct mq_subscription_options {
     const int32_t *partitions; /* partitions to own, each in 0..partitions-1 of the topic and
                                    * none twice; NULL = all (default) */
     size_t partition_count;    /* entries in partitions: 0 with NULL, else at least 1 */
+    /* Since 1.3. As mq_member_options.session_timeout_ms, for the member a subscription without
+     * a partition list is: a duration (top of file) of 1 to 2^40 ms, default 10000. On Kafka it
+     * bounds how long a crashed process's partitions stay with it before the group moves them
+     * (docs/KAFKA.md). In-process the subscription's membership lives exactly as long as the
+     * subscription (a crash ends the whole log with it), so the value is only checked. */
+    int64_t session_timeout_ms;
 } mq_subscription_options;
 
 MQ_API void mq_subscription_options_init(mq_subscription_options *opts, size_t size);
@@ -804,6 +810,32 @@ MQ_API mq_status mq_group_get_info(mq_broker *b, const char *topic, const char *
  * bytes needed including the NUL. MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_PARTITION. */
 MQ_API mq_status mq_partition_describe(mq_broker *b, const char *topic, int32_t partition,
                                        char *buf, size_t cap, size_t *needed);
+
+/* ---- the design card's names (since 1.3) ------------------------------------------------- */
+/* mq was specified as "an opaque-handle C API (mq_broker_new, mq_publish, mq_poll, mq_ack,
+ * callback-based mq_subscribe)". These four are those names: each is exactly its long form
+ * (same signature, same behaviour and statuses, documented there), for programs written
+ * against the card. The long forms stay, and name what they act on (docs/ABI.md). */
+
+/* Exactly mq_topic_publish. */
+MQ_API mq_status mq_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
+                            const void *payload, size_t payload_len, const mq_header *headers,
+                            size_t header_count, int64_t wait_ms, mq_cancel *cancel,
+                            int32_t *partition_out, int64_t *offset_out);
+
+/* Exactly mq_group_poll. */
+MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                         mq_message *msgs, size_t msg_size, size_t max, int64_t wait_ms,
+                         mq_cancel *cancel, size_t *count_out);
+
+/* Exactly mq_group_ack. */
+MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                        int64_t offset);
+
+/* Exactly mq_subscription_open. */
+MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group,
+                              const mq_subscription_options *opts, mq_handler handler, void *user,
+                              mq_user_free user_free, mq_subscription **out);
 
 #ifdef __cplusplus
 }

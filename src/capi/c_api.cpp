@@ -701,6 +701,7 @@ MQ_API void mq_subscription_options_init(mq_subscription_options *o, size_t size
     d.prefetch = 10;
     d.partitions = nullptr;
     d.partition_count = 0;
+    d.session_timeout_ms = 10000;  // Kafka's default, as mq_member_options'
     std::memcpy(o, &d, d.size);
     o->size = size;
 }
@@ -712,6 +713,7 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
     mq::Topic *t = nullptr;
     mq::Ref<mq::Topic> topic_ref;  // likewise: what keeps t's memory outside the gate
     int32_t prefetch = 0;
+    int64_t session_timeout_ms = 0;
     std::vector<int32_t> parts;  // empty: a member of the group
     bool on_backend = false;
     int32_t backend_partitions = 0;
@@ -735,10 +737,15 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
             if (MQ_HAS_FIELD(opts, prefetch)) o.prefetch = opts->prefetch;
             if (MQ_HAS_FIELD(opts, partitions)) o.partitions = opts->partitions;
             if (MQ_HAS_FIELD(opts, partition_count)) o.partition_count = opts->partition_count;
+            if (MQ_HAS_FIELD(opts, session_timeout_ms))
+                o.session_timeout_ms = opts->session_timeout_ms;
         }
         // Each loop holds a buffer of prefetch messages: a huge one could only fail to allocate.
         if (o.prefetch < 1 || o.prefetch > 65536)
             return fail(MQ_ERR_INVALID, "prefetch is %d; it must be 1 to 65536", o.prefetch);
+        if (mq_status s = mq::check_duration(o.session_timeout_ms, "session_timeout_ms", {1});
+            s != MQ_OK)
+            return s;
         if (!o.partitions && o.partition_count) {
             return fail(MQ_ERR_INVALID, "partitions is NULL but partition_count is %zu",
                         o.partition_count);
@@ -767,6 +774,7 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
         if (!handler) return fail(MQ_ERR_INVALID, "handler is NULL");
         if (!out) return fail(MQ_ERR_INVALID, "out is NULL");
         prefetch = o.prefetch;
+        session_timeout_ms = o.session_timeout_ms;
         ref = mq::BrokerRef(b);
         if (on_backend) return MQ_OK;
         t->add_ref();  // inside the gate: the topic cannot have gone yet
@@ -780,8 +788,8 @@ MQ_API mq_status mq_subscription_open(mq_broker *b, const char *topic, const cha
     if (on_backend) {
         std::unique_ptr<mq::BackendSubscription> loops;
         const mq_status opened = guarded([&] {
-            return ref->backend->open_push(topic, group, prefetch, std::move(parts), handler, user,
-                                           &loops);
+            return ref->backend->open_push(topic, group, prefetch, session_timeout_ms,
+                                           std::move(parts), handler, user, &loops);
         });
         if (opened != MQ_OK) {
             if (user_free) user_free(user);
@@ -917,3 +925,31 @@ MQ_API mq_status mq_partition_describe(mq_broker *b, const char *topic, int32_t 
 }
 
 }  // extern "C"
+
+// ---- the design card's names (mq.h): the long forms under the names mq was specified with ---
+
+MQ_API mq_status mq_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
+                            const void *payload, size_t payload_len, const mq_header *headers,
+                            size_t header_count, int64_t wait_ms, mq_cancel *cancel,
+                            int32_t *partition_out, int64_t *offset_out) {
+    return mq_topic_publish(b, topic, key, key_len, payload, payload_len, headers, header_count,
+                            wait_ms, cancel, partition_out, offset_out);
+}
+
+MQ_API mq_status mq_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                         mq_message *msgs, size_t msg_size, size_t max, int64_t wait_ms,
+                         mq_cancel *cancel, size_t *count_out) {
+    return mq_group_poll(b, topic, group, partition, msgs, msg_size, max, wait_ms, cancel,
+                         count_out);
+}
+
+MQ_API mq_status mq_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                        int64_t offset) {
+    return mq_group_ack(b, topic, group, partition, offset);
+}
+
+MQ_API mq_status mq_subscribe(mq_broker *b, const char *topic, const char *group,
+                              const mq_subscription_options *opts, mq_handler handler, void *user,
+                              mq_user_free user_free, mq_subscription **out) {
+    return mq_subscription_open(b, topic, group, opts, handler, user, user_free, out);
+}

@@ -119,7 +119,8 @@ public:
     // mq_subscription_open after the boundary's checks (partitions empty: a member of the
     // group). On failure the caller calls user_free.
     virtual mq_status open_push(const char *topic, const char *group, int32_t prefetch,
-                                std::vector<int32_t> partitions, mq_handler handler, void *user,
+                                int64_t session_timeout_ms, std::vector<int32_t> partitions,
+                                mq_handler handler, void *user,
                                 std::unique_ptr<BackendSubscription> *out) = 0;
 
     // mq_member_join, part one: the member (not joined yet: begin() joins); *member_id

@@ -328,6 +328,26 @@ TEST(Kafka, EmptyPayloadsAndHeadersThatOnlyLookLikeAnOrigin) {
     mq_topic_delete(b, t.c_str());
 }
 
+// mq.h: a NULL header value is an empty one on both engines. On Kafka it is written as an
+// empty value, not as Kafka's null header (librdkafka hands a null header back as NULL, an
+// empty one as a pointer to no bytes).
+TEST(Kafka, ANullHeaderValueIsWrittenAsAnEmptyOne) {
+    Broker b;
+    const std::string t = unique("nullheader"), g = unique("g");
+    create(b, t, 1);
+    subscribe(b, t, g);
+    const mq_header h[2] = {{"n", 1, nullptr, 0}, {"e", 1, "", 0}};
+    publish(b, t, nullptr, "v", nullptr, h, 2);
+    auto m = poll(b, t, g, 0, 1);
+    ASSERT_EQ(m.size(), 1u);
+    ASSERT_EQ(m[0].header_count, 2u);
+    for (size_t i = 0; i < 2; i++) {
+        EXPECT_EQ(m[0].headers[i].value_len, 0u) << i;
+        EXPECT_NE(m[0].headers[i].value, nullptr) << "header " << i << " came back as null";
+    }
+    mq_topic_delete(b, t.c_str());
+}
+
 TEST(Kafka, SeekReplaysAndChecksTheRange) {
     Broker b;
     const std::string t = unique("seek"), g = unique("g");

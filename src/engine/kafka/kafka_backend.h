@@ -255,7 +255,8 @@ public:
     mq_status join(const char *topic, const char *group, const BackendJoin &opts,
                    std::string *member_id, std::unique_ptr<BackendMember> *out) override;
     mq_status open_push(const char *topic, const char *group, int32_t prefetch,
-                        std::vector<int32_t> partitions, mq_handler handler, void *user,
+                        int64_t session_timeout_ms, std::vector<int32_t> partitions,
+                        mq_handler handler, void *user,
                         std::unique_ptr<BackendSubscription> *out) override;
 
     bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }

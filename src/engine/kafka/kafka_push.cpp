@@ -23,11 +23,12 @@ constexpr int64_t kLoopWaitMs = 100;  // how long a loop's poll waits before it 
 class KafkaPush final : public BackendSubscription {
 public:
     KafkaPush(KafkaBackend &b, std::string topic, std::string group, int32_t prefetch,
-              mq_handler handler, void *user)
+              int64_t session_timeout_ms, mq_handler handler, void *user)
         : b_(b),
           topic_(std::move(topic)),
           group_(std::move(group)),
           prefetch_(static_cast<size_t>(prefetch)),
+          session_timeout_ms_(session_timeout_ms),
           handler_(handler),
           user_(user) {}
     ~KafkaPush() override { close(); }
@@ -71,6 +72,8 @@ private:
     KafkaBackend &b_;
     const std::string topic_, group_;
     const size_t prefetch_;
+    const int64_t session_timeout_ms_;  // the member's, in member mode (how long a crash holds
+                                        // its partitions)
     const mq_handler handler_;
     void *const user_;
     std::unique_ptr<BackendMember> member_;  // member mode
@@ -90,7 +93,7 @@ mq_status KafkaPush::start(std::vector<int32_t> partitions) {
     claimed_ = partitions;
     claim_held_ = true;
     if (partitions.empty()) {
-        const BackendJoin join{nullptr, 10000, nullptr, nullptr, nullptr};
+        const BackendJoin join{nullptr, session_timeout_ms_, nullptr, nullptr, nullptr};
         std::string id;
         if (mq_status st = b_.join(topic_.c_str(), group_.c_str(), join, &id, &member_); st) {
             return st;
@@ -232,9 +235,11 @@ void KafkaBackend::unclaim(const std::string &topic, const std::string &group,
 }
 
 mq_status KafkaBackend::open_push(const char *topic, const char *group, int32_t prefetch,
-                                  std::vector<int32_t> partitions, mq_handler handler, void *user,
+                                  int64_t session_timeout_ms, std::vector<int32_t> partitions,
+                                  mq_handler handler, void *user,
                                   std::unique_ptr<BackendSubscription> *out) {
-    auto push = std::make_unique<KafkaPush>(*this, topic, group, prefetch, handler, user);
+    auto push = std::make_unique<KafkaPush>(*this, topic, group, prefetch, session_timeout_ms,
+                                            handler, user);
     if (mq_status st = push->start(std::move(partitions)); st) return st;
     *out = std::move(push);
     return MQ_OK;
