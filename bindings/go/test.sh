@@ -4,8 +4,9 @@
 #
 #   bindings/go/test.sh
 #
-# Steps: gofmt, go vet, go test -race ./... (the default build: cgo compiles the core from
-# src/), the benchmarks once each, a build with CGO_ENABLED=0 (must fail, readably), the core
+# Steps: gofmt, go vet, go test -race ./... (the default build: cgo compiles the module's copy
+# of the core), the module alone (a copy of bindings/go without the rest of the repository, as
+# `go get` fetches it: go build ./... and go test -short ./mq), the benchmarks once each, a build with CGO_ENABLED=0 (must fail, readably), the core
 # built and installed with CMake (bindings/go/build-core/), go test -tags mq_system against
 # that installed libmq, examples/go (the reference trace compared with the C demo's), then the
 # Kafka variant (-tags mq_kafka: the core with its Kafka backend, librdkafka) against a cluster:
@@ -22,13 +23,14 @@ source "$root/scripts/lib/setup.sh"
 phase="setup"
 kafka_dir=$here/build-core/kafka
 kafka_started=0
+alone_dir=""
 stop_kafka() {
     if [ "$kafka_started" = 1 ]; then
         "$root/scripts/kafka-server.sh" stop "$kafka_dir" || true
         kafka_started=0
     fi
 }
-trap 'rc=$?; stop_kafka; if [ "$rc" -ne 0 ]; then section "FAILED: go: $phase (exit $rc)"; fi' EXIT
+trap 'rc=$?; stop_kafka; [ -z "$alone_dir" ] || rm -rf "$alone_dir"; if [ "$rc" -ne 0 ]; then section "FAILED: go: $phase (exit $rc)"; fi' EXIT
 timings=()
 step_start=$SECONDS
 step() {
@@ -82,14 +84,39 @@ fi
 step "go vet"
 go vet ./...
 
-# go test caches results against the files inside the module only, so a stale core_hash.go
-# would pass from the cache: this check always runs. (With -race, as the next steps, so that
+# The check that the module's copy of the core is the repository's always runs: go test caches
+# results against the files inside the module only. (With -race, as the next steps, so that
 # the core is compiled once for all three.)
-step "internal/core is current with src/ and include/ (else: go generate ./...)"
+step "internal/core's copy is current with src/ and include/ (else: go generate ./...)"
 go test -race -count=1 -run TestGeneratedFilesAreCurrent ./internal/core
 
-step "go test -race ./... (cgo compiles the core from src/)"
+step "go test -race ./... (cgo compiles the module's copy of the core)"
 go test -race -count=1 ./...
+
+# What `go get` gives a user is the module's folder alone: nothing of ../../ may be needed.
+# The files are those git tracks or would track (not build-core/), as in a module zip made
+# from a commit.
+step "the module alone: go build ./... and go test -short ./mq in a copy of bindings/go"
+alone_dir=$(mktemp -d)
+mkdir "$alone_dir/mq-go"
+if git -C "$here" rev-parse --git-dir >/dev/null 2>&1; then
+    git -C "$here" ls-files -z --cached --others --exclude-standard --deduplicate . |
+        while IFS= read -r -d '' f; do
+            if [ -f "$here/$f" ]; then
+                mkdir -p "$alone_dir/mq-go/$(dirname "$f")"
+                cp "$here/$f" "$alone_dir/mq-go/$f"
+            fi
+        done
+else
+    tar -C "$here" --exclude=./build-core -cf - . | tar -C "$alone_dir/mq-go" -xf -
+fi
+(
+    cd "$alone_dir/mq-go"
+    GOWORK=off go build ./...
+    GOWORK=off go test -short -count=1 ./mq
+)
+rm -rf "$alone_dir"
+alone_dir=""
 
 step "benchmarks, once each (under the race detector: that they run, not how fast)"
 go test -race -run '^$' -bench . -benchtime 200x ./mq

@@ -4,8 +4,10 @@
 # CMake runs SWIG and builds the JNI library with the core linked in, javac compiles with
 # -Xlint:all -Werror, JUnit runs the suite (conformance scripts, stress, interrupts, close
 # orders, JVM exit, the reference trace against the C demo), and Javadoc is checked with
-# doclint. Then no test JVM may have reported a JNI misuse (-Xcheck:jni), and the benchmark
-# module must build. Last, the Kafka variant (`mvn -Pkafka test`: the core with the Kafka
+# doclint. Then no test JVM may have reported a JNI misuse (-Xcheck:jni). Then the README's
+# route for a user's project: `mvn install` into an empty local repository, the jar holding both
+# licenses, and src/it/readme (a separate project on the README's coordinates whose code is the
+# README's Java blocks) built and run against it. The benchmark module must build. Last, the Kafka variant (`mvn -Pkafka test`: the core with the Kafka
 # backend, docs/KAFKA.md) runs the binding's tests tagged "kafka" against a cluster: the one at
 # $MQ_KAFKA_BOOTSTRAP (scripts/test.sh starts one), else a single-node Kafka that
 # scripts/kafka-server.sh starts in target/kafka-server/ and stops on exit.
@@ -27,13 +29,14 @@ section() { printf '\n==== java: %s ====\n' "$*"; }
 phase="setup"
 kafka_dir=$here/target/kafka-server
 kafka_started=0
+route_dir=
 stop_kafka() {
     if [ "$kafka_started" = 1 ]; then
         "$root/scripts/kafka-server.sh" stop "$kafka_dir" || true
         kafka_started=0
     fi
 }
-trap 'rc=$?; stop_kafka; if [ "$rc" -ne 0 ]; then printf "\n==== java: FAILED: %s (exit %s) ====\n" "$phase" "$rc"; fi' EXIT
+trap 'rc=$?; stop_kafka; if [ -n "$route_dir" ]; then rm -rf "$route_dir"; fi; if [ "$rc" -ne 0 ]; then printf "\n==== java: FAILED: %s (exit %s) ====\n" "$phase" "$rc"; fi' EXIT
 
 # ---- tools ---------------------------------------------------------------------------------
 missing=()
@@ -99,6 +102,65 @@ echo "no JNI warnings"
 phase="javadoc (doclint, warnings are errors)"
 section "$phase"
 mvn "${mvn_args[@]}" -q javadoc:javadoc
+
+# ---- the README's route: install, then a user's project on the README's coordinates --------
+phase="README route: mvn install into an empty local repository"
+section "$phase"
+route_dir=$(mktemp -d)
+route_repo=$route_dir/repository
+# Third-party plugins come from the user's local repository first (as a file repository, so the
+# route needs no network once the build above has run), then Maven Central. org.mq:mq can come
+# only from the install below: the project's build is offline, on the new repository.
+m2=${MQ_MAVEN_REPO:-$HOME/.m2/repository}
+cat > "$route_dir/settings.xml" <<EOF
+<settings>
+  <profiles>
+    <profile>
+      <id>user-m2</id>
+      <repositories><repository><id>user-m2</id><url>file://$m2</url></repository></repositories>
+      <pluginRepositories><pluginRepository><id>user-m2</id><url>file://$m2</url></pluginRepository></pluginRepositories>
+    </profile>
+  </profiles>
+  <activeProfiles><activeProfile>user-m2</activeProfile></activeProfiles>
+</settings>
+EOF
+route_args=(-B -ntp -Dstyle.color=never -s "$route_dir/settings.xml" -Dmaven.repo.local="$route_repo")
+mvn "${route_args[@]}" -q install -DskipTests
+installed=("$route_repo"/org/mq/mq/*/mq-*.jar)
+if [ ${#installed[@]} -ne 1 ] || [ ! -f "${installed[0]}" ]; then
+    echo "mvn install put ${#installed[@]} jars under $route_repo/org/mq/mq: ${installed[*]}" >&2
+    exit 1
+fi
+echo "installed: ${installed[0]#"$route_repo"/}"
+
+phase="license files in the installed jar, licenses in its pom"
+section "$phase"
+mkdir "$route_dir/unpacked"
+(cd "$route_dir/unpacked" && jar xf "${installed[0]}" META-INF/LICENSE-MIT META-INF/LICENSE-APACHE)
+for f in LICENSE-MIT LICENSE-APACHE; do
+    cmp "$route_dir/unpacked/META-INF/$f" "$root/$f"
+done
+installed_pom=${installed[0]%.jar}.pom
+for name in MIT Apache-2.0; do
+    grep -q "<name>$name</name>" "$installed_pom" || { echo "$installed_pom: no <license> $name" >&2; exit 1; }
+done
+echo "META-INF/LICENSE-MIT and META-INF/LICENSE-APACHE are the repository's; the pom declares MIT and Apache-2.0"
+
+phase="README route: src/it/readme (the README's Java blocks) on the installed jar"
+section "$phase"
+cp -r "$here/src/it/readme" "$route_dir/readme"
+mvn "${route_args[@]}" -o -f "$route_dir/readme/pom.xml" -Dmq.readme="$here/README.md" verify \
+    | tee "$route_dir/readme.log"
+grep -qF "org.mq from: file:$route_repo/org/mq/mq/" "$route_dir/readme.log" \
+    || { echo "the README's code did not run on the jar installed in $route_repo" >&2; exit 1; }
+grep -q "^README: [1-9][0-9]* Java blocks ran" "$route_dir/readme.log" \
+    || { echo "the README's blocks did not all run" >&2; exit 1; }
+if grep -q "WARNING in native method" "$route_dir/readme.log"; then
+    echo "the README's code made a JNI misuse (above)" >&2
+    exit 1
+fi
+rm -rf "$route_dir"
+route_dir=
 
 # ---- the benchmark module builds (running it is a separate, documented step) --------------
 if [ "${MQ_JAVA_SKIP_BENCH:-0}" != 1 ]; then

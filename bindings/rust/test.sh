@@ -6,7 +6,8 @@
 #   cargo test (unit, integration, doc and compile_fail tests, conformance, tokio),
 #   the reference trace against the C demo (examples/rust),
 #   linking an installed libmq (MQ_DIR, pkg-config with MQ_STATIC),
-#   cargo package of the workspace, built and tested from the packaged files alone,
+#   cargo package of the workspace, built and tested from the packaged files alone, each
+#   crate carrying the root's LICENSE-MIT and LICENSE-APACHE,
 #   a smoke run of the benchmark,
 #   the `kafka` feature (the core with its Kafka backend, librdkafka) on a real cluster:
 #   MQ_KAFKA_BOOTSTRAP's, else one started here (scripts/kafka-server.sh) and stopped on exit;
@@ -117,6 +118,15 @@ mkdir -p "$pkg"
 for c in mq-sys mq; do
     tar -xzf "target/package/$c-$v.crate" -C "$pkg"
 done
+# "MIT OR Apache-2.0": each crate carries both texts (links to the root's files in the
+# repository, which cargo package copies), equal to the repository's.
+for c in mq-sys mq; do
+    listed="$(cargo package --list -p "$c" --allow-dirty 2>/dev/null)"
+    for f in LICENSE-MIT LICENSE-APACHE; do
+        grep -qx "$f" <<<"$listed" || { echo "rust: cargo package --list -p $c lacks $f" >&2; exit 1; }
+        cmp "$root/$f" "$pkg/$c-$v/$f" || { echo "rust: the packaged $c's $f differs from the root's" >&2; exit 1; }
+    done
+done
 cat > "$pkg/Cargo.toml" <<TOML
 [workspace]
 members = ["mq-sys-$v", "mq-$v"]
@@ -146,7 +156,7 @@ else
 fi
 export MQ_KAFKA_BOOTSTRAP
 kafka_build=$SECONDS
-step "kafka: build the kafka feature's tests (core with src/kafka/, librdkafka)"
+step "kafka: build the kafka feature's tests (core with src/engine/kafka/, librdkafka)"
 cargo test --no-run -p mq --features kafka --test kafka_cluster
 cargo test --no-run -p mq-conformance --features kafka --test kafka_conformance
 kafka_tests=$SECONDS

@@ -348,6 +348,54 @@ TEST(Kafka, ANullHeaderValueIsWrittenAsAnEmptyOne) {
     mq_topic_delete(b, t.c_str());
 }
 
+// The copying poll on Kafka: the same layout, only what fits handed out, MQ_ERR_TOO_LARGE with
+// the room needed (tests/test_copy_poll.cpp has the in-process twin).
+TEST(Kafka, TheCopyingPollCopiesWhatFits) {
+    Broker b;
+    const std::string t = unique("copy"), g = unique("g");
+    create(b, t, 1);
+    subscribe(b, t, g);
+    const mq_header h{"h", 1, "v", 1};
+    const std::string big(2000, 'z');
+    publish(b, t, "k", big, nullptr, &h, 1);
+    publish(b, t, nullptr, "small");
+    alignas(8) unsigned char tiny[256];
+    size_t n = 9, needed = 0;
+    ASSERT_EQ(mq_group_poll_copy(b, t.c_str(), g.c_str(), 0, tiny, sizeof tiny, 4, 5000, nullptr,
+                                 &n, &needed),
+              MQ_ERR_TOO_LARGE)
+        << mq_last_error();
+    EXPECT_EQ(n, 0u);
+    EXPECT_GT(needed, 2000u);
+    std::vector<uint64_t> words((needed + 7) / 8);
+    ASSERT_EQ(mq_group_poll_copy(b, t.c_str(), g.c_str(), 0, words.data(), needed, 4, 5000, nullptr,
+                                 &n, &needed),
+              MQ_OK)
+        << mq_last_error();
+    ASSERT_EQ(n, 1u);  // the second did not fit: not handed out
+    const auto *base = reinterpret_cast<const unsigned char *>(words.data());
+    mq_copied_message e;
+    std::memcpy(&e, base + sizeof(mq_copy_header), sizeof e);
+    EXPECT_EQ(e.offset, 0);
+    EXPECT_EQ(e.delivery_count, 1u);
+    EXPECT_EQ(str(base + e.key_at, e.key_len), "k");
+    EXPECT_EQ(str(base + e.payload_at, e.payload_len), big);
+    ASSERT_EQ(e.header_count, 1u);
+    mq_copied_header ch;
+    std::memcpy(&ch, base + e.headers_at, sizeof ch);
+    EXPECT_EQ(str(base + ch.value_at, ch.value_len), "v");
+    std::vector<uint64_t> more(512);
+    ASSERT_EQ(mq_group_poll_copy(b, t.c_str(), g.c_str(), 0, more.data(), 4096, 4, 5000, nullptr,
+                                 &n, &needed),
+              MQ_OK);
+    ASSERT_EQ(n, 1u);
+    std::memcpy(&e, reinterpret_cast<const unsigned char *>(more.data()) + sizeof(mq_copy_header),
+                sizeof e);
+    EXPECT_EQ(e.offset, 1);
+    EXPECT_EQ(e.key_at, MQ_COPY_ABSENT);
+    mq_topic_delete(b, t.c_str());
+}
+
 TEST(Kafka, SeekReplaysAndChecksTheRange) {
     Broker b;
     const std::string t = unique("seek"), g = unique("g");

@@ -2,9 +2,10 @@
 
 package mq
 
-// The default build links the repository's C++ core, compiled by the internal/core package.
+// The default build links the C++ core compiled by the internal/core package, from the copy
+// of the repository's include/ and src/ the module carries there.
 
-// #cgo CPPFLAGS: -I${SRCDIR}/../../../include -DMQ_STATIC
+// #cgo CPPFLAGS: -I${SRCDIR}/../internal/core/include -DMQ_STATIC
 // #cgo LDFLAGS: -lstdc++ -lm -lpthread
 import "C"
 

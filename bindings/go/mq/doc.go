@@ -4,27 +4,50 @@
 // slowest group falls behind. Nothing is persisted and nothing crosses a socket, unless the
 // broker is opened on a Kafka cluster (WithKafka).
 //
-// The package wraps the library's C API (mq.h) through cgo. By default it compiles the
-// repository's C++ core into the program (a C++20 compiler is all it needs); with the build
-// tag mq_system it links an installed libmq found by pkg-config instead.
+// The package wraps the library's C API (mq.h) through cgo. By default it compiles the C++
+// core, which the module carries, into the program (a C++20 compiler is all it needs); with
+// the build tag mq_system it links an installed libmq found by pkg-config instead.
 //
 // # Quick start
 //
 //	b, err := mq.NewBroker()
-//	if err != nil { ... }
-//	defer b.Close()
-//	b.CreateTopic("orders", mq.Partitions(2))
-//	b.Subscribe("orders", "billing") // sees what is published from now on
+//	if err != nil {
+//		return err
+//	}
+//	defer func() { err = errors.Join(err, b.Close()) }() // err: the function's named result
+//	if err := b.CreateTopic("orders", mq.Partitions(2)); err != nil {
+//		return err
+//	}
+//	if err := b.Subscribe("orders", "billing"); err != nil { // sees what is published from now on
+//		return err
+//	}
 //
 //	partition, _, err := b.Publish(ctx, "orders", []byte("user-a"), []byte("o-1"))
+//	if err != nil {
+//		return err
+//	}
 //	msgs, err := b.Poll(ctx, "orders", "billing", partition, 10)
+//	if err != nil {
+//		return err
+//	}
 //	// ... work on msgs ...
-//	err = b.Ack("orders", "billing", partition, msgs[len(msgs)-1].Offset) // cumulative
+//	if err := b.Ack("orders", "billing", partition, msgs[len(msgs)-1].Offset); err != nil { // cumulative
+//		return err
+//	}
 //
+//	// nil acks; an error (or a panic) nacks: delivered again.
 //	sub, err := b.SubscribeFunc("orders", "email", func(m *mq.Message) error {
-//		return send(m.Value) // nil acks; an error (or a panic) nacks: delivered again
+//		return send(m.Value)
 //	})
-//	defer sub.Close()
+//	if err != nil {
+//		return err
+//	}
+//	// ... later (b.Close would close it too): Close waits for a running handler.
+//	if err := sub.Close(); err != nil {
+//		return err
+//	}
+//
+// The README's quick start is this as a whole program, built and run by the tests.
 //
 // # Waiting and cancellation
 //

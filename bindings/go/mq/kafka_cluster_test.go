@@ -9,9 +9,13 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
+
+// kafkaBuild: the package is built with -tags mq_kafka (the programs the tests build too).
+const kafkaBuild = true
 
 // The Kafka variant (-tags mq_kafka: the core with its Kafka backend) against the cluster at
 // MQ_KAFKA_BOOTSTRAP (scripts/kafka-server.sh start prints it). Without the variable the tests
@@ -142,4 +146,44 @@ func TestKafkaTopicGroupAndMember(t *testing.T) {
 	if _, err := b.Poll(noWait(), topic, "billing", p, 1); !errors.Is(err, ErrNoGroup) && !errors.Is(err, ErrNoTopic) {
 		t.Errorf("poll of the deleted topic: %v, want ErrNoGroup", err)
 	}
+}
+
+// SubscriptionSessionTimeout reaches the Kafka client: a session timeout too long for it is
+// refused, and with a usual one the push subscription's consumer joins the group and handles
+// what is published after it opened.
+func TestKafkaPushSessionTimeout(t *testing.T) {
+	b := kafkaBroker(t)
+	topic := uniqueTopic(t, b, "go-kafka-push")
+	must(t, b.CreateTopic(topic, Partitions(2)))
+
+	// librdkafka refuses it first (it must not exceed max.poll.interval.ms, 5 min by default):
+	// either refusal names the session timeout. In-process an hour is a valid value.
+	s, err := b.SubscribeFunc(topic, "too-long", func(*Message) error { return nil },
+		SubscriptionSessionTimeout(time.Hour))
+	if s != nil {
+		s.Close()
+		t.Fatal("a session timeout of an hour was accepted on the cluster")
+	}
+	var e *Error
+	if !errors.As(err, &e) || !strings.Contains(strings.ToLower(e.Message), "session") {
+		t.Errorf("a session timeout of an hour: %v; want the refusal of the client or the cluster", err)
+	}
+
+	got := make(chan string, 1)
+	s, err = b.SubscribeFunc(topic, "push", func(m *Message) error {
+		got <- string(m.Value)
+		return nil
+	}, SubscriptionSessionTimeout(6*time.Second))
+	must(t, err)
+	_, _, err = b.Publish(within(t, 30*time.Second), topic, []byte("user-a"), []byte("p-1"))
+	must(t, err)
+	select {
+	case v := <-got:
+		if v != "p-1" {
+			t.Errorf("handled %q, want p-1", v)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the message was not handled")
+	}
+	must(t, s.Close())
 }

@@ -22,6 +22,8 @@ type subscribeOptions struct {
 	hasPrefetch   bool
 	partitions    []C.int32_t
 	hasPartitions bool
+	session       int64
+	hasSession    bool
 	onError       func(*Message, error)
 	onRelease     func()
 }
@@ -48,6 +50,20 @@ func OnPartitions(partitions ...int) SubscribeOption {
 			o.partitions[i] = c
 		}
 		o.hasPartitions = true
+		return nil
+	}
+}
+
+// SubscriptionSessionTimeout sets the session timeout of the group member a subscription
+// without OnPartitions is (mq 1.3; default 10 s; 1 ms to 2^40 ms, rounded up to whole
+// milliseconds, else ErrInvalid). On Kafka it is the consumer's session.timeout.ms: how long
+// the partitions of a process that died stay with it before the group moves them to its other
+// members (plan for the timeout plus about 3 s). In-process the subscription's membership
+// lives exactly as long as the subscription, so the value is only checked. SessionTimeout is
+// the same for a Member.
+func SubscriptionSessionTimeout(d time.Duration) SubscribeOption {
+	return func(o *subscribeOptions) error {
+		o.session, o.hasSession = durationMs(d), true
 		return nil
 	}
 }
@@ -152,7 +168,8 @@ func (b *Broker) SubscribeFunc(topic, group string, handler func(*Message) error
 	g, gl := cstr(group)
 	// On failure the library has already released the box (user_free) and so the handle.
 	r := C.mqgo_subscription_open(p, t, tl, g, gl, C.int32_t(o.prefetch), cbool(o.hasPrefetch),
-		parts, C.size_t(len(o.partitions)), cbool(o.hasPartitions), s.box, &out)
+		parts, C.size_t(len(o.partitions)), cbool(o.hasPartitions),
+		C.int64_t(o.session), cbool(o.hasSession), s.box, &out)
 	if err := check(op, r); err != nil {
 		s.box = nil
 		s.failOpen()

@@ -2,6 +2,7 @@ package mq
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -322,5 +323,57 @@ func TestHandlesReleasedOnce(t *testing.T) {
 	}
 	if n := liveHandles.Load() - base; n != 0 {
 		t.Errorf("%d handles left after closing everything", n)
+	}
+}
+
+// SubscriptionSessionTimeout reaches the library (mq 1.3), which checks it in-process, with a
+// partition list or without: 1 ms to 2^40 ms, the duration rounded up to whole milliseconds.
+func TestSubscriptionSessionTimeout(t *testing.T) {
+	b := newBroker(t)
+	must(t, b.CreateTopic("t", Partitions(2)))
+	ok := func(*Message) error { return nil }
+	for _, d := range []time.Duration{0, -time.Millisecond, (1<<40 + 1) * time.Millisecond} {
+		for _, extra := range [][]SubscribeOption{nil, {OnPartitions(0)}} {
+			s, err := b.SubscribeFunc("t", "refused", ok, append(extra, SubscriptionSessionTimeout(d))...)
+			if s != nil {
+				s.Close()
+				t.Fatalf("session timeout %v (options %d): subscribed", d, len(extra))
+			}
+			if HeaderVersion < 1003000 { // -tags mq_system with an older mq.h: the field is not there
+				wantStatus(t, err, ErrUnsupported, StatusUnsupported)
+				continue
+			}
+			e := wantStatus(t, err, ErrInvalid, StatusInvalid)
+			if !strings.Contains(e.Message, "session_timeout_ms") {
+				t.Errorf("session timeout %v: %q does not name the option", d, e.Message)
+			}
+		}
+	}
+	if HeaderVersion < 1003000 {
+		return
+	}
+	// The smallest (1 ns rounds up to 1 ms), the largest and a usual one: each subscription,
+	// a member of a group of its own, gets the message published after it opened.
+	for i, d := range []time.Duration{time.Nanosecond, (1 << 40) * time.Millisecond, 6 * time.Second} {
+		got := make(chan string, 1)
+		group := fmt.Sprintf("g%d", i)
+		s, err := b.SubscribeFunc("t", group, func(m *Message) error {
+			got <- string(m.Value)
+			return nil
+		}, SubscriptionSessionTimeout(d))
+		if err != nil {
+			t.Fatalf("session timeout %v: %v", d, err)
+		}
+		_, _, err = b.Publish(within(t, 10*time.Second), "t", nil, []byte(group))
+		must(t, err)
+		select {
+		case v := <-got:
+			if v != group {
+				t.Errorf("session timeout %v: handled %q, want %q", d, v, group)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("session timeout %v: the message was not handled", d)
+		}
+		must(t, s.Close())
 	}
 }

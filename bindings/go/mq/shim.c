@@ -463,7 +463,8 @@ static void user_free_tramp(void *user) {
 mqgo_result mqgo_subscription_open(mqgo_broker b_, const char *topic, size_t topic_len,
                                    const char *group, size_t group_len, int32_t prefetch,
                                    int has_prefetch, const int32_t *partitions,
-                                   size_t partition_count, int has_partitions, void *box,
+                                   size_t partition_count, int has_partitions,
+                                   int64_t session_timeout_ms, int has_session_timeout, void *box,
                                    mq_subscription **out) {
     mq_broker *b = (mq_broker *)b_;
     name_buf t_nb, g_nb;
@@ -481,6 +482,19 @@ mqgo_result mqgo_subscription_open(mqgo_broker b_, const char *topic, size_t top
     if (has_partitions) {
         o.partitions = partitions;
         o.partition_count = partition_count;
+    }
+    if (has_session_timeout) {
+#if MQ_VERSION_NUMBER >= 1003000
+        o.session_timeout_ms = session_timeout_ms;
+#else
+        (void)session_timeout_ms;
+        name_done(&t_nb);
+        name_done(&g_nb);
+        user_free_tramp(box);
+        return refused(MQ_ERR_UNSUPPORTED,
+                       strdup("session_timeout_ms needs mq 1.3; the mq.h this package was "
+                              "compiled with is older"));
+#endif
     }
     mqgo_result r =
         result(mq_subscription_open(b, t, g, &o, handler_tramp, box, user_free_tramp, out));

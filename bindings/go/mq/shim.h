@@ -115,10 +115,13 @@ mqgo_result mqgo_group_info(mqgo_broker b_, const char *topic, size_t topic_len,
 
 /* ---- push --------------------------------------------------------------------------------- */
 /* box is a mqgo_box_new box; on failure it has been released (user_free) before return. */
+/* session_timeout_ms is refused with MQ_ERR_UNSUPPORTED when the mq.h compiled against is
+ * older than 1.3 (-tags mq_system), which lacks the field. */
 mqgo_result mqgo_subscription_open(mqgo_broker b_, const char *topic, size_t topic_len,
                                    const char *group, size_t group_len, int32_t prefetch,
                                    int has_prefetch, const int32_t *partitions,
-                                   size_t partition_count, int has_partitions, void *box,
+                                   size_t partition_count, int has_partitions,
+                                   int64_t session_timeout_ms, int has_session_timeout, void *box,
                                    mq_subscription **out);
 mqgo_result mqgo_subscription_close(mq_subscription *sub);
 /* The box of the handler / rebalance callback running on this thread, or NULL. */

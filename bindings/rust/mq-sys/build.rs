@@ -2,15 +2,19 @@
 //!
 //! 1. `MQ_LIB_DIR` (+ `MQ_INCLUDE_DIR`), or `MQ_DIR` (with `lib/` and `include/` under it):
 //!    link that library (`MQ_STATIC=1` for `libmq.a`, else the shared `libmq.so`);
-//! 2. with the `system` feature, pkg-config's `mq` (at least 1.2);
+//! 2. with the `system` feature, pkg-config's `mq` (at least 1.3);
 //! 3. unless `MQ_NO_VENDOR` is set, compile the C++ core from source: inside the repository
 //!    its own `src/` and `include/`, in a packaged crate the copy in `vendor/` (filled by
 //!    `vendor.sh` before `cargo package`).
 //!
-//! With the `kafka` feature the vendored build also compiles `src/kafka/*.cpp` with
+//! The vendored build compiles every `.cpp` under `src/`, at any depth, except the Kafka
+//! backend's (anything below a folder named `kafka`, i.e. `src/engine/kafka/`).
+//!
+//! With the `kafka` feature the vendored build also compiles the Kafka backend's sources with
 //! `MQ_HAVE_KAFKA` (the Kafka backend, CMake's `MQ_KAFKA=ON`) and links librdkafka found by
 //! pkg-config (`rdkafka`; Debian: librdkafka-dev); a prebuilt static libmq is then linked with
-//! librdkafka too. Without it the core refuses `kafka_bootstrap` with `MQ_ERR_UNSUPPORTED`.
+//! librdkafka too. Without it the core refuses `kafka_bootstrap` with `MQ_ERR_UNSUPPORTED`, its
+//! message naming the `kafka` feature (`MQ_KAFKA_HINT`) rather than CMake's option.
 //!
 //! The FFI declarations are generated ahead of time (`src/bindings.rs`, see `gen/`), so no
 //! libclang is needed here.
@@ -24,6 +28,10 @@ const ENV_VARS: &[&str] = &[
     "MQ_STATIC",
     "MQ_NO_VENDOR",
 ];
+
+/// What the backend-less core's error says to switch on (see `MQ_KAFKA_HINT` in the core).
+#[cfg(not(feature = "kafka"))]
+const KAFKA_HINT: &str = "\"the mq crate's `kafka` feature (needs librdkafka)\"";
 
 fn flag(name: &str) -> bool {
     matches!(env::var(name), Ok(v) if !v.is_empty() && v != "0" && v != "false")
@@ -102,7 +110,7 @@ fn link_cxx_runtime() {
 #[cfg(feature = "system")]
 fn try_pkg_config(want_static: bool) -> bool {
     match pkg_config::Config::new()
-        .atleast_version("1.2")
+        .atleast_version("1.3")
         .statik(want_static)
         .probe("mq")
     {
@@ -132,7 +140,12 @@ fn try_pkg_config(_want_static: bool) -> bool {
 fn sources() -> (PathBuf, PathBuf) {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let repo = manifest.join("../../..");
-    if repo.join("src/c_api.cpp").is_file() && repo.join("include/mq.h").is_file() {
+    // The repository: its public header, and its CMakeLists beside a src/ folder (whatever the
+    // layout inside).
+    if repo.join("include/mq.h").is_file()
+        && repo.join("CMakeLists.txt").is_file()
+        && repo.join("src").is_dir()
+    {
         return (repo.join("src"), repo.join("include"));
     }
     let vendor = manifest.join("vendor");
@@ -183,26 +196,39 @@ fn probe_rdkafka() -> NoRdkafka {
 #[cfg(not(feature = "kafka"))]
 fn link_rdkafka(_: &NoRdkafka) {}
 
-fn cpp_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("read the mq sources in {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|f| f.is_file())
-        .collect();
-    files.sort();
-    files
+/// Every file under `dir`, at any depth, sorted (the core lays its sources out in folders by
+/// layer; nothing here depends on which).
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read the mq sources in {}: {e}", dir.display()));
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            println!("cargo:rerun-if-changed={}", path.display());
+            files_under(&path, out);
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+}
+
+/// Whether a source belongs to the Kafka backend: anything below a folder named `kafka`
+/// (`src/engine/kafka/`, formerly `src/kafka/`), which only the `kafka` feature compiles.
+fn kafka_only(src: &Path, file: &Path) -> bool {
+    file.strip_prefix(src)
+        .map(|rel| rel.parent().is_some_and(|d| d.iter().any(|c| c == "kafka")))
+        .unwrap_or(false)
 }
 
 fn build_vendored() {
     let (src, include) = sources();
-    let mut files = cpp_files(&src);
+    let mut files = Vec::new();
+    files_under(&src, &mut files);
+    files.sort();
+    if !cfg!(feature = "kafka") {
+        files.retain(|f| !kafka_only(&src, f));
+    }
     println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rerun-if-changed={}", include.display());
-    let kafka_dir = src.join("kafka");
-    if cfg!(feature = "kafka") {
-        println!("cargo:rerun-if-changed={}", kafka_dir.display());
-        files.extend(cpp_files(&kafka_dir));
-    }
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
     }
@@ -216,6 +242,11 @@ fn build_vendored() {
     build
         .define("MQ_HAVE_KAFKA", None)
         .includes(&rdkafka.include_paths);
+    // The core's refusal of kafka_bootstrap names the switch that adds the backend; by default
+    // that is CMake's, which a Rust user never runs: name the feature they can turn on. (A C
+    // string literal: the compiler gets the argument as is, no shell between.)
+    #[cfg(not(feature = "kafka"))]
+    build.define("MQ_KAFKA_HINT", Some(KAFKA_HINT));
     build
         .cpp(true)
         .std("c++20")
@@ -237,4 +268,6 @@ fn build_vendored() {
     }
     println!("cargo:include={}", include.display());
     println!("cargo:vendored=1");
+    // For mq_sys::VENDORED: the tests can tell which core's messages they get.
+    println!("cargo:rustc-env=MQ_SYS_VENDORED=1");
 }

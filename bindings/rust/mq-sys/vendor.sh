@@ -9,4 +9,4 @@ rm -rf "$here/vendor"
 mkdir -p "$here/vendor"
 cp -R "$root/src" "$root/include" "$here/vendor/"
 cp "$root/README.md" "$here/vendor/MQ_README.md" 2>/dev/null || true
-echo "vendored $(ls "$here/vendor/src" | wc -l) source files into $here/vendor"
+echo "vendored $(find "$here/vendor/src" -name "*.cpp" | wc -l) C++ sources into $here/vendor"

@@ -2,7 +2,7 @@
 
 package core
 
-// coreSourcesSHA256 is the hash of the repository's include/ and src/ when `go generate`
+// coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "45116071e7179f4063416fe126efb8aa71e9c464b3c261362bc7a80324e08ec4"
+const coreSourcesSHA256 = "9291fc70258171c29e2b2eeca0dfcf427d044a74f406e726c00a0f92bd011dff"

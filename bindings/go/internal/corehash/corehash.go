@@ -1,14 +1,20 @@
-// Package corehash fingerprints the C++ core that internal/core compiles through its wrapper
-// files, and renders the generated files that carry the fingerprint.
+// Package corehash describes the copy of the C++ core that the module carries, and renders
+// the files generated from it.
 //
-// Go's build cache keys a package on the files of its own directory. The wrappers only
-// #include the core's sources, so an edit to src/ or include/ alone would leave a stale build
-// in the cache. `go generate` writes the hash of those directories into core_hash.go: an edit
-// to the core changes that file, and the package rebuilds. A test compares the checked-in
-// hash with the sources, so a forgotten `go generate` fails the test suite.
+// A module fetched through `go get` is the module's folder alone, so the core it compiles by
+// default must live inside it: internal/core holds a copy of the repository's include/ and
+// src/ (with their subdirectories), and the module root a copy of its licenses. cgo compiles
+// only the files of a package's own directory, so internal/core also has one wrapper per core
+// translation unit that #includes it from the copy.
+//
+// Go's build cache keys a package on the files of its own directory, not on the files the
+// wrappers #include from the subdirectories: `go generate` writes the hash of the copy into
+// core_hash.go, so an edit to the copy changes that file and the package rebuilds. Tests
+// compare the copy with the hash and, inside the repository, with the repository's files.
 package corehash
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -16,26 +22,30 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 )
 
-// Dirs are the directories of the repository that the package compiles or includes, walked
-// with their subdirectories (src/kafka/ too, compiled under the mq_kafka tag).
+// Dirs are the repository's directories that internal/core carries a copy of, at the same
+// relative paths, every regular file of every subdirectory included.
 var Dirs = []string{"include", "src"}
 
-// Sum hashes every regular file under Dirs of the repository at root (paths, sizes and
-// contents, in sorted order), so adding, removing, renaming or editing a file changes it.
-func Sum(root string) (string, error) {
+// Licenses are the repository's license files, copied to the module root: a module fetched
+// alone must carry its license (the module proxy and pkg.go.dev look for it there).
+var Licenses = []string{"LICENSE-APACHE", "LICENSE-MIT"}
+
+// Files lists the regular files under Dirs of root, as slash-separated paths relative to
+// root, sorted. A missing directory is an error: an empty list would hash and copy "no core".
+func Files(root string) ([]string, error) {
 	var files []string
 	for _, dir := range Dirs {
-		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if d.Type().IsRegular() {
-				rel, err := filepath.Rel(root, path)
+				rel, err := filepath.Rel(root, p)
 				if err != nil {
 					return err
 				}
@@ -44,10 +54,21 @@ func Sum(root string) (string, error) {
 			return nil
 		})
 		if err != nil {
-			return "", fmt.Errorf("hashing the core: %w", err)
+			return nil, fmt.Errorf("listing the core: %w", err)
 		}
 	}
 	sort.Strings(files)
+	return files, nil
+}
+
+// Sum hashes the files Files lists under root (paths, sizes and contents, in sorted order),
+// so adding, removing, renaming or editing a file changes it. The repository and the copy in
+// internal/core have the same sum when the copy is current.
+func Sum(root string) (string, error) {
+	files, err := Files(root)
+	if err != nil {
+		return "", err
+	}
 	h := sha256.New()
 	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
@@ -60,26 +81,69 @@ func Sum(root string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// KafkaDir holds the translation units of the Kafka backend (src/kafka/*.cpp): their wrappers
-// compile only under the mq_kafka build tag, which also links librdkafka (internal/core).
-const KafkaDir = "kafka"
+// Diff compares the files of the core under two roots (the repository and the copy) and
+// describes each difference, sorted; nil when they are the same.
+func Diff(want, have string) ([]string, error) {
+	wantFiles, err := Files(want)
+	if err != nil {
+		return nil, err
+	}
+	haveFiles, err := Files(have)
+	if err != nil {
+		return nil, err
+	}
+	var diffs []string
+	for _, f := range haveFiles {
+		if !slices.Contains(wantFiles, f) {
+			diffs = append(diffs, f+": in the copy only")
+		}
+	}
+	for _, f := range wantFiles {
+		if !slices.Contains(haveFiles, f) {
+			diffs = append(diffs, f+": missing from the copy")
+			continue
+		}
+		if !SameFile(filepath.Join(want, f), filepath.Join(have, f)) {
+			diffs = append(diffs, f+": differs")
+		}
+	}
+	sort.Strings(diffs)
+	return diffs, nil
+}
 
-// Sources lists the core's translation units, sorted: src/*.cpp, then src/kafka/*.cpp as
-// "kafka/<name>.cpp".
+// SameFile: both files can be read and have the same bytes.
+func SameFile(a, b string) bool {
+	da, err := os.ReadFile(a)
+	if err != nil {
+		return false
+	}
+	db, err := os.ReadFile(b)
+	return err == nil && bytes.Equal(da, db)
+}
+
+// Sources lists the core's translation units under root/src, at any depth, sorted, as
+// slash-separated paths relative to src/ ("core/broker.cpp", "engine/kafka/cursor.cpp").
+// Two sources whose wrappers would share a name are an error.
 func Sources(root string) ([]string, error) {
 	var names []string
-	for _, dir := range []string{"", KafkaDir} {
-		matches, err := filepath.Glob(filepath.Join(root, "src", dir, "*.cpp"))
+	src := filepath.Join(root, "src")
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var found []string
-		for _, m := range matches {
-			found = append(found, path.Join(dir, filepath.Base(m)))
+		if d.Type().IsRegular() && strings.HasSuffix(p, ".cpp") {
+			rel, err := filepath.Rel(src, p)
+			if err != nil {
+				return err
+			}
+			names = append(names, filepath.ToSlash(rel))
 		}
-		sort.Strings(found)
-		names = append(names, found...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the core's sources: %w", err)
 	}
+	sort.Strings(names)
 	seen := map[string]string{}
 	for _, n := range names {
 		if other, dup := seen[WrapperName(n)]; dup {
@@ -90,23 +154,28 @@ func Sources(root string) ([]string, error) {
 	return names, nil
 }
 
-// isKafka: the source belongs to the Kafka backend.
-func isKafka(source string) bool {
-	return strings.HasPrefix(source, KafkaDir+"/")
+// KafkaDir is the name of the directory that holds the Kafka backend's translation units
+// (src/engine/kafka/; src/kafka/ in the earlier, flat layout): every source with a
+// directory of that name in its path compiles only under the mq_kafka build tag, which also
+// links librdkafka, as CMake compiles them only with -DMQ_KAFKA=ON.
+const KafkaDir = "kafka"
+
+// IsKafka: the source (relative to src/) belongs to the Kafka backend.
+func IsKafka(source string) bool {
+	dir := path.Dir(source)
+	return dir != "." && slices.Contains(strings.Split(dir, "/"), KafkaDir)
 }
 
-// WrapperName is the package file that compiles src/<source>: core_<name>.cpp, and
-// core_kafka_<name>.cpp for src/kafka/<name>.cpp.
+// WrapperName is the package file that compiles src/<source>: core_<path with / as _>.cpp
+// ("core_engine_kafka_cursor.cpp").
 func WrapperName(source string) string {
 	return "core_" + strings.ReplaceAll(strings.TrimSuffix(source, ".cpp"), "/", "_") + ".cpp"
 }
 
-// Wrapper renders the wrapper of src/<source>; rel is the repository root seen from the
-// package directory.
-func Wrapper(rel, source string) string {
-	inc := strconv.Quote(rel + "/src/" + source)
+// Wrapper renders the wrapper of src/<source>, which includes it from the copy next to it.
+func Wrapper(source string) string {
 	constraint := "!mq_system"
-	if isKafka(source) {
+	if IsKafka(source) {
 		constraint = "!mq_system && mq_kafka"
 	}
 	return `//go:build ` + constraint + `
@@ -114,12 +183,8 @@ func Wrapper(rel, source string) string {
 // Code generated by internal/gencore; DO NOT EDIT.
 
 // cgo compiles the C and C++ files of the package's own directory: this one compiles the
-// core's src/` + source + `.
-#if __has_include(` + inc + `)
-#include ` + inc + `
-#else
-#error "mq: the core's sources are not next to this module (fetched from a module proxy, which ships bindings/go alone?). Build with -tags mq_system against an installed libmq (pkg-config mq), or point a replace directive at a clone of the repository: see bindings/go/README.md."
-#endif
+// core's src/` + source + ` from the module's copy.
+#include "src/` + source + `"
 `
 }
 
@@ -129,7 +194,7 @@ func HashFile(sum string) string {
 
 package core
 
-// coreSourcesSHA256 is the hash of the repository's include/ and src/ when ` + "`go generate`" + `
+// coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when ` + "`go generate`" + `
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
 const coreSourcesSHA256 = "` + sum + `"

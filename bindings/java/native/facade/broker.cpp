@@ -60,7 +60,8 @@ jlongArray defaults(JNIEnv *jenv) {
                          g.start,
                          g.max_deliveries,
                          s.prefetch,
-                         m.session_timeout_ms};
+                         m.session_timeout_ms,
+                         s.session_timeout_ms};
     return long_array(jenv, v, sizeof v / sizeof v[0]);
 }
 

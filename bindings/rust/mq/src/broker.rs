@@ -566,7 +566,7 @@ pub fn round_robin(partitions: i32, members: i32, member: i32) -> Result<Vec<i32
     Ok(out)
 }
 
-/// The library's version at run time, e.g. `"1.2.0"`.
+/// The library's version at run time, e.g. `"1.3.0"`.
 pub fn version() -> &'static str {
     // SAFETY: a static NUL-terminated string.
     unsafe { std::ffi::CStr::from_ptr(sys::mq_version_string()) }

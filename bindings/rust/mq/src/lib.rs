@@ -119,6 +119,12 @@
 #![deny(missing_docs, unsafe_op_in_unsafe_fn)]
 #![warn(rust_2018_idioms)]
 
+/// The binding's README, whose code blocks `cargo test` compiles and runs as doctests so that
+/// none can go stale (`README.md` beside `Cargo.toml` links to it; a packaged crate has a copy).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod broker;
 mod cancel;
 mod config;

@@ -26,6 +26,7 @@ use crate::wait::duration_ms;
 pub struct SubscriptionOptions {
     prefetch: Option<i32>,
     partitions: Option<Vec<i32>>,
+    session_timeout_ms: Option<i64>,
     on_error: Option<Hook>,
 }
 
@@ -34,14 +35,15 @@ impl std::fmt::Debug for SubscriptionOptions {
         f.debug_struct("SubscriptionOptions")
             .field("prefetch", &self.prefetch)
             .field("partitions", &self.partitions)
+            .field("session_timeout_ms", &self.session_timeout_ms)
             .field("on_error", &self.on_error.is_some())
             .finish()
     }
 }
 
 impl SubscriptionOptions {
-    /// Defaults: prefetch 10, a member of the group (it owns what the group assigns it),
-    /// failures reported on stderr.
+    /// Defaults: prefetch 10, a member of the group (it owns what the group assigns it) with a
+    /// 10 s session timeout, failures reported on stderr.
     pub fn new() -> SubscriptionOptions {
         SubscriptionOptions::default()
     }
@@ -53,6 +55,38 @@ impl SubscriptionOptions {
     /// Claims exactly these partitions instead of joining the group as a member.
     pub fn partitions(mut self, p: &[i32]) -> Self {
         self.partitions = Some(p.to_vec());
+        self
+    }
+    /// The session timeout of the group member that a subscription without a
+    /// [`partitions`](Self::partitions) list is (library 1.3; default 10 s), as
+    /// [`MemberOptions::session_timeout`](crate::MemberOptions::session_timeout): at least
+    /// 1 ms and at most 2^40 ms, rounded up to whole milliseconds.
+    ///
+    /// On a Kafka cluster it bounds how long a crashed process keeps its partitions before the
+    /// group moves them to the other members. In-process the subscription's membership lasts
+    /// exactly as long as the subscription, so the value is only checked: out of range,
+    /// [`Broker::subscribe`] fails with [`Error::Invalid`] naming `session_timeout_ms`.
+    ///
+    /// ```
+    /// # fn main() -> mq::Result<()> {
+    /// # let broker = mq::Broker::new()?;
+    /// # broker.create_topic("t", &mq::TopicConfig::new())?;
+    /// let opts = mq::SubscriptionOptions::new().session_timeout(std::time::Duration::from_secs(3));
+    /// let sub = broker.subscribe("t", "g", &opts, |_m: &mq::Message<'_>| Ok::<(), String>(()))?;
+    /// # sub.close()?;
+    /// let zero = mq::SubscriptionOptions::new().session_timeout(std::time::Duration::ZERO);
+    /// let e = broker.subscribe("t", "h", &zero, |_m: &mq::Message<'_>| Ok::<(), String>(()));
+    /// assert!(matches!(e, Err(mq::Error::Invalid(_))));
+    /// # Ok(()) }
+    /// ```
+    pub fn session_timeout(mut self, d: Duration) -> Self {
+        self.session_timeout_ms = Some(duration_ms(d));
+        self
+    }
+    /// [`session_timeout`](Self::session_timeout) in milliseconds, passed to the library
+    /// unchecked (it checks the range).
+    pub fn session_timeout_ms(mut self, ms: i64) -> Self {
+        self.session_timeout_ms = Some(ms);
         self
     }
     /// Where handler failures (errors and panics) are reported; default stderr. Runs on the
@@ -202,6 +236,9 @@ impl Broker {
         if let Some(p) = &opts.partitions {
             o.partitions = p.as_ptr();
             o.partition_count = p.len();
+        }
+        if let Some(ms) = opts.session_timeout_ms {
+            o.session_timeout_ms = ms;
         }
         let state = Box::into_raw(Box::new(PushState {
             handler: Mutex::new(handler),

@@ -30,6 +30,7 @@
 //! # Ok(()) }
 //! ```
 use std::ffi::CString;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -62,14 +63,16 @@ fn gone() -> Error {
 }
 
 impl Broker {
-    /// [`publish`](Broker::publish) as a future: the record is copied, the call runs on the
-    /// blocking pool, and dropping the future cancels it ([`Error::Cancelled`] inside).
-    pub async fn publish_async(
+    /// [`publish`](Broker::publish) as a future: the record and the topic's name are copied
+    /// when this is called (the future borrows nothing, so it can be handed to
+    /// `tokio::spawn`), the call runs on the blocking pool when the future is first polled,
+    /// and dropping the future cancels it ([`Error::Cancelled`] inside).
+    pub fn publish_async(
         &self,
         topic: &str,
         record: Record<'_>,
         wait: impl Into<Wait>,
-    ) -> Result<Published> {
+    ) -> impl Future<Output = Result<Published>> + Send + 'static {
         let wait = wait.into();
         let topic = topic.to_owned();
         let key = record.key_bytes().map(<[u8]>::to_vec);
@@ -78,72 +81,90 @@ impl Broker {
             .header_pairs()
             .map(|(n, v)| (n.to_vec(), v.to_vec()))
             .collect();
-        let token = CancelToken::new()?;
-        let mut guard = CancelOnDrop(Some(token.clone()));
         let broker = self.clone();
-        let r = ::tokio::task::spawn_blocking(move || {
-            let hs: Vec<Header<'_>> = headers.iter().map(|(n, v)| Header::new(n, v)).collect();
-            let rec = Record::new(&payload).maybe_key(key.as_deref()).headers(&hs);
-            broker.publish_cancellable(&topic, rec, wait, &token)
-        })
-        .await;
-        guard.0 = None;
-        r.unwrap_or_else(|_| Err(gone()))
+        // Only owned bytes cross the await: the `Record` and `Header` views (raw pointers)
+        // are rebuilt on the blocking thread.
+        async move {
+            let token = CancelToken::new()?;
+            let mut guard = CancelOnDrop(Some(token.clone()));
+            let r = ::tokio::task::spawn_blocking(move || {
+                let hs: Vec<Header<'_>> = headers.iter().map(|(n, v)| Header::new(n, v)).collect();
+                let rec = Record::new(&payload).maybe_key(key.as_deref()).headers(&hs);
+                broker.publish_cancellable(&topic, rec, wait, &token)
+            })
+            .await;
+            guard.0 = None;
+            r.unwrap_or_else(|_| Err(gone()))
+        }
     }
 }
 
-/// What the blocking half of an async poll sends back.
+/// The consumer's buffer of message views on its way to the blocking half of an async poll
+/// and back, with the number of views the poll wrote.
 struct Polled {
     buf: Vec<sys::mq_message>,
     n: usize,
 }
 
-// SAFETY: the raw views are only read by the consumer the poll belongs to, through a Batch.
+// SAFETY: while it travels nothing dereferences the views (the C poll only writes them); once
+// back, only the consumer the poll belongs to reads them, through a Batch of the first `n`.
 unsafe impl Send for Polled {}
 
 impl PartitionConsumer {
     /// [`poll`](PartitionConsumer::poll) as a future: the call runs on the blocking pool, and
-    /// dropping the future cancels it (messages it had already been handed are nacked).
-    pub async fn poll_async(&mut self, max: usize, wait: impl Into<Wait>) -> Result<Batch<'_>> {
+    /// dropping the future cancels it (messages it had already been handed are nacked). The
+    /// future is `Send`, as is the [`Batch`] it returns.
+    pub fn poll_async(
+        &mut self,
+        max: usize,
+        wait: impl Into<Wait>,
+    ) -> impl Future<Output = Result<Batch<'_>>> + Send + '_ {
         let wait = wait.into();
-        let token = CancelToken::new()?;
-        let mut guard = CancelOnDrop(Some(token.clone()));
-        let mut buf = std::mem::take(&mut self.buf);
-        if buf.len() < max {
-            buf.resize(max, sys::mq_message::default());
-        }
-        let (raw, topic, group, partition) = (
-            self.raw.clone(),
-            self.topic.clone(),
-            self.group.clone(),
-            self.partition,
-        );
-        let (tx, rx) = oneshot::channel::<Result<Polled>>();
-        let buf = Polled { buf, n: 0 };
-        let before = self.claim.before_poll();
-        ::tokio::task::spawn_blocking(move || {
-            let r = blocking_poll(&raw, &topic, &group, partition, buf, max, wait, &token);
-            if let Err(Ok(p)) = tx.send(r) {
-                if p.n > 0 {
-                    // Nobody will see these: hand them out again now rather than after the
-                    // lease. SAFETY: live broker, valid names.
-                    let _ = unsafe {
-                        sys::mq_group_nack(
-                            raw.as_ptr(),
-                            topic.as_ptr(),
-                            group.as_ptr(),
-                            partition,
-                            0,
-                        )
-                    };
-                }
+        async move {
+            let token = CancelToken::new()?;
+            let mut guard = CancelOnDrop(Some(token.clone()));
+            // The consumer's buffer of raw views travels inside `Polled` (which is `Send`) and
+            // only there: a bare `Vec<mq_message>` alive across the await below would make this
+            // future `!Send`.
+            let mut polled = Polled {
+                buf: std::mem::take(&mut self.buf),
+                n: 0,
+            };
+            if polled.buf.len() < max {
+                polled.buf.resize(max, sys::mq_message::default());
             }
-        });
-        let polled = rx.await.unwrap_or_else(|_| Err(gone()));
-        guard.0 = None;
-        let p = polled?;
-        self.buf = p.buf;
-        self.batch_from(before, p.n)
+            let (raw, topic, group, partition) = (
+                self.raw.clone(),
+                self.topic.clone(),
+                self.group.clone(),
+                self.partition,
+            );
+            let (tx, rx) = oneshot::channel::<Result<Polled>>();
+            let before = self.claim.before_poll();
+            ::tokio::task::spawn_blocking(move || {
+                let r = blocking_poll(&raw, &topic, &group, partition, polled, max, wait, &token);
+                if let Err(Ok(p)) = tx.send(r) {
+                    if p.n > 0 {
+                        // Nobody will see these: hand them out again now rather than after the
+                        // lease. SAFETY: live broker, valid names.
+                        let _ = unsafe {
+                            sys::mq_group_nack(
+                                raw.as_ptr(),
+                                topic.as_ptr(),
+                                group.as_ptr(),
+                                partition,
+                                0,
+                            )
+                        };
+                    }
+                }
+            });
+            let polled = rx.await.unwrap_or_else(|_| Err(gone()));
+            guard.0 = None;
+            let p = polled?;
+            self.buf = p.buf;
+            self.batch_from(before, p.n)
+        }
     }
 }
 
@@ -251,3 +272,20 @@ impl Drop for MessageStream {
         drop(self.sub.take());
     }
 }
+
+// Every future and stream of this module is `Send` (so `tokio::spawn` takes it), checked when
+// the crate compiles. The signatures say `+ Send` too; this also covers what they return and
+// the stream, and keeps the check if a signature goes back to `async fn`.
+const _: fn() = || {
+    fn assert_send<T: Send>(_: &T) {}
+    fn assert_send_type<T: Send>() {}
+    fn futures(b: &Broker, c: &mut PartitionConsumer) {
+        assert_send(&b.publish_async("t", Record::new(b""), Wait::Forever));
+        assert_send(&c.poll_async(1, Wait::Forever));
+    }
+    let _ = futures;
+    assert_send_type::<Batch<'static>>();
+    assert_send_type::<Result<Published>>();
+    assert_send_type::<MessageStream>();
+    assert_send_type::<OwnedMessage>();
+};

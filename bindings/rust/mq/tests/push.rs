@@ -217,3 +217,67 @@ fn dropping_a_subscription_inside_its_own_handler_closes_it_afterwards() {
         drops.load(Ordering::SeqCst) == 1
     });
 }
+
+/// The push member's session timeout (library 1.3): in-process only checked, over the range
+/// mq.h gives every duration of at least 1 ms (1 to 2^40 ms); outside it the open fails with
+/// `Invalid` naming the option, and releases the handler.
+#[test]
+fn the_session_timeout_is_accepted_in_range_and_refused_outside() {
+    let (b, _) = setup(2, 16);
+    let open = |group: &str, opts: &SubscriptionOptions, seen: Arc<Mutex<Vec<Vec<u8>>>>| {
+        b.subscribe("t", group, opts, move |m: &Message<'_>| {
+            seen.lock().unwrap().push(m.payload().to_vec());
+            Ok::<(), String>(())
+        })
+    };
+    let max = 1i64 << 40;
+    let good = [
+        SubscriptionOptions::new().session_timeout_ms(1),
+        SubscriptionOptions::new().session_timeout_ms(max),
+        // A nanosecond rounds up to 1 ms, not down to the refused 0.
+        SubscriptionOptions::new().session_timeout(Duration::from_nanos(1)),
+        SubscriptionOptions::new().session_timeout(Duration::from_secs(3)),
+    ];
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let subs: Vec<_> = good
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            open(&format!("ok-{i}"), o, seen.clone()).unwrap_or_else(|e| panic!("{o:?}: {e}"))
+        })
+        .collect();
+    // Accepted, each subscription delivers (every group gets the message).
+    publish_all(&b, &["m"]);
+    eventually("every subscription handled the message", || {
+        seen.lock().unwrap().len() == good.len()
+    });
+    for s in subs {
+        s.close().unwrap();
+    }
+
+    let bad = [
+        SubscriptionOptions::new().session_timeout_ms(0),
+        SubscriptionOptions::new().session_timeout_ms(-1),
+        SubscriptionOptions::new().session_timeout_ms(max + 1),
+        SubscriptionOptions::new().session_timeout(Duration::ZERO),
+        SubscriptionOptions::new().session_timeout(Duration::from_millis(max as u64 + 1)),
+    ];
+    for o in &bad {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let guard = DropCount(drops.clone());
+        let e = b
+            .subscribe("t", "bad", o, move |_: &Message<'_>| {
+                let _keep = &guard;
+                Ok::<(), String>(())
+            })
+            .unwrap_err();
+        assert!(matches!(e, Error::Invalid(_)), "{o:?}: {e:?}");
+        assert!(e.message().contains("session_timeout_ms"), "{o:?}: {e}");
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            1,
+            "{o:?}: handler released once"
+        );
+    }
+    assert!(format!("{:?}", bad[0]).contains("session_timeout_ms: Some(0)"));
+}

@@ -1,6 +1,8 @@
 //! The async API under tokio: futures off the executor's workers, cancellation by drop, and a
 //! push Stream whose bounded buffer keeps back-pressure.
 mod common;
+use std::future::Future;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use common::setup;
@@ -148,4 +150,92 @@ async fn dropping_an_unread_stream_does_not_hang() {
         info.committed < 5,
         "unread messages were not all acked: {info:?}"
     );
+}
+
+/// Every async call (its future, the batch it returns, the stream) moves into `tokio::spawn` on
+/// a multi-thread runtime, and works there: a task polls (waiting) and holds its batch across an
+/// await, others publish and read the push stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_async_call_runs_inside_tokio_spawn() {
+    let (b, _) = setup(1, 64);
+    let stream = b
+        .subscribe_stream("t", "push", &SubscriptionOptions::new(), 4)
+        .unwrap();
+    let mut c = b.consumer("t", "g", 0).unwrap();
+    let poller = tokio::spawn(async move {
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            let batch = c.poll_async(10, Wait::Forever).await?;
+            // The batch (views into the log) lives across an await: it must be Send too.
+            tokio::task::yield_now().await;
+            got.extend(batch.messages().iter().map(|m| m.payload().to_vec()));
+            batch.ack()?;
+        }
+        Ok::<_, Error>(got)
+    });
+    let reader = tokio::spawn(async move {
+        let mut s = stream;
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            got.push(s.next().await.expect("open").payload);
+        }
+        s.close()?;
+        Ok::<_, Error>(got)
+    });
+    // The future itself, borrowing nothing, is what gets spawned.
+    let first = tokio::spawn(b.publish_async("t", Record::new(b"m-0"), Wait::Forever));
+    assert_eq!(first.await.unwrap().unwrap().offset, 0);
+    let b2 = b.clone();
+    let publisher = tokio::spawn(async move {
+        for i in 1..3 {
+            let p = format!("m-{i}");
+            b2.publish_async("t", Record::new(p.as_bytes()).key(b"k"), Wait::Forever)
+                .await?;
+        }
+        Ok::<_, Error>(())
+    });
+    publisher.await.unwrap().unwrap();
+    let want: Vec<Vec<u8>> = (0..3).map(|i| format!("m-{i}").into_bytes()).collect();
+    let limit = Duration::from_secs(10);
+    let polled = tokio::time::timeout(limit, poller).await.expect("poller");
+    assert_eq!(polled.unwrap().unwrap(), want);
+    let read = tokio::time::timeout(limit, reader).await.expect("reader");
+    assert_eq!(read.unwrap().unwrap(), want);
+}
+
+/// A spawned task aborted while its poll waits: the abort drops the future on a worker thread,
+/// which cancels the C call. With one blocking thread, a call left waiting would keep the
+/// spawned publish after it from ever running.
+#[test]
+fn aborting_a_spawned_poll_cancels_its_c_call() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (b, _) = setup(1, 8);
+        let mut c = b.consumer("t", "g", 0).unwrap();
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let poller = tokio::spawn(async move {
+            let mut poll = Box::pin(c.poll_async(10, Wait::Forever));
+            // Polled once, the future has handed its C call to the blocking pool (nothing to
+            // poll: it waits). A token triggered before the C call starts still cancels it.
+            let first = std::future::poll_fn(|cx| Poll::Ready(poll.as_mut().poll(cx))).await;
+            assert!(first.is_pending(), "nothing was published");
+            started_tx.send(()).unwrap();
+            poll.await.map(|batch| batch.len())
+        });
+        started_rx.await.unwrap();
+        poller.abort();
+        assert!(poller.await.unwrap_err().is_cancelled());
+        let published = tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::spawn(b.publish_async("t", Record::new(b"x"), Wait::Forever)),
+        )
+        .await
+        .expect("the aborted poll still holds the only blocking thread");
+        assert_eq!(published.unwrap().unwrap().offset, 0);
+    });
 }

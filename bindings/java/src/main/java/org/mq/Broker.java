@@ -467,7 +467,8 @@ public final class Broker implements AutoCloseable {
             sink.owner = sub;
             sink.swigReleaseOwnership();  // the native side deletes it after its last call
             try {
-                s.ns.open(nb, topic, group, options.prefetch, options.partitions, sink);
+                s.ns.open(nb, topic, group, options.prefetch, options.sessionTimeoutMs,
+                        options.partitions, sink);
             } catch (RuntimeException e) {
                 s.abandon();
                 throw e;

@@ -90,11 +90,12 @@ public final class BrokerOptions {
          * is the cluster's bootstrap list, {@code "host:port,..."}. Without this call (the
          * default) the broker is the in-process log.
          *
-         * <p>The library must have been built with the Kafka backend (CMake option
-         * {@code -DMQ_KAFKA=ON}, which needs librdkafka). <b>This binding's own build of the
-         * library has no Kafka backend</b>: {@link Broker#create(BrokerOptions)} then throws
-         * {@link MqUnsupportedException}; link a libmq built with it instead (see the README,
-         * "Against an installed libmq").
+         * <p>The library must have been built with the Kafka backend. <b>This binding's default
+         * build has none</b>: {@link Broker#create(BrokerOptions)} then throws
+         * {@link MqUnsupportedException}, whose message names the switch: the Maven profile
+         * {@code -Pkafka} (which needs librdkafka) builds the jar with it (see the README, "The
+         * Kafka variant"); a libmq built with the core's CMake option {@code -DMQ_KAFKA=ON} can
+         * be linked instead ("Against an installed libmq").
          *
          * @throws MqInvalidArgumentException if {@code servers} contains a NUL character,
          *     which the C string cannot hold

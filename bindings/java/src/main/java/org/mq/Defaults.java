@@ -16,6 +16,7 @@ final class Defaults {
     static final long MAX_DELIVERIES = V[9];
     static final int PREFETCH = (int) V[10];
     static final long SESSION_TIMEOUT_MS = V[11];
+    static final long SUBSCRIPTION_SESSION_TIMEOUT_MS = V[12];
 
     private Defaults() {}
 }

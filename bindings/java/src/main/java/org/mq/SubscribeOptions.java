@@ -1,20 +1,23 @@
 package org.mq;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
 
 /**
  * How a push subscription runs ({@code mq_subscription_options}, plus where handler failures
  * go). Start from {@link #builder()}, whose values are the library's defaults (prefetch 10,
- * the group's members share all partitions).
+ * the group's members share all partitions, session timeout 10 s).
  */
 public final class SubscribeOptions {
     final int prefetch;
+    final long sessionTimeoutMs;
     final int[] partitions;
     final Thread.UncaughtExceptionHandler onHandlerError;
 
     private SubscribeOptions(Builder b) {
         this.prefetch = b.prefetch;
+        this.sessionTimeoutMs = b.sessionTimeoutMs;
         this.partitions = b.partitions;
         this.onHandlerError = b.onHandlerError;
     }
@@ -32,6 +35,7 @@ public final class SubscribeOptions {
     /** Builds {@link SubscribeOptions}. */
     public static final class Builder {
         private int prefetch = Defaults.PREFETCH;
+        private long sessionTimeoutMs = Defaults.SUBSCRIPTION_SESSION_TIMEOUT_MS;
         private int[] partitions;
         private Thread.UncaughtExceptionHandler onHandlerError;
 
@@ -40,6 +44,29 @@ public final class SubscribeOptions {
         /** Messages per poll of each partition's loop, at least 1. */
         public Builder prefetch(int prefetch) {
             this.prefetch = prefetch;
+            return this;
+        }
+
+        /**
+         * Since ABI 1.3 ({@code mq_subscription_options.session_timeout_ms}): the session
+         * timeout of the group member that a subscription without a partition list is, as
+         * {@link MemberOptions.Builder#sessionTimeout(Duration)}; default 10 s, at most 2^40 ms
+         * (below a millisecond rounds up to one).
+         *
+         * <p>On a Kafka cluster (see {@link BrokerOptions.Builder#kafkaBootstrap(String)}) it is
+         * the consumer's {@code session.timeout.ms}: how long the partitions of a process that
+         * crashed stay with its subscription before the group moves them to the others (plan for
+         * this plus a few seconds; the cluster's {@code group.min.session.timeout.ms} and
+         * {@code group.max.session.timeout.ms} bound it). In-process the subscription's place in
+         * its group lasts exactly as long as the subscription (a crash ends the whole log with
+         * it), so the value is only checked.
+         *
+         * <p>The value is checked when the subscription opens: {@link Broker#subscribe(String,
+         * String, MessageHandler, SubscribeOptions)} throws {@link MqInvalidArgumentException}
+         * for zero, a negative duration or more than 2^40 ms.
+         */
+        public Builder sessionTimeout(Duration timeout) {
+            this.sessionTimeoutMs = Waits.millis(timeout, "sessionTimeout");
             return this;
         }
 

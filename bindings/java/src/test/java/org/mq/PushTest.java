@@ -44,6 +44,41 @@ class PushTest {
     }
 
     @Test
+    void theSessionTimeoutReachesTheLibraryWhichChecksIt() {
+        assertEquals(10_000, SubscribeOptions.defaults().sessionTimeoutMs, "mq_subscription_options_init's");
+        // Refused by the library, so the value reached it; nothing was opened (the group stays free).
+        for (Duration bad : List.of(Duration.ZERO, Duration.ofMillis(-5), Duration.ofMillis((1L << 40) + 1))) {
+            MqInvalidArgumentException e = assertThrows(MqInvalidArgumentException.class,
+                    () -> broker.subscribe("payments", "ledger", (m, ctx) -> { },
+                            SubscribeOptions.builder().sessionTimeout(bad).build()), bad.toString());
+            assertTrue(e.getMessage().contains("session_timeout_ms"), e.getMessage());
+        }
+        assertThrows(NullPointerException.class, () -> SubscribeOptions.builder().sessionTimeout(null));
+
+        // In-process the value is only checked: with the shortest one, an hour on the broker's
+        // clock with no call from the subscription does not take its partitions away.
+        ManualClock clock = ManualClock.startingAt(0);
+        try (Broker b = Broker.create(BrokerOptions.builder().clock(clock).build())) {
+            b.createTopic("t");
+            List<String> got = new CopyOnWriteArrayList<>();
+            Subscription sub = b.subscribe("t", "g", (m, ctx) -> got.add(m.valueAsString()),
+                    SubscribeOptions.builder().sessionTimeout(Duration.ofNanos(1)).build());
+            try {
+                clock.advance(Duration.ofHours(1));
+                try (Member late = b.join("t", "g", MemberOptions.defaults())) {
+                    // The join rebalances: both stay members, the subscription first (it owns p0).
+                    assertEquals(List.of(), late.assignment().partitions(), late.assignment().toString());
+                }
+                b.publish("t", null, "after an hour".getBytes(UTF_8), Broker.FOREVER);
+                Await.until("the subscription's handler got the message", () -> got.size() == 1);
+                assertEquals(List.of("after an hour"), got);
+            } finally {
+                sub.close();
+            }
+        }
+    }
+
+    @Test
     void theSpecPushStep() {
         List<String> calls = Collections.synchronizedList(new ArrayList<>());
         boolean[] failedOnce = {false};

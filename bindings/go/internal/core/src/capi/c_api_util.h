@@ -1,0 +1,152 @@
+// Shared by the C boundary files: the exception barrier, the call gate, argument checks, and
+// the element-size rule for arrays.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+#include "capi/broker.h"
+#include "util/duration.h"
+#include "core/topic.h"
+#include "util/error.h"
+
+namespace mq {
+
+template <class F>
+inline mq_status guarded(F &&f) noexcept {
+    try {
+        return f();
+    } catch (const std::bad_alloc &) {
+        return fail(MQ_ERR_NO_MEMORY, "out of memory; nothing was changed");
+    } catch (const std::system_error &e) {
+        return fail(MQ_ERR_NO_MEMORY, "the system refused a resource (%s); nothing was changed",
+                    e.what());
+    } catch (const std::exception &e) {
+        return fail(MQ_ERR_INTERNAL, "internal error: %s", e.what());
+    } catch (...) {
+        return fail(MQ_ERR_INTERNAL, "internal error: unknown exception");
+    }
+}
+
+// A call on a live broker: counted by the gate (mq_broker_free waits for it), refused once the
+// broker is closed. No user code runs inside the gate, or a callback that frees the broker would
+// wait for its own call: calls that run callbacks (mq_subscription_open, mq_member_join) take a
+// reference to the broker inside and do the rest outside.
+// A call that may block takes the scope (f(scope)), to pin what its wait uses (call_gate.h).
+template <class F>
+inline mq_status on_broker(mq_broker *b, F &&f) noexcept {
+    if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
+    GateScope scope(b->gate);
+    if (b->closed()) return fail_fixed(MQ_CLOSED, "the broker is closed");
+    if constexpr (std::is_invocable_v<F &, GateScope &>) {
+        return guarded([&] { return f(scope); });
+    } else {
+        return guarded([&] { return f(); });
+    }
+}
+
+// Introspection keeps working after close.
+template <class F>
+inline mq_status on_broker_any(mq_broker *b, F &&f) noexcept {
+    if (!b) return fail(MQ_ERR_INVALID, "broker handle is NULL");
+    GateScope scope(b->gate);
+    return guarded([&] { return f(); });
+}
+
+// ---- the growth rule for arrays (mq.h) --------------------------------------------------------
+// The caller passes the element size it was compiled with: a smaller one than this library's
+// 1.0 struct is refused; a larger one comes from a newer header, whose extra fields are ignored
+// on input and zeroed on output. The common case (our size) copies nothing.
+
+inline mq_status check_elem_size(size_t got, size_t ours, const char *what) {
+    if (got < ours) {
+        return fail(MQ_ERR_INVALID, "%s is %zu; pass sizeof the struct (%zu in this library)", what,
+                    got, ours);
+    }
+    return MQ_OK;
+}
+
+// Writes n elements of ours at the caller's stride, zeroing the bytes past our struct.
+template <class T>
+inline void spread(const T *ours, size_t n, void *theirs, size_t stride) noexcept {
+    auto *dst = static_cast<unsigned char *>(theirs);
+    for (size_t i = 0; i < n; i++, dst += stride) {
+        std::memcpy(dst, &ours[i], sizeof(T));
+        std::memset(dst + sizeof(T), 0, stride - sizeof(T));
+    }
+}
+
+// The caller's input array at our stride: itself, or a per-thread copy.
+template <class T>
+inline const T *gather(const T *theirs, size_t stride, size_t n) {
+    if (stride == sizeof(T) || n == 0) return theirs;
+    thread_local std::vector<T> copy;
+    copy.resize(n);
+    const auto *src = reinterpret_cast<const unsigned char *>(theirs);
+    for (size_t i = 0; i < n; i++, src += stride) std::memcpy(&copy[i], src, sizeof(T));
+    return copy.data();
+}
+
+// An output array at our stride: the caller's own, or per-thread scratch spread into it by
+// flush(), which the caller runs once the library has written what it will write.
+template <class T>
+class OutArray {
+public:
+    OutArray(T *theirs, size_t stride, size_t n) : theirs_(theirs), stride_(stride), n_(n) {
+        if (!theirs || stride == sizeof(T)) {
+            ours_ = theirs;
+            return;
+        }
+        thread_local std::vector<T> scratch;
+        scratch.resize(n);
+        ours_ = scratch.data();
+    }
+    T *data() const noexcept { return ours_; }
+    void flush(size_t written) const noexcept {
+        if (ours_ != theirs_) spread(ours_, std::min(written, n_), theirs_, stride_);
+    }
+
+private:
+    T *theirs_;
+    T *ours_;
+    size_t stride_, n_;
+};
+
+// Runs poll(out, max) into the caller's message array (see OutArray): what the poll wrote
+// (*count messages) reaches the caller at its stride whatever the status.
+template <class Poll>
+inline mq_status into_messages(mq_message *msgs, size_t msg_size, size_t max, size_t *count,
+                               Poll &&poll) {
+    const OutArray<mq_message> out(msgs, msg_size, max);
+    const mq_status st = poll(out.data(), max);
+    out.flush(*count);
+    return st;
+}
+
+inline mq_status bad_size(size_t size, const char *init) {
+    return fail(MQ_ERR_INVALID, "options size is %zu; initialise them with %s", size, init);
+}
+
+inline mq_status check_partition(Topic &t, int32_t p) {
+    if (p < 0 || p >= t.partition_count()) {
+        return fail(MQ_ERR_PARTITION, "partition %d is out of range for topic %s (0..%d)", p,
+                    t.name().c_str(), t.partition_count() - 1);
+    }
+    return MQ_OK;
+}
+
+template <class Config>
+inline bool size_ok(const Config *cfg) {
+    return cfg->size >= sizeof(size_t);
+}
+
+// Reads `field` only if the caller's struct (cfg->size bytes) is large enough to hold it.
+#define MQ_HAS_FIELD(cfg, field) \
+    ((cfg)->size >= offsetof(std::remove_pointer_t<decltype(cfg)>, field) + sizeof((cfg)->field))
+
+}  // namespace mq

@@ -1,0 +1,83 @@
+// A group member handle (mq_member): the calls a member makes, each checked against the
+// group's generation and the partition's owner so that a stale member is fenced.
+//
+// The member holds a reference to the broker, so it outlives mq_broker_free as a closed handle
+// (its calls return MQ_CLOSED, its id stays readable) until mq_member_close.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/backend.h"
+#include "capi/broker.h"
+#include "util/cancel.h"
+#include "core/membership.h"
+#include "core/partition.h"
+#include "core/topic.h"
+
+struct mq_member {
+    // What mq_member_join takes, after its argument checks.
+    struct Options {
+        const char *member_id;  // NULL: "<group>-<n>"
+        int64_t session_timeout_ns;
+        mq_assignor assignor;
+        void *assignor_user;
+        mq_rebalance_fn on_rebalance;
+        void *on_rebalance_user;
+    };
+    // Subscribes the group if needed, joins and rebalances (the callbacks, this member's
+    // included, run before it returns). Runs outside the broker's call gate, on the reference
+    // it is given. A failure leaves no trace, not even the group it subscribed.
+    static mq_status join(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, const char *group,
+                          const Options &opts, mq_member **out);
+    // Leaves the group (the others rebalance) and frees the handle. Not from this member's own
+    // rebalance callback (the caller checks).
+    static void close(mq_member *m) noexcept;
+
+    const mq::BrokerRef broker;  // first: released last
+    mq::Topic *const topic;
+    const mq::Group *const group;
+    const std::shared_ptr<mq::MemberState> state;
+    // What keeps topic and group (deleted or unsubscribed meanwhile) until the handle goes.
+    const mq::Ref<mq::Topic> topic_ref;
+    const mq::Ref<const mq::Group> group_ref;
+    // Set for a member of a broker on Kafka (backend.h): every call goes there, and topic and
+    // group above are NULL.
+    std::unique_ptr<mq::BackendMember> backend;
+
+    // MQ_ERR_NO_TOPIC once the topic was deleted, MQ_ERR_NO_GROUP once the group was
+    // unsubscribed (after the closed check of every member call).
+    mq_status check_removed() const noexcept;
+
+    mq::Membership &membership() const noexcept { return *group->membership; }
+
+    // MQ_CLOSED once the broker is closed (the first check of every member call).
+    bool closed() const noexcept { return broker->closed(); }
+
+    mq_status poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel, size_t *count);
+    // ack(partition, offset), then poll: in one critical section when the poll's rotation
+    // looks at `partition` first, else the ack alone first. A rejected ack polls nothing.
+    mq_status ack_poll(int32_t partition, int64_t offset, mq_message *out, size_t max,
+                       mq::Wait wait, mq_cancel *cancel, size_t *count);
+    mq_status ack(int32_t partition, int64_t offset);
+    mq_status nack(int32_t partition, int64_t delay_ns);
+    mq_status extend_lease(int32_t partition);
+    mq_status assignment(int64_t *generation, std::vector<int32_t> &out);
+
+private:
+    struct Ack {
+        int32_t partition;
+        int64_t offset;
+    };
+    mq_status poll_after(const Ack *ack, mq_message *out, size_t max, mq::Wait wait,
+                         mq_cancel *cancel, size_t *count);
+    // Counts the call as a sign of life; then MQ_OK, MQ_ERR_FENCED or MQ_REBALANCED.
+    class Call;
+    mq_status check(bool check_generation);
+    mq::Caller caller() const noexcept { return {state->id, state->seen_generation.load()}; }
+    void spin_for_signal(mq::Notifier &n, uint64_t seen, const mq::Wait &wait,
+                         const mq::CancelScope &scope);
+    void watch(const std::vector<int32_t> &parts);  // the notifier, on parts (and only them)
+    void unwatch();
+    int64_t next_change(const std::vector<int32_t> &parts);
+};

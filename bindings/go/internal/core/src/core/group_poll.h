@@ -1,0 +1,33 @@
+// A group's poll of one partition, dead letters included: the layer above Partition and Topic.
+//
+// A partition knows nothing of other topics. When a group's head has been handed out
+// max_deliveries times, its poll hands out nothing and reports a copy of the head instead;
+// this layer publishes the copy to the group's dead-letter topic (with the poll's wait and
+// cancel token: one deadline for the whole poll) and tells the partition how that went, then
+// polls again. Messages moved to the dead-letter topic do not count against `max`.
+#pragma once
+
+#include "mq.h"
+#include "core/partition.h"
+
+namespace mq {
+
+// Dead-letters `due` and polls again, as often as heads are due (group_poll.cpp).
+mq_status dead_letter_and_poll(Partition &p, const Group *g, Caller who, mq_message *out,
+                               size_t max, Wait &wait, mq_cancel *cancel, size_t *count,
+                               const DeadLetter *due);
+
+// Inline: a poll with no dead letter due costs no more than the partition's poll. With `ack`,
+// acks *ack first in the same critical section (Partition::poll); a dead letter found after
+// it is handled as a plain poll's is (the ack stands).
+inline mq_status poll_group(Partition &p, const Group *g, Caller who, mq_message *out, size_t max,
+                            Wait wait, mq_cancel *cancel, size_t *count,
+                            const int64_t *ack = nullptr) {
+    const DeadLetter *due = nullptr;
+    const mq_status st = p.poll(g, who, out, max, wait, cancel, count, &due, ack);
+    if (!due) [[likely]]
+        return st;
+    return dead_letter_and_poll(p, g, who, out, max, wait, cancel, count, due);
+}
+
+}  // namespace mq
