@@ -435,10 +435,20 @@ impl<'c> Batch<'c> {
         Batch { c, len: n }
     }
 
-    /// Ends the batch, handing back the consumer it borrowed.
+    /// Ends the batch without running its Drop, handing back the consumer it borrowed.
     fn release(self) -> &'c mut PartitionConsumer {
-        self.c
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again, so moving its exclusive borrow out is
+        // a move, not a copy.
+        unsafe { std::ptr::read(&this.c) }
     }
+}
+
+// Nothing to do (the batch is a copy the next poll overwrites); the impl exists because
+// `drop(batch)` is how a program ends a batch's borrow early (the docs do it), and without a
+// Drop impl clippy's drop_non_drop would flag every such call in programs that did so before.
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {}
 }
 
 impl<'b> IntoIterator for &'b Batch<'_> {

@@ -1,5 +1,3 @@
-// A batch is dropped to end its borrow of the consumer (it has no Drop of its own).
-#![allow(clippy::drop_non_drop)]
 //! Ack+poll (library 1.1): exactly the ack, then the poll; the ack stands whatever the poll
 //! finds; a rejected ack polls nothing, changes nothing and does not wait; waits wake on
 //! publish, cancel and close.

@@ -1,5 +1,3 @@
-// A batch is dropped to end its borrow of the consumer (it has no Drop of its own).
-#![allow(clippy::drop_non_drop)]
 //! Publish, poll, ack, nack, seek, leases, batches, errors and introspection.
 mod common;
 use std::time::Duration;

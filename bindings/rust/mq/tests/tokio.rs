@@ -1,5 +1,3 @@
-// A batch is dropped to end its borrow of the consumer (it has no Drop of its own).
-#![allow(clippy::drop_non_drop)]
 //! The async API under tokio: futures off the executor's workers, cancellation by drop, and a
 //! push Stream whose bounded buffer keeps back-pressure.
 mod common;
@@ -168,7 +166,7 @@ async fn every_async_call_runs_inside_tokio_spawn() {
         let mut got = Vec::new();
         while got.len() < 3 {
             let batch = c.poll_async(10, Wait::Forever).await?;
-            // The batch (views into the log) lives across an await: it must be Send too.
+            // The batch (copies in the consumer's buffer) lives across an await: it must be Send too.
             tokio::task::yield_now().await;
             got.extend(batch.messages().iter().map(|m| m.payload().to_vec()));
             batch.ack()?;

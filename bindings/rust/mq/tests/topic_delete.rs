@@ -1,8 +1,6 @@
-// A batch is dropped to end its borrow of the consumer (it has no Drop of its own).
-#![allow(clippy::drop_non_drop)]
 //! Deleting a topic (library 1.1): waiting calls wake with NoTopic, consumers, members and
-//! subscriptions of it fail or stop without UB, the deletion is refused while a batch of views
-//! into the topic is alive, and a topic created anew under the name is new.
+//! subscriptions of it fail or stop without UB, a batch of the topic (a copy) stays readable,
+//! and a topic created anew under the name is new.
 mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
@@ -263,7 +261,7 @@ fn every_drop_order_after_a_deletion() {
 /// sees whole messages of one topic or an error, never freed memory (the library copies under
 /// the lock a deletion takes).
 #[test]
-fn deletions_racing_polls_never_hand_out_dead_views() {
+fn deletions_racing_polls_never_hand_out_freed_memory() {
     let b = mq::Broker::new().unwrap();
     let make = |b: &mq::Broker| {
         b.create_topic("t", &TopicConfig::new().capacity(64))
