@@ -38,6 +38,9 @@ pub(crate) struct Copies {
     msgs: Vec<sys::mq_message>,
     /// The dead letters' topic and group names, NUL-terminated.
     names: Vec<u8>,
+    /// The size the next poll grows the buffer to before it starts (growing after a poll would
+    /// move the bytes its views point to).
+    grow: usize,
 }
 
 // SAFETY: the raw pointers in `msgs` point into `buf` and `names`, heap memory owned by the
@@ -76,6 +79,8 @@ impl Copies {
             // A first guess (small messages); the polls correct it.
             self.grow_to(HEADER + max.clamp(1, 1024) * (ENTRY + 128));
         }
+        let grow = std::mem::take(&mut self.grow);
+        self.grow_to(grow);
         let mut first = true;
         loop {
             let (mut n, mut needed) = (0usize, 0usize);
@@ -97,13 +102,15 @@ impl Copies {
             unsafe { self.parse(n)? };
             if n > 0 && n < max && cap < ADAPTIVE_LIMIT {
                 // Another message of the batch's average size would not have fitted: the
-                // buffer may have cut the batch short; make room for `max` of them next time.
+                // buffer may have cut the batch short; make room for `max` of them next time
+                // (not now: the views just made point into the buffer).
                 let avg = (needed.saturating_sub(HEADER) / n).max(ENTRY);
                 if cap - needed.min(cap) < avg {
-                    self.grow_to(
-                        (HEADER + max.saturating_mul(avg).saturating_add(max * avg / 4))
-                            .min(ADAPTIVE_LIMIT),
-                    );
+                    let want = max.saturating_mul(avg);
+                    self.grow = want
+                        .saturating_add(want / 4)
+                        .saturating_add(HEADER)
+                        .min(ADAPTIVE_LIMIT);
                 }
             }
             return Ok(n);

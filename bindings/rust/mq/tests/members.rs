@@ -172,3 +172,34 @@ fn session_timeout_fences_a_silent_member() {
     assert!(matches!(silent.assignment(), Err(Error::Fenced(_))));
     silent.close().unwrap();
 }
+
+/// A member's copy buffer grows for a message larger than it; the ack that travelled with the
+/// poll that met it is made once (the retry polls without it), and the headers and key of a
+/// copied message read back whole.
+#[test]
+fn a_member_batch_grows_for_a_large_message_and_acks_once() {
+    let (b, _) = setup(1, 16);
+    let m = b.join("t", "w", &MemberOptions::new()).unwrap();
+    let hdrs = [mq::Header::new(b"n1", b"v1"), mq::Header::new(b"", b"v2")];
+    b.publish("t", Record::new(b"small"), Wait::NoWait).unwrap();
+    let big = vec![3u8; 512 << 10];
+    b.publish(
+        "t",
+        Record::new(&big).key(b"k").headers(&hdrs),
+        Wait::NoWait,
+    )
+    .unwrap();
+    let first = m.poll(10, Wait::NoWait).unwrap();
+    assert_eq!(first.messages()[0].payload(), b"small");
+    let batch = first.ack_and_poll(10, Wait::NoWait).unwrap();
+    let got = &batch.messages()[0];
+    assert_eq!((got.offset(), got.payload()), (1, &big[..]));
+    assert_eq!(got.key(), Some(&b"k"[..]));
+    assert_eq!(
+        got.headers().collect::<Vec<_>>(),
+        [(&b"n1"[..], &b"v1"[..]), (&b""[..], &b"v2"[..])]
+    );
+    assert_eq!(b.group_info("t", "w", 0).unwrap().committed, 1);
+    batch.ack().unwrap();
+    assert_eq!(b.group_info("t", "w", 0).unwrap().committed, 2);
+}

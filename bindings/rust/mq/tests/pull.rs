@@ -390,38 +390,46 @@ fn a_batch_outlives_acks_unsubscribe_and_trimming_by_others() {
     assert!(matches!(c.poll(1, Wait::NoWait), Err(Error::NoGroup(_))));
 }
 
-/// A batch larger than the consumer's buffer: the poll grows it (MQ_ERR_TOO_LARGE for one
-/// message, or a batch cut short) and hands everything out, in order, across polls.
+/// The consumer's buffer starts small: a batch it cut short makes it grow (the next batches
+/// are whole), and a message larger than it (MQ_ERR_TOO_LARGE inside) makes it grow to that
+/// message's size, polled again without acking twice; everything arrives once, in order.
 #[test]
-fn the_copy_buffer_grows_for_large_messages_and_batches() {
-    let (b, _) = setup(1, 256);
-    let big = vec![7u8; 1 << 20];
-    b.publish("t", Record::new(&big), Wait::NoWait).unwrap();
-    for i in 0..200u32 {
+fn the_copy_buffer_grows_for_batches_and_large_messages() {
+    let (b, _) = setup(1, 512);
+    for i in 0..300u32 {
         b.publish("t", Record::new(&[i as u8; 1000]), Wait::NoWait)
             .unwrap();
     }
+    let big = vec![7u8; 1 << 20];
+    b.publish("t", Record::new(&big), Wait::NoWait).unwrap();
+    b.publish("t", Record::new(b"after"), Wait::NoWait).unwrap();
     let mut c = b.consumer("t", "g", 0).unwrap();
-    let batch = c.poll(10, Wait::NoWait).unwrap();
-    assert_eq!(batch.messages()[0].payload(), &big[..]);
     let mut next = 0u32;
     let mut sizes = Vec::new();
-    let mut batch = batch.ack_and_poll(100, Wait::NoWait).unwrap();
-    loop {
+    let mut batch = c.poll(100, Wait::NoWait).unwrap();
+    while next < 300 {
         sizes.push(batch.len());
         for m in &batch {
             assert_eq!(m.payload(), &[next as u8; 1000][..]);
             next += 1;
         }
-        match batch.ack_and_poll(100, Wait::NoWait) {
-            Ok(n) => batch = n,
-            Err(Error::Timeout(_)) => break,
-            Err(e) => panic!("{e:?}"),
-        }
+        batch = batch.ack_and_poll(100, Wait::NoWait).unwrap();
     }
-    assert_eq!(next, 200);
-    // After the first batches the buffer holds 100 such messages.
-    assert_eq!(sizes.last(), Some(&100), "{sizes:?}");
+    assert_eq!(next, 300);
+    assert!(
+        sizes[0] < 100,
+        "the first buffer held {} of 1000 bytes",
+        sizes[0]
+    );
+    // Cut short once, then whole (the last batch holds what was left of the 300).
+    assert_eq!(sizes[1..], [100, 100, 100 - sizes[0]], "{sizes:?}");
+    // The ack travelled with the poll that met the big message; it was not repeated.
+    assert_eq!(batch.messages()[0].payload(), &big[..]);
+    let batch = batch.ack_and_poll(100, Wait::NoWait).unwrap();
+    assert_eq!(batch.messages()[0].payload(), b"after");
+    assert_eq!(batch.messages()[0].offset(), 301);
+    batch.ack().unwrap();
+    assert_eq!(b.group_info("t", "g", 0).unwrap().committed, 302);
 }
 
 #[test]
