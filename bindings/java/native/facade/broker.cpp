@@ -73,7 +73,7 @@ jlongArray defaults(JNIEnv *jenv) {
     return long_array(jenv, v, sizeof v / sizeof v[0]);
 }
 
-// ---- ManualClock, CancelToken, PollBuffer ---------------------------------------------------
+// ---- ManualClock, CancelToken, copying polls------------------------------------------------
 
 ManualClock::ManualClock(int64_t start_ns)
     : now_(std::make_shared<std::atomic<int64_t>>(start_ns)) {}
