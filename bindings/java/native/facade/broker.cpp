@@ -201,16 +201,16 @@ int64_t NativeBroker::publish(const char *topic, int64_t record, int64_t wait_ms
     return offset;
 }
 
-int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, int64_t records,
-                                   int32_t count, int64_t wait_ms, CancelToken *cancel,
-                                   jlongArray results) {
+int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, int64_t records, int32_t count,
+                                   int64_t wait_ms, CancelToken *cancel, jlongArray results) {
     const size_t n = static_cast<size_t>(count > 0 ? count : 0);
     // INT32_MIN marks a result the library did not write (a batch refused before it started).
     std::vector<mq_publish_result> res(n, mq_publish_result{INT32_MIN, -1});
     size_t published = 0;
-    const mq_status st = mq_topic_publish_batch(
-        broker_, topic, static_cast<const mq_record *>(address(records)), sizeof(mq_record), n, wait_ms,
-        cancel ? cancel->raw() : nullptr, res.data(), sizeof(mq_publish_result), &published);
+    const mq_status st =
+        mq_topic_publish_batch(broker_, topic, static_cast<const mq_record *>(address(records)),
+                               sizeof(mq_record), n, wait_ms, cancel ? cancel->raw() : nullptr,
+                               res.data(), sizeof(mq_publish_result), &published);
     // Read the message before any JNI call: it belongs to this thread's last failing call.
     std::string message = st == MQ_OK ? std::string() : std::string(mq_last_error());
     bool written = true;
@@ -227,13 +227,12 @@ int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, int64_t reco
     return static_cast<int32_t>(published);
 }
 
-int64_t NativeBroker::pollCopy(const char *topic, const char *group, int32_t partition,
-                               int64_t buf, int64_t cap, int32_t max, int64_t wait_ms,
-                               CancelToken *cancel) {
+int64_t NativeBroker::pollCopy(const char *topic, const char *group, int32_t partition, int64_t buf,
+                               int64_t cap, int32_t max, int64_t wait_ms, CancelToken *cancel) {
     size_t n = 0, needed = 0;
-    const mq_status st = mq_group_poll_copy(broker_, topic, group, partition, address(buf),
-                                            static_cast<size_t>(cap), poll_max(max), wait_ms,
-                                            cancel ? cancel->raw() : nullptr, &n, &needed);
+    const mq_status st =
+        mq_group_poll_copy(broker_, topic, group, partition, address(buf), static_cast<size_t>(cap),
+                           poll_max(max), wait_ms, cancel ? cancel->raw() : nullptr, &n, &needed);
     return copied(st, n, needed, cap);
 }
 

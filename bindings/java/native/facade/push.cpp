@@ -169,8 +169,7 @@ int NativeSubscription::handle(void *user, const mq_message *msg) {
         if (t.reserve(size) || !t.view) {
             if (t.view) env->DeleteGlobalRef(t.view);
             t.view = nullptr;
-            jobject local =
-                env->NewDirectByteBuffer(t.data(), static_cast<jlong>(t.cap));
+            jobject local = env->NewDirectByteBuffer(t.data(), static_cast<jlong>(t.cap));
             if (!local) {
                 env->ExceptionClear();
                 return 1;
