@@ -329,11 +329,6 @@ func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool, ack
 		return memberClosed(op)
 	}
 	defer m.guard.release()
-	s := viewScratch(n)
-	defer putCBuf(s)
-	if s.p == nil {
-		return noMemory(op)
-	}
 	held, err := getToken()
 	if err != nil {
 		return err
@@ -349,20 +344,20 @@ func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool, ack
 	m.tokMu.Unlock()
 	w := waiter{}
 	w.startWith(ctx, tok)
-	msgs := C.mqgo_mem(uintptr(s.p))
-	var r C.mqgo_result
+	var doAck C.int
+	var offset C.int64_t
 	if ack != nil {
-		r = C.mqgo_member_ack_poll(p, part, C.int64_t(ack.offset), msgs, C.size_t(n), waitMs(ctx), tok)
-	} else {
-		r = C.mqgo_member_poll(p, msgs, C.size_t(n), waitMs(ctx), tok)
+		doAck, offset = 1, C.int64_t(ack.offset)
 	}
-	w.disarm()
-	if r.status == C.MQ_OK {
-		if reuse {
-			into.fill(views(s, int(r.count)))
-		} else {
-			into.Messages = copyMessages(views(s, int(r.count)))
+	poll := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
+		return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
+			return C.mqgo_member_poll_copy(p, ack, part, offset, buf, size, C.size_t(n), waitMs(ctx), tok)
 		}
+	}
+	r := copyPoll(into, reuse, n, poll(doAck), poll(0))
+	w.disarm()
+	if r.status != C.MQ_OK {
+		into.Messages = into.Messages[:0]
 	}
 	m.tokMu.Lock()
 	delete(m.active, tok)

@@ -274,7 +274,7 @@ func mqgoRelease(h C.uintptr_t) {
 
 // deliver runs the handler on a copy of the view: 0 acks, 1 nacks. No panic leaves it.
 func (s *Subscription) deliver(view *C.mq_message) (rc C.int) {
-	msg := &copyMessages(unsafe.Slice(view, 1))[0]
+	msg := copyView(view)
 	defer func() {
 		if v := recover(); v != nil {
 			rc = 1

@@ -303,76 +303,26 @@ mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_l
     return r;
 }
 
-mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_len, mqgo_mem lens_,
-                                mqgo_mem data_, size_t count, mqgo_mem records_, mqgo_mem headers_,
-                                int64_t wait_ms, mqgo_cancel cancel_, mqgo_mem results_) {
-    const int64_t *lens = (const int64_t *)lens_;
-    const char *data = (const char *)data_;
-    mq_record *recs = (mq_record *)records_;
-    mq_header *hdrs = (mq_header *)headers_;
-    mq_publish_result *results = (mq_publish_result *)results_;
-    for (size_t i = 0; i < count; i++) {
-        const int64_t key_len = *lens++, payload_len = *lens++, header_count = *lens++;
-        mq_record *r = &recs[i];
-        r->key = NULL;
-        r->key_len = 0;
-        if (key_len >= 0) {
-            r->key = data;
-            r->key_len = (size_t)key_len;
-            data += key_len;
-        }
-        r->payload = data;
-        r->payload_len = (size_t)payload_len;
-        data += payload_len;
-        r->headers = header_count ? hdrs : NULL;
-        r->header_count = (size_t)header_count;
-        for (int64_t h = 0; h < header_count; h++, hdrs++) {
-            hdrs->name_len = (size_t)*lens++;
-            hdrs->value_len = (size_t)*lens++;
-            hdrs->name = data;
-            data += hdrs->name_len;
-            hdrs->value = data;
-            data += hdrs->value_len;
-        }
-        results[i].partition = -1;
-        results[i].offset = -1;
-    }
-    return mqgo_publish_batch(b_, topic, topic_len, (mqgo_mem)recs, count, wait_ms, cancel_,
-                              (mqgo_mem)results);
-}
-
 /* ---- pull consumption --------------------------------------------------------------------- */
 
-mqgo_result mqgo_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
-                      size_t group_len, int32_t partition, mqgo_mem msgs_, size_t max,
-                      int64_t wait_ms, mqgo_cancel cancel_) {
-    mq_broker *b = (mq_broker *)b_;
-    mq_cancel *cancel = (mq_cancel *)cancel_;
-    mq_message *msgs = (mq_message *)msgs_;
-    NAME(t, "topic", topic, topic_len);
-    NAME2(g, "group", group, group_len, t);
-    size_t n = 0;
-    int s = mq_group_poll(b, t, g, partition, msgs, sizeof(mq_message), max, wait_ms, cancel, &n);
-    mqgo_result r = result(s);
-    r.count = n;
-    name_done(&t_nb);
-    name_done(&g_nb);
-    return r;
-}
+/* The copying polls: buf is the caller's (Go memory, for this call only). */
+#define COPIED(expr)                  \
+    size_t n = 0, needed = 0;         \
+    mqgo_result r = result(expr);     \
+    r.count = n;                      \
+    r.needed = needed
 
-mqgo_result mqgo_ack_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
-                          size_t group_len, int32_t partition, int64_t offset, mqgo_mem msgs_,
-                          size_t max, int64_t wait_ms, mqgo_cancel cancel_) {
+mqgo_result mqgo_poll_copy(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                           size_t group_len, int32_t partition, int ack, int64_t offset, void *buf,
+                           size_t cap, size_t max, int64_t wait_ms, mqgo_cancel cancel_) {
     mq_broker *b = (mq_broker *)b_;
     mq_cancel *cancel = (mq_cancel *)cancel_;
-    mq_message *msgs = (mq_message *)msgs_;
     NAME(t, "topic", topic, topic_len);
     NAME2(g, "group", group, group_len, t);
-    size_t n = 0;
-    int s = mq_group_ack_poll(b, t, g, partition, offset, msgs, sizeof(mq_message), max, wait_ms,
-                              cancel, &n);
-    mqgo_result r = result(s);
-    r.count = n;
+    COPIED(ack ? mq_group_ack_poll_copy(b, t, g, partition, offset, buf, cap, max, wait_ms, cancel,
+                                        &n, &needed)
+               : mq_group_poll_copy(b, t, g, partition, buf, cap, max, wait_ms, cancel, &n,
+                                    &needed));
     name_done(&t_nb);
     name_done(&g_nb);
     return r;
@@ -483,19 +433,7 @@ mqgo_result mqgo_subscription_open(mqgo_broker b_, const char *topic, size_t top
         o.partitions = partitions;
         o.partition_count = partition_count;
     }
-    if (has_session_timeout) {
-#if MQ_VERSION_NUMBER >= 1003000
-        o.session_timeout_ms = session_timeout_ms;
-#else
-        (void)session_timeout_ms;
-        name_done(&t_nb);
-        name_done(&g_nb);
-        user_free_tramp(box);
-        return refused(MQ_ERR_UNSUPPORTED,
-                       strdup("session_timeout_ms needs mq 1.3; the mq.h this package was "
-                              "compiled with is older"));
-#endif
-    }
+    if (has_session_timeout) o.session_timeout_ms = session_timeout_ms;
     mqgo_result r =
         result(mq_subscription_open(b, t, g, &o, handler_tramp, box, user_free_tramp, out));
     name_done(&t_nb);
@@ -590,32 +528,20 @@ mqgo_result mqgo_member_assignment(mqgo_member m_, int64_t *generation, int32_t 
     }
 }
 
-mqgo_result mqgo_member_poll(mqgo_member m_, mqgo_mem msgs_, size_t max, int64_t wait_ms,
-                             mqgo_cancel cancel_) {
+mqgo_result mqgo_member_poll_copy(mqgo_member m_, int ack, int32_t partition, int64_t offset,
+                                  void *buf, size_t cap, size_t max, int64_t wait_ms,
+                                  mqgo_cancel cancel_) {
     mq_member *m = (mq_member *)m_;
     mq_cancel *cancel = (mq_cancel *)cancel_;
-    mq_message *msgs = (mq_message *)msgs_;
-    size_t n = 0;
-    mqgo_result r = result(mq_member_poll(m, msgs, sizeof(mq_message), max, wait_ms, cancel, &n));
-    r.count = n;
+    COPIED(ack ? mq_member_ack_poll_copy(m, partition, offset, buf, cap, max, wait_ms, cancel, &n,
+                                         &needed)
+               : mq_member_poll_copy(m, buf, cap, max, wait_ms, cancel, &n, &needed));
     return r;
 }
 
 mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset) {
     mq_member *m = (mq_member *)m_;
     return result(mq_member_ack(m, partition, offset));
-}
-
-mqgo_result mqgo_member_ack_poll(mqgo_member m_, int32_t partition, int64_t offset, mqgo_mem msgs_,
-                                 size_t max, int64_t wait_ms, mqgo_cancel cancel_) {
-    mq_member *m = (mq_member *)m_;
-    mq_cancel *cancel = (mq_cancel *)cancel_;
-    mq_message *msgs = (mq_message *)msgs_;
-    size_t n = 0;
-    mqgo_result r = result(mq_member_ack_poll(m, partition, offset, msgs, sizeof(mq_message), max,
-                                              wait_ms, cancel, &n));
-    r.count = n;
-    return r;
 }
 
 mqgo_result mqgo_member_nack(mqgo_member m_, int32_t partition, int64_t delay_ms) {

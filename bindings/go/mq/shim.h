@@ -14,11 +14,17 @@
 
 #include <mq.h>
 
+/* The polls are the copying ones (mq 1.3); with -tags mq_system, an older mq.h stops here. */
+#if MQ_VERSION_NUMBER < 1003000
+#error "mq 1.3 or later is needed (an older mq.h was found)"
+#endif
+
 typedef struct mqgo_result {
     int32_t status;
     int32_t partition;
     int64_t offset;
     size_t count;
+    size_t needed; /* the copying polls' needed_out */
     char *err; /* malloc'd copy of mq_last_error() when status != MQ_OK; the caller frees it */
 } mqgo_result;
 
@@ -74,28 +80,17 @@ mqgo_result mqgo_partition_describe(mqgo_broker b_, const char *topic, size_t to
 mqgo_result mqgo_publish(mqgo_broker b_, const char *topic, size_t topic_len, const char *key,
                          size_t key_len, const char *payload, size_t payload_len, mqgo_mem headers_,
                          size_t header_count, int64_t wait_ms, mqgo_cancel cancel_);
-/* A batch the Go side laid out in C memory: in lens, per record, the key length (-1: no key),
- * the payload length and the header count, then a name and a value length per header; in data
- * the bytes of keys, payloads, names and values back to back, in that order. The shim points
- * records (count) and headers (as many as lens lists) into data and publishes; results get
- * -1:-1 first. count = records published. */
-mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_len, mqgo_mem lens_,
-                                mqgo_mem data_, size_t count, mqgo_mem records_, mqgo_mem headers_,
-                                int64_t wait_ms, mqgo_cancel cancel_, mqgo_mem results_);
 /* count = records published */
 mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_len,
                                mqgo_mem records_, size_t count, int64_t wait_ms,
                                mqgo_cancel cancel_, mqgo_mem results_);
 
 /* ---- pull consumption --------------------------------------------------------------------- */
-/* count = messages written to msgs */
-mqgo_result mqgo_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
-                      size_t group_len, int32_t partition, mqgo_mem msgs_, size_t max,
-                      int64_t wait_ms, mqgo_cancel cancel_);
-/* ABI 1.1: the ack of offset, then the poll, in one call (count as mqgo_poll) */
-mqgo_result mqgo_ack_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
-                          size_t group_len, int32_t partition, int64_t offset, mqgo_mem msgs_,
-                          size_t max, int64_t wait_ms, mqgo_cancel cancel_);
+/* The copying poll (mq_group_poll_copy), or with ack, mq_group_ack_poll_copy of offset, into
+ * buf (cap bytes, 8-byte aligned). count = messages copied; needed = *needed_out. */
+mqgo_result mqgo_poll_copy(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                           size_t group_len, int32_t partition, int ack, int64_t offset, void *buf,
+                           size_t cap, size_t max, int64_t wait_ms, mqgo_cancel cancel_);
 mqgo_result mqgo_ack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
                      size_t group_len, int32_t partition, int64_t offset);
 mqgo_result mqgo_nack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
@@ -115,8 +110,6 @@ mqgo_result mqgo_group_info(mqgo_broker b_, const char *topic, size_t topic_len,
 
 /* ---- push --------------------------------------------------------------------------------- */
 /* box is a mqgo_box_new box; on failure it has been released (user_free) before return. */
-/* session_timeout_ms is refused with MQ_ERR_UNSUPPORTED when the mq.h compiled against is
- * older than 1.3 (-tags mq_system), which lacks the field. */
 mqgo_result mqgo_subscription_open(mqgo_broker b_, const char *topic, size_t topic_len,
                                    const char *group, size_t group_len, int32_t prefetch,
                                    int has_prefetch, const int32_t *partitions,
@@ -139,12 +132,11 @@ mqgo_result mqgo_member_join(mqgo_broker b_, const char *topic, size_t topic_len
 mqgo_result mqgo_member_close(mqgo_member m_);
 /* The assignment in a malloc'd array (*partitions, the caller frees it), count in result. */
 mqgo_result mqgo_member_assignment(mqgo_member m_, int64_t *generation, int32_t **partitions);
-mqgo_result mqgo_member_poll(mqgo_member m_, mqgo_mem msgs_, size_t max, int64_t wait_ms,
-                             mqgo_cancel cancel_);
+/* As mqgo_poll_copy, for a member (ack: mq_member_ack_poll_copy of partition and offset). */
+mqgo_result mqgo_member_poll_copy(mqgo_member m_, int ack, int32_t partition, int64_t offset,
+                                  void *buf, size_t cap, size_t max, int64_t wait_ms,
+                                  mqgo_cancel cancel_);
 mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset);
-/* ABI 1.1 */
-mqgo_result mqgo_member_ack_poll(mqgo_member m_, int32_t partition, int64_t offset, mqgo_mem msgs_,
-                                 size_t max, int64_t wait_ms, mqgo_cancel cancel_);
 mqgo_result mqgo_member_nack(mqgo_member m_, int32_t partition, int64_t delay_ms);
 mqgo_result mqgo_member_extend_lease(mqgo_member m_, int32_t partition);
 
