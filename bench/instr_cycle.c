@@ -2,10 +2,11 @@
  * (no contention, no waiting), so the count per message is the same on every run and machine
  * load does not change it. Times on a shared machine vary; instruction counts do not.
  *
- *   mq_instr_cycle single|batch|headers|ackpoll N
+ *   mq_instr_cycle single|batch|headers|ackpoll|copy N
  *
  * single: publish one, poll one, ack it; batch: 64 at a time; headers: single with two
- * headers; ackpoll: single, but each ack travels with the next poll (mq_group_ack_poll, 1.1).
+ * headers; ackpoll: single, but each ack travels with the next poll (mq_group_ack_poll, 1.1);
+ * copy: batch, polled with the copying poll (mq_group_poll_copy, 1.3) into one 16 KiB buffer.
  * Run it twice under callgrind with two message counts, and the difference of the
  * totals over the difference of the counts is the cost per message, start-up excluded:
  *
@@ -28,7 +29,7 @@ static void must(mq_status st, const char *what) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s single|batch|headers|ackpoll N\n", argv[0]);
+        fprintf(stderr, "usage: %s single|batch|headers|ackpoll|copy N\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1];
@@ -43,7 +44,10 @@ int main(int argc, char **argv) {
     unsigned char payload[64];
     memset(payload, 'p', sizeof payload);
     const mq_header hdrs[2] = {{"trace", 5, "0123456789abcdef", 16}, {"type", 4, "json", 4}};
-    const int batch = strcmp(mode, "batch") == 0;
+    const int copy = strcmp(mode, "copy") == 0;
+    const int batch = copy || strcmp(mode, "batch") == 0;
+    static uint64_t buf[2048]; /* 16 KiB, 8-byte aligned: 64 entries and their bytes fit */
+    int64_t last = -1;
     const int ackpoll = strcmp(mode, "ackpoll") == 0;
     int64_t unacked = -1; /* ackpoll: the offset the next poll acks */
     const size_t hcount = strcmp(mode, "headers") == 0 ? 2 : 0;
@@ -58,6 +62,21 @@ int main(int argc, char **argv) {
             must(mq_topic_publish_batch(b, "t", recs, sizeof(mq_record), 64, MQ_NO_WAIT, NULL, NULL,
                                         sizeof(mq_publish_result), &published),
                  "mq_topic_publish_batch");
+            if (copy) {
+                must(mq_group_poll_copy(b, "t", "g", 0, buf, sizeof buf, 64, MQ_NO_WAIT, NULL, &got,
+                                        NULL),
+                     "mq_group_poll_copy");
+                if (got == 0) return 1;
+                mq_copied_message e;
+                memcpy(&e,
+                       (const char *)buf + sizeof(mq_copy_header) +
+                           (got - 1) * sizeof(mq_copied_message),
+                       sizeof e);
+                last = e.offset;
+                must(mq_group_ack(b, "t", "g", 0, last), "mq_group_ack");
+                done += (long)got;
+                continue;
+            }
             must(
                 mq_group_poll(b, "t", "g", 0, msgs, sizeof(mq_message), 64, MQ_NO_WAIT, NULL, &got),
                 "mq_group_poll");

@@ -1,6 +1,7 @@
 """Every tests/conformance/*.mqs scenario, one test per file found by globbing (a new scenario
 needs no edit here): the repository's runner (mq_conformance) runs it against
-conformance_testee.py, which executes the requests through the public Python API.
+conformance_testee.py, which executes the requests through the public Python API. The runner
+is MQ_CONFORMANCE_RUNNER, else built from the repository's sources (native_tools.py).
 
 In the Kafka variant (conftest.py), the scenarios of tests/conformance/kafka_scenarios.txt run
 again with the testee's broker on the cluster at MQ_KAFKA_BOOTSTRAP (FORMAT.md, "On the Kafka
@@ -15,6 +16,7 @@ import subprocess
 import sys
 
 import pytest
+from native_tools import conformance_runner
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -23,27 +25,6 @@ TESTEE = HERE / "conformance_testee.py"
 EXPECTED_FAILURES = HERE / "conformance_expected_failures.txt"
 EXPECTED_FAILURES_KAFKA = HERE / "conformance_expected_failures_kafka.txt"
 KAFKA_LIST = ROOT / "tests" / "conformance" / "kafka_scenarios.txt"
-RUNNER_CANDIDATES = (
-    HERE.parent / "build-core" / "tests" / "conformance" / "mq_conformance",  # test.sh's
-    ROOT / "build" / "tests" / "conformance" / "mq_conformance",  # scripts/test.sh's
-)
-
-
-def runner() -> pathlib.Path:
-    """MQ_CONFORMANCE_RUNNER (set by test.sh), else a runner already built in the repository."""
-    env = os.environ.get("MQ_CONFORMANCE_RUNNER")
-    if env:
-        if not os.access(env, os.X_OK):
-            pytest.fail(f"MQ_CONFORMANCE_RUNNER={env} is not an executable file")
-        return pathlib.Path(env)
-    for cand in RUNNER_CANDIDATES:
-        if os.access(cand, os.X_OK):
-            return cand
-    pytest.fail(
-        "the conformance runner mq_conformance is not built: run bindings/python/test.sh, or "
-        "build it (cmake -S . -B build -DMQ_BUILD_TESTS=ON && cmake --build build --target "
-        "mq_conformance) and set MQ_CONFORMANCE_RUNNER to its path"
-    )
 
 
 def test_scenarios_were_found() -> None:
@@ -61,7 +42,8 @@ KAFKA_SCENARIOS = kafka_scenarios()
 
 def run_scenario(script: pathlib.Path, expected_failures: pathlib.Path, **env: str) -> None:
     testee = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTEE))}"
-    cmd = [str(runner()), "--testee", testee, "--expected-failures", str(expected_failures)]
+    runner = str(conformance_runner())
+    cmd = [runner, "--testee", testee, "--expected-failures", str(expected_failures)]
     # The runner bounds every reply (10 s each) and kills a testee that hangs; this only keeps
     # a broken runner from hanging the suite.
     done = subprocess.run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import textwrap
 
 import pytest
@@ -136,3 +137,55 @@ def test_the_exit_hook_closes_subscriptions_members_and_brokers() -> None:
     out, err = child.communicate(timeout=30)
     assert child.returncode == 0, err
     assert out.strip() == "closed: True True True"
+
+
+NON_DAEMON_WAITERS = """
+    import os, threading, mq
+    from mq._native import lib
+    b = mq.Broker()
+    b.create_topic("t", capacity=1)
+    b.create_topic("m")
+    b.subscribe("t", "g")
+    b.publish("t", b"fill")
+    b.poll("t", "g", 0, timeout=0)  # in flight, never acked: the partition stays full
+    member = b.join("m", "live")
+    member.assignment()
+    def wait(what, call):
+        try:
+            call()
+        except mq.Closed:
+            os.write(1, f"{what} woken with Closed\\n".encode())  # one write: lines never mix
+    waits = {
+        "poll": lambda: b.poll("t", "g", 0, timeout=None),
+        "publish": lambda: b.publish("t", b"x", timeout=None),
+        "member poll": lambda: member.poll(timeout=None),
+    }
+    for what, call in waits.items():
+        threading.Thread(target=wait, args=(what, call)).start()
+    # One more that lets Closed go unhandled: the thread ends, its traceback is not printed.
+    threading.Thread(target=lambda: b.poll("t", "g", 0, timeout=None)).start()
+    while lib.mqpy_blocked_calls() < 4:
+        pass
+    print("end of main", flush=True)
+"""
+
+
+def test_non_daemon_threads_blocked_without_timeout_do_not_hold_exit() -> None:
+    # Python joins non-daemon threads before atexit hooks run: mq's close must come earlier
+    # (threading._register_atexit) or this child never exits.
+    child = python_child(NON_DAEMON_WAITERS)
+    try:
+        out, err = child.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+        raise AssertionError(f"the child did not exit within 20 s\n{out}{err}") from None
+    assert child.returncode == 0, (child.returncode, err)
+    lines = out.splitlines()
+    assert lines[0] == "end of main", out
+    assert sorted(lines[1:]) == [
+        "member poll woken with Closed",
+        "poll woken with Closed",
+        "publish woken with Closed",
+    ], out
+    assert "Traceback" not in err, err

@@ -1,4 +1,5 @@
-"""examples/python/trace.py prints exactly the C demo's trace section (run from its binary)."""
+"""examples/python/trace.py prints exactly the C demo's trace section (run from its binary, built
+from the repository's sources by native_tools.py)."""
 
 from __future__ import annotations
 
@@ -7,36 +8,9 @@ import pathlib
 import subprocess
 import sys
 
+from native_tools import c_demo
+
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-BUILD = ROOT / "bindings" / "python" / "build-core"
-
-
-def c_demo() -> pathlib.Path:
-    """The C demo, built from the repository's sources into build-core/ if needed."""
-    demo = BUILD / "examples" / "mq_demo"
-    if not demo.exists():
-        # The flags test.sh configures build-core/ with (it also builds the conformance runner).
-        subprocess.run(
-            [
-                "cmake",
-                "-S",
-                str(ROOT),
-                "-B",
-                str(BUILD),
-                "-DCMAKE_BUILD_TYPE=Release",
-                "-DMQ_BUILD_TESTS=ON",
-                "-DMQ_BUILD_EXAMPLES=ON",
-                "-DMQ_BUILD_BENCH=OFF",
-            ],
-            check=True,
-            capture_output=True,
-        )
-        subprocess.run(
-            ["cmake", "--build", str(BUILD), "--target", "mq_demo", "-j2"],
-            check=True,
-            capture_output=True,
-        )
-    return demo
 
 
 def test_python_trace_matches_the_c_demo_byte_for_byte() -> None:

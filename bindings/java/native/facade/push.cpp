@@ -40,9 +40,8 @@ NativeSubscription::~NativeSubscription() {
 }
 
 void NativeSubscription::open(NativeBroker &broker, const char *topic, const char *group,
-                              int32_t prefetch, int64_t session_timeout_ms,
-                              jintArray partitions, MessageSink *sink,
-                              JNIEnv *jenv) {
+                              int32_t prefetch, int64_t session_timeout_ms, jintArray partitions,
+                              MessageSink *sink, JNIEnv *jenv) {
     std::unique_ptr<MessageSink> owned(sink);
     mq_subscription_options o;
     mq_subscription_options_init(&o, sizeof o);

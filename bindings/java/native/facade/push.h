@@ -32,8 +32,7 @@ public:
     // topic. The sink is owned from here on (also when open fails): it is deleted when the
     // library releases it, after its last call.
     void open(NativeBroker &broker, const char *topic, const char *group, int32_t prefetch,
-              int64_t session_timeout_ms, jintArray partitions, MessageSink *sink,
-              JNIEnv *jenv);
+              int64_t session_timeout_ms, jintArray partitions, MessageSink *sink, JNIEnv *jenv);
     // MQ_ERR_DEADLOCK from the subscription's own handler.
     void close();
 

@@ -20,17 +20,12 @@ from __future__ import annotations
 
 from mq import _native
 from mq._asyncio import Stream
-from mq._broker import Broker, CancelToken, ManualClock
+from mq._broker import Broker
+from mq._handles import CancelToken, ManualClock
+from mq._hooks import ErrorHook, set_error_hook
 from mq._lifecycle import close_all
 from mq._member import Assignor, Member, RebalanceCallback
-from mq._push import (
-    ErrorHook,
-    Handler,
-    Subscription,
-    extend_lease,
-    set_error_hook,
-    set_nack_delay,
-)
+from mq._push import Handler, Subscription, extend_lease, set_nack_delay
 from mq._types import (
     OFFSET_EARLIEST,
     OFFSET_END,
@@ -70,9 +65,9 @@ from mq.errors import (
     UnsupportedError,
 )
 
-__version__ = "1.2.0"
+__version__ = "1.3.0"
 LIBRARY_VERSION: str = _native.ffi.string(_native.lib.mq_version_string()).decode()
-"""The version of the mq library in use, e.g. ``"1.2.0"``."""
+"""The version of the mq library in use, e.g. ``"1.3.0"``."""
 
 __all__ = [
     "LIBRARY_VERSION",

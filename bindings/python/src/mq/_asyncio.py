@@ -13,14 +13,12 @@ import collections
 import concurrent.futures
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import Callable, TypeVar
 
+from mq._handles import BrokerCore, CancelToken
+from mq._push import Subscription
 from mq._types import Message
 from mq.errors import Cancelled
-
-if TYPE_CHECKING:
-    from mq._broker import Broker, CancelToken
-    from mq._push import Subscription
 
 __all__ = ["Stream", "run_waiting"]
 
@@ -41,8 +39,6 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
 async def run_waiting(call: Callable[[CancelToken], T]) -> T:
     """Runs ``call(token)`` in the pool; task cancellation cancels the token (and so the C
     call) and waits for the thread to come back before raising ``CancelledError``."""
-    from mq._broker import CancelToken
-
     token = CancelToken()
     loop = asyncio.get_running_loop()
     fut = loop.run_in_executor(_executor(), call, token)
@@ -83,7 +79,7 @@ class Stream:
 
     def __init__(
         self,
-        broker: Broker,
+        broker: BrokerCore,
         topic: str,
         group: str,
         *,
@@ -124,9 +120,7 @@ class Stream:
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         topic, group, prefetch, partitions = self._args
-        sub = self._broker.open_subscription(
-            topic, group, self._handler, prefetch=prefetch, partitions=partitions
-        )
+        sub = Subscription._open(self._broker, topic, group, self._handler, prefetch, partitions)
         sub._before_close = self._release_all
         sub._on_topic_deleted = self._topic_deleted
         self._sub = sub

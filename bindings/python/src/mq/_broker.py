@@ -6,10 +6,15 @@ import threading
 import weakref
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from mq import _convert as cv
+from mq import _lifecycle
+from mq._asyncio import Stream, run_waiting
+from mq._handles import CancelToken, ManualClock, seconds_ms, token
+from mq._member import Assignor, Member, RebalanceCallback
 from mq._native import check, ctx, fail, ffi, lib
+from mq._push import Handler, Subscription
 from mq._types import (
     Bytes,
     GroupInfo,
@@ -21,14 +26,9 @@ from mq._types import (
     TopicInfo,
 )
 from mq._wait import call_blocking, wait_ms
-from mq.errors import Closed, InvalidArgument, MQError
+from mq.errors import Closed, Full, InvalidArgument, MQError
 
-if TYPE_CHECKING:
-    from mq._asyncio import Stream
-    from mq._member import Assignor, Member, RebalanceCallback
-    from mq._push import Handler, Subscription
-
-__all__ = ["Broker", "CancelToken", "ManualClock"]
+__all__ = ["Broker"]
 
 _TIMEOUT = lib.MQ_TIMEOUT
 _NULL = ffi.NULL
@@ -39,85 +39,6 @@ PublishItem = Union[Bytes, Record, tuple[Optional[Bytes], Bytes], tuple[Any, ...
 KafkaValue = Union[str, int, bool]
 # Sequence, not Iterable: with Iterable, mypy infers a dict of mixed values as dict[str, object].
 KafkaConfig = Union[Mapping[str, KafkaValue], Sequence[tuple[str, KafkaValue]]]
-
-
-class ManualClock:
-    """A broker clock that moves only when told to (for tests). Read natively, so mq can call it
-    with its partition locks held without touching the interpreter."""
-
-    def __init__(self, start_ns: int = _NS) -> None:
-        c = lib.mqpy_clock_new(cv.int64(start_ns, "start_ns"))
-        if c == _NULL:
-            raise MemoryError("mq: no memory for a clock")
-        self._c = ffi.gc(c, lib.mqpy_clock_free)
-
-    def now_ns(self) -> int:
-        """The clock's time in nanoseconds."""
-        return int(lib.mqpy_clock_read(self._c))
-
-    def set_ns(self, now_ns: int) -> None:
-        """Sets the time (mq expects it never to go back)."""
-        lib.mqpy_clock_set(self._c, cv.int64(now_ns, "now_ns"))
-
-    def advance(self, seconds: float) -> int:
-        """Moves the clock forward by ``seconds``; returns the new time in nanoseconds."""
-        if seconds < 0:
-            raise ValueError("a clock never goes back")
-        return int(lib.mqpy_clock_advance(self._c, round(seconds * _NS)))
-
-    def advance_ns(self, ns: int) -> int:
-        """Moves the clock forward by ``ns`` nanoseconds; returns the new time."""
-        if cv.int64(ns, "ns") < 0:
-            raise ValueError("a clock never goes back")
-        return int(lib.mqpy_clock_advance(self._c, ns))
-
-
-class CancelToken:
-    """Cancels one blocking call from any thread: pass it as ``cancel=``, then call
-    :meth:`cancel`; the call raises :class:`mq.Cancelled` as soon as it would wait. A token
-    stays cancelled until :meth:`reset`, and serves one call at a time."""
-
-    def __init__(self) -> None:
-        out = ffi.new("mq_cancel **")
-        if lib.mq_cancel_new(out) != 0:
-            raise MemoryError("mq: no memory for a cancel token")
-        # mq_cancel_free is safe even while a call waits with the token.
-        self._ptr = ffi.gc(out[0], lib.mq_cancel_free)
-
-    def cancel(self) -> None:
-        """Triggers the token (safe from any thread, handlers included)."""
-        lib.mq_cancel_trigger(self._ptr)
-
-    def reset(self) -> None:
-        """Clears a triggered token so it can be used again."""
-        lib.mq_cancel_reset(self._ptr)
-
-    @property
-    def cancelled(self) -> bool:
-        return bool(lib.mq_cancel_is_triggered(self._ptr))
-
-
-def _token(cancel: CancelToken | None) -> Any:
-    if cancel is None:
-        return None
-    if not isinstance(cancel, CancelToken):
-        raise TypeError(f"cancel must be a CancelToken, not {type(cancel).__name__}")
-    return cancel._ptr
-
-
-def _seconds_ms(v: float | None, what: str, *, none_is: int = 0) -> int:
-    if v is None:
-        return none_is
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"{what} must be a number of seconds, not {type(v).__name__}")
-    if v != v or v < 0:
-        raise InvalidArgument(f"{what} must be >= 0 seconds, not {v}")
-    ms = round(v * 1000)
-    if v > 0 and ms == 0:
-        ms = 1
-    if ms > 1 << 40:
-        raise InvalidArgument(f"{what} {v} s is above mq's limit of 2**40 ms")
-    return ms
 
 
 class Broker:
@@ -191,8 +112,6 @@ class Broker:
         del bootstrap, config
         check(status, c)
         self._h = out[0]
-        from mq import _lifecycle
-
         _lifecycle.register_broker(self)
 
     # ---- lifetime ----------------------------------------------------------------------------
@@ -264,9 +183,9 @@ class Broker:
         cfg.partitions = cv.int32(partitions, "partitions")
         cfg.capacity = cv.int64(capacity, "capacity")
         cfg.max_bytes = cv.int64(max_bytes, "max_bytes")
-        cfg.ack_timeout_ms = _seconds_ms(ack_timeout, "ack_timeout")
+        cfg.ack_timeout_ms = seconds_ms(ack_timeout, "ack_timeout")
         cfg.retention = cv.int32(int(retention), "retention")
-        cfg.max_age_ms = _seconds_ms(max_age, "max_age")
+        cfg.max_age_ms = seconds_ms(max_age, "max_age")
         t = cv.name(name, "topic")
         c = ctx()
         with self._admin:
@@ -397,7 +316,7 @@ class Broker:
             hd, hl, hc = cv.headers(headers)
         w = wait_ms(timeout)
         c = ctx()
-        tok = _token(cancel)
+        tok = token(cancel)
         if w == 0 or (tok is None and threading.get_ident() != _MAIN):
             s = lib.mqpy_publish(self._h, t, k, kl, v, len(v), hd, hl, hc, w, _NULL, c)
         else:
@@ -444,7 +363,7 @@ class Broker:
             vd, vl, kd, kl, hcs, hd, hl = _pack_records(recs)
         w = wait_ms(timeout)
         c = ctx()
-        tok = _token(cancel)
+        tok = token(cancel)
         s = call_blocking(
             lib.mqpy_publish_many,
             (self._h, t, vd, vl, kd, kl, hcs, hd, hl, n),
@@ -489,7 +408,7 @@ class Broker:
         n = cv.count(max, "max")
         w = wait_ms(timeout)
         c = ctx()
-        tok = _token(cancel)
+        tok = token(cancel)
         if w == 0 or (tok is None and threading.get_ident() != _MAIN):
             s = lib.mqpy_poll(self._h, t, g, p, n, w, _NULL, c)
         else:
@@ -531,7 +450,7 @@ class Broker:
         n = cv.count(max, "max")
         w = wait_ms(timeout)
         c = ctx()
-        tok = _token(cancel)
+        tok = token(cancel)
         if w == 0 or threading.get_ident() != _MAIN:
             s = lib.mqpy_ack_poll(self._h, t, g, p, o, n, w, _NULL if tok is None else tok, c)
         else:
@@ -570,7 +489,7 @@ class Broker:
             cv.name(topic, "topic"),
             cv.name(group, "group"),
             cv.int32(partition, "partition"),
-            _seconds_ms(delay, "delay"),
+            seconds_ms(delay, "delay"),
             c,
         )
         if s:
@@ -699,8 +618,6 @@ class Broker:
     ) -> Subscription:
         """Starts a push subscription: library threads (one per owned partition) poll, call
         ``handler(message)`` and ack. See :class:`mq.Subscription`."""
-        from mq._push import Subscription
-
         return Subscription._open(self, topic, group, handler, prefetch, partitions)
 
     # ---- asyncio -----------------------------------------------------------------------------
@@ -717,8 +634,6 @@ class Broker:
         got = self.poll(topic, group, partition, max, 0)
         if got or timeout == 0:
             return got
-        from mq._asyncio import run_waiting
-
         return await run_waiting(lambda tok: self.poll(topic, group, partition, max, timeout, tok))
 
     async def publish_async(
@@ -731,9 +646,6 @@ class Broker:
     ) -> tuple[int, int]:
         """:meth:`publish` without blocking the event loop; cancelling the task cancels the
         wait (nothing is then appended)."""
-        from mq._asyncio import run_waiting
-        from mq.errors import Full
-
         if key is not None or timeout == 0:
             # A keyed try cannot move the round robin: harmless when it finds no room.
             try:
@@ -753,8 +665,6 @@ class Broker:
         buffer: int = 16,
     ) -> Stream:
         """A push subscription read as an async iterator; see :class:`mq.Stream`."""
-        from mq._asyncio import Stream
-
         return Stream(self, topic, group, prefetch=prefetch, partitions=partitions, buffer=buffer)
 
     def join(
@@ -768,8 +678,6 @@ class Broker:
         on_rebalance: RebalanceCallback | None = None,
     ) -> Member:
         """Joins a group as a live member; see :class:`mq.Member`."""
-        from mq._member import Member
-
         return Member._join(self, topic, group, member_id, session_timeout, assignor, on_rebalance)
 
 

@@ -5,18 +5,16 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from mq import _convert as cv
 from mq import _lifecycle
+from mq._handles import BrokerCore, CancelToken, seconds_ms, token
+from mq._hooks import report
 from mq._native import check, ctx, fail, ffi, lib
-from mq._push import report
 from mq._types import Assignment, Message
 from mq._wait import MAIN_IDENT, call_blocking, wait_ms
 from mq.errors import Closed, Deadlock
-
-if TYPE_CHECKING:
-    from mq._broker import Broker, CancelToken
 
 __all__ = ["Assignor", "Member", "RebalanceCallback"]
 
@@ -50,7 +48,7 @@ class Member:
     @classmethod
     def _join(
         cls,
-        broker: Broker,
+        broker: BrokerCore,
         topic: str,
         group: str,
         member_id: str | None,
@@ -58,8 +56,6 @@ class Member:
         assignor: Assignor | None,
         on_rebalance: RebalanceCallback | None,
     ) -> Member:
-        from mq._broker import _seconds_ms
-
         self = object.__new__(cls)
         self.topic = topic
         self.group = group
@@ -76,7 +72,7 @@ class Member:
         if member_id is not None:
             keep = ffi.new("char[]", cv.name(member_id, "member_id"))
             opts.member_id = keep
-        opts.session_timeout_ms = _seconds_ms(session_timeout, "session_timeout")
+        opts.session_timeout_ms = seconds_ms(session_timeout, "session_timeout")
         if assignor is not None:
             if not callable(assignor):
                 raise TypeError("assignor must be callable")
@@ -112,7 +108,7 @@ class Member:
     group: str
     id: str
     """The member's id (generated as ``"<group>-<n>"`` unless given)."""
-    _broker: Broker
+    _broker: BrokerCore
     _lock: threading.Condition
     _busy: int
     _tokens: set[Any]
@@ -200,11 +196,9 @@ class Member:
         cancel: CancelToken | None,
         ack: tuple[int, int] | None,
     ) -> list[Message]:
-        from mq._broker import _token
-
         n = cv.count(max, "max")
         w = wait_ms(timeout)
-        user = _token(cancel)
+        user = token(cancel)
         h = self._enter()
         c = ctx()
         tok = user
@@ -263,10 +257,8 @@ class Member:
 
     def nack(self, partition: int, delay: float = 0.0) -> None:
         """Hands the partition's in-flight messages out again (after ``delay`` seconds)."""
-        from mq._broker import _seconds_ms
-
         self._simple(
-            lib.mqw_member_nack, cv.int32(partition, "partition"), _seconds_ms(delay, "delay")
+            lib.mqw_member_nack, cv.int32(partition, "partition"), seconds_ms(delay, "delay")
         )
 
     def extend_lease(self, partition: int) -> None:

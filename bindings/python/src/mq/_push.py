@@ -3,66 +3,22 @@
 from __future__ import annotations
 
 import contextlib
-import logging
-import sys
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 from mq import _convert as cv
 from mq import _lifecycle
+from mq._handles import BrokerCore, seconds_ms
+from mq._hooks import report
 from mq._native import check, ctx, ffi, lib
 from mq._types import Message
 from mq.errors import Deadlock
 
-if TYPE_CHECKING:
-    from mq._broker import Broker
-
-__all__ = [
-    "ErrorHook",
-    "Handler",
-    "Subscription",
-    "extend_lease",
-    "set_error_hook",
-    "set_nack_delay",
-]
+__all__ = ["Handler", "Subscription", "extend_lease", "set_nack_delay"]
 
 Handler = Callable[[Message], Optional[bool]]
 """A push handler: return ``None`` or ``True`` to ack, ``False`` to nack; raising nacks too."""
-
-ErrorHook = Callable[[BaseException, str], None]
-"""Receives the exception a callback raised and a sentence saying where."""
-
-_log = logging.getLogger("mq")
-
-
-def _log_hook(exc: BaseException, where: str) -> None:
-    _log.error("%s", where, exc_info=(type(exc), exc, exc.__traceback__))
-
-
-_hook: ErrorHook = _log_hook
-
-
-def set_error_hook(hook: ErrorHook | None) -> ErrorHook:
-    """Sets where exceptions raised by handlers, assignors and rebalance callbacks go (they never
-    reach the library: a raising handler nacks). ``None`` restores the default, which logs them
-    to the ``mq`` logger. Returns the previous hook."""
-    global _hook
-    old = _hook
-    _hook = hook if hook is not None else _log_hook
-    return old
-
-
-def report(exc: BaseException, where: str) -> None:
-    try:
-        _hook(exc, where)
-    except BaseException as second:  # the hook itself failed: say so, never raise into C
-        with contextlib.suppress(BaseException):
-            print(
-                f"mq: the error hook raised {second!r} while reporting: {where}: {exc!r}",
-                file=sys.stderr,
-            )
-
 
 _current = threading.local()  # .sub: the subscription whose handler this thread is running
 
@@ -77,12 +33,10 @@ def extend_lease() -> None:
 def set_nack_delay(seconds: float) -> None:
     """From inside a push handler: if this call then nacks (returns False or raises), the
     message comes back no sooner than ``seconds`` from now."""
-    from mq._broker import _seconds_ms
-
     if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds < 0:
         ms = -1  # let mq refuse it with its own message
     else:
-        ms = _seconds_ms(seconds, "nack delay")
+        ms = seconds_ms(seconds, "nack delay")
     c = ctx()
     check(lib.mqw_handler_set_nack_delay(ms, c), c)
 
@@ -108,7 +62,7 @@ class Subscription:
     @classmethod
     def _open(
         cls,
-        broker: Broker,
+        broker: BrokerCore,
         topic: str,
         group: str,
         handler: Handler,
@@ -156,7 +110,7 @@ class Subscription:
 
     topic: str
     group: str
-    _broker: Broker
+    _broker: BrokerCore
     _handler: Handler
     _lock: threading.Lock
     _h: Any
