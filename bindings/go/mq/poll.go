@@ -158,9 +158,9 @@ func (b *Broker) NackAfter(topic, group string, partition int, delay time.Durati
 		return closedError(op)
 	}
 	defer b.release()
-	t, tl := cstr(topic)
-	g, gl := cstr(group)
-	return check(op, C.mqgo_nack(p, t, tl, g, gl, part, C.int64_t(durationMs(delay))))
+	return groupCall(op, topic, group, func(t, g *C.char) C.mq_status {
+		return C.mq_group_nack(cBroker(p), t, g, part, C.int64_t(durationMs(delay)))
+	})
 }
 
 // ExtendLease restarts the lease of the group's in-flight messages on a partition, for work
@@ -176,9 +176,9 @@ func (b *Broker) ExtendLease(topic, group string, partition int) error {
 		return closedError(op)
 	}
 	defer b.release()
-	t, tl := cstr(topic)
-	g, gl := cstr(group)
-	return check(op, C.mqgo_extend_lease(p, t, tl, g, gl, part))
+	return groupCall(op, topic, group, func(t, g *C.char) C.mq_status {
+		return C.mq_group_extend_lease(cBroker(p), t, g, part)
+	})
 }
 
 // Seek moves the group's cursor on a partition to offset (in the retained range, or
@@ -195,7 +195,7 @@ func (b *Broker) Seek(topic, group string, partition int, offset int64) error {
 		return closedError(op)
 	}
 	defer b.release()
-	t, tl := cstr(topic)
-	g, gl := cstr(group)
-	return check(op, C.mqgo_seek(p, t, tl, g, gl, part, C.int64_t(offset)))
+	return groupCall(op, topic, group, func(t, g *C.char) C.mq_status {
+		return C.mq_group_seek(cBroker(p), t, g, part, C.int64_t(offset))
+	})
 }
