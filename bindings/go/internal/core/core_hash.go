@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "9291fc70258171c29e2b2eeca0dfcf427d044a74f406e726c00a0f92bd011dff"
+const coreSourcesSHA256 = "128118c9069ac74ea36fade610b4d828b1db49652c3eb81f52e62e4dfa700e69"

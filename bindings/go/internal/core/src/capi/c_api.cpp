@@ -637,6 +637,49 @@ MQ_API mq_status mq_group_ack_poll(mq_broker *b, const char *topic, const char *
         });
 }
 
+// The copying forms of mq_group_poll and mq_group_ack_poll (ack NULL: no ack).
+static mq_status group_poll_copy(mq_broker *b, const char *topic, const char *group,
+                                 int32_t partition, const int64_t *ack, void *buf, size_t cap,
+                                 size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                 size_t *needed_out) {
+    if (count_out) *count_out = 0;
+    if (needed_out) *needed_out = 0;
+    if (b && b->backend) {
+        return on_kafka_cursor(b, topic, group, false, [&](mq::Backend &k) {
+            return mq::poll_copy(buf, cap, max, wait_ms, count_out, needed_out,
+                                 [&](mq::CopyOut &copy, size_t n) {
+                                     return k.poll(topic, group, partition, ack, nullptr, n,
+                                                   wait_ms, cancel, count_out, &copy);
+                                 });
+        });
+    }
+    return on_blocking_cursor(
+        b, topic, group, partition,
+        [&](mq::Partition &p, const mq::Group *g, mq::GateScope &scope) {
+            return mq::poll_copy(
+                buf, cap, max, wait_ms, count_out, needed_out, [&](mq::CopyOut &copy, size_t n) {
+                    return mq::poll_group(p, g, {}, nullptr, n, mq::Wait::from_ms(wait_ms, &scope),
+                                          cancel, count_out, ack, &copy);
+                });
+        });
+}
+
+MQ_API mq_status mq_group_poll_copy(mq_broker *b, const char *topic, const char *group,
+                                    int32_t partition, void *buf, size_t cap, size_t max,
+                                    int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                    size_t *needed_out) {
+    return group_poll_copy(b, topic, group, partition, nullptr, buf, cap, max, wait_ms, cancel,
+                           count_out, needed_out);
+}
+
+MQ_API mq_status mq_group_ack_poll_copy(mq_broker *b, const char *topic, const char *group,
+                                        int32_t partition, int64_t offset, void *buf, size_t cap,
+                                        size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                        size_t *count_out, size_t *needed_out) {
+    return group_poll_copy(b, topic, group, partition, &offset, buf, cap, max, wait_ms, cancel,
+                           count_out, needed_out);
+}
+
 MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
                               int64_t offset) {
     if (b && b->backend) {

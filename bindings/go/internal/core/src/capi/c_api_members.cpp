@@ -201,6 +201,42 @@ MQ_API mq_status mq_member_ack_poll(mq_member *m, int32_t partition, int64_t off
     });
 }
 
+MQ_API mq_status mq_member_poll_copy(mq_member *m, void *buf, size_t cap, size_t max,
+                                     int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                     size_t *needed_out) {
+    if (count_out) *count_out = 0;
+    if (needed_out) *needed_out = 0;
+    if (mq_status st = check_member(m); st != MQ_OK) return st;
+    return guarded([&] {
+        return mq::poll_copy(
+            buf, cap, max, wait_ms, count_out, needed_out, [&](mq::CopyOut &copy, size_t n) {
+                if (m->backend) {
+                    return m->backend->poll(nullptr, nullptr, nullptr, n, wait_ms, cancel,
+                                            count_out, &copy);
+                }
+                return m->poll(nullptr, n, mq::Wait::from_ms(wait_ms), cancel, count_out, &copy);
+            });
+    });
+}
+
+MQ_API mq_status mq_member_ack_poll_copy(mq_member *m, int32_t partition, int64_t offset, void *buf,
+                                         size_t cap, size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                         size_t *count_out, size_t *needed_out) {
+    if (count_out) *count_out = 0;
+    if (needed_out) *needed_out = 0;
+    return on_member_partition(m, partition, [&] {
+        return mq::poll_copy(
+            buf, cap, max, wait_ms, count_out, needed_out, [&](mq::CopyOut &copy, size_t n) {
+                if (m->backend) {
+                    return m->backend->poll(&partition, &offset, nullptr, n, wait_ms, cancel,
+                                            count_out, &copy);
+                }
+                return m->ack_poll(partition, offset, nullptr, n, mq::Wait::from_ms(wait_ms),
+                                   cancel, count_out, &copy);
+            });
+    });
+}
+
 MQ_API mq_status mq_member_ack(mq_member *m, int32_t partition, int64_t offset) {
     return on_member_partition(m, partition, [&] {
         return m->backend ? m->backend->ack(partition, offset) : m->ack(partition, offset);
