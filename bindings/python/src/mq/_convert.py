@@ -7,7 +7,7 @@ from itertools import repeat
 from operator import add
 from typing import Any
 
-from mq._native import ffi
+from mq._native import PollBuffer, ffi
 from mq._types import Bytes, DeadLetter, Header, Message
 from mq.errors import InvalidArgument
 
@@ -203,14 +203,12 @@ def _copied_headers(at: int, n: int, q: Any, raw: Any) -> tuple[Header, ...]:
     )
 
 
-def messages(pb: Any, topic: str) -> list[Message]:
+def messages(pb: PollBuffer, topic: str) -> list[Message]:
     """The messages a copying poll wrote into the thread's buffer ``pb`` (layout 1)."""
     n = pb.count[0]
     if n == 0:
         return []
-    raw = ffi.buffer(pb.mem)  # slicing it makes bytes: one copy per key, value, header part
-    mv = memoryview(raw)
-    q, i32, u32 = mv.cast("q"), mv.cast("i"), mv.cast("I")
+    raw, q, i32, u32 = pb.raw, pb.q, pb.i32, pb.u32
     k = _ENTRY // 8
     first = _FIRST // 8
     if n == 1:

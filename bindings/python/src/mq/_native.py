@@ -52,7 +52,11 @@ class PollBuffer:
     """A thread's buffer for the copying polls (mq.h, layout 1), with their two outputs. Kept
     and grown, never shrunk, so a thread's polls allocate nothing in steady state."""
 
-    __slots__ = ("cap", "count", "mem", "needed")
+    __slots__ = ("cap", "count", "i32", "mem", "needed", "q", "raw", "u32")
+    cap: int
+    q: memoryview[int]
+    i32: memoryview[int]
+    u32: memoryview[int]
 
     def __init__(self) -> None:
         self.count = ffi.new("size_t *")
@@ -63,6 +67,11 @@ class PollBuffer:
         # uint64_t[]: the 8-byte alignment mq asks for.
         self.mem = ffi.new("uint64_t[]", (cap + 7) // 8)
         self.cap = ffi.sizeof(self.mem)
+        # How layout 1 is read (mq._convert.messages): slices of raw are bytes; q, i32 and u32
+        # see the same memory as int64, int32 and uint32.
+        self.raw = ffi.buffer(self.mem)
+        mv = memoryview(self.raw)
+        self.q, self.i32, self.u32 = mv.cast("q"), mv.cast("i"), mv.cast("I")
 
     def after(self, n: int, limit: int) -> None:
         """After a poll that handed out n < limit messages in needed[0] bytes: if another
