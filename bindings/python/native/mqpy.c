@@ -45,7 +45,6 @@ mqpy_ctx *mqpy_ctx_new(void) { return calloc(1, sizeof(mqpy_ctx)); }
 
 void mqpy_ctx_free(mqpy_ctx *ctx) {
     if (!ctx) return;
-    free(ctx->results);
     free(ctx->records);
     free(ctx->headers);
     free(ctx->pubres);
@@ -98,8 +97,6 @@ int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const 
     if (hcounts)
         for (size_t i = 0; i < count; ++i) nheaders += hcounts[i];
     if (!grow((void **)&ctx->records, &ctx->records_cap, count ? count : 1, sizeof(mq_record)) ||
-        !grow((void **)&ctx->results, &ctx->results_cap, 2 * (count ? count : 1),
-              sizeof(int64_t)) ||
         !grow((void **)&ctx->headers, &ctx->headers_cap, nheaders ? nheaders : 1,
               sizeof(mq_header)))
         return no_memory(ctx);
@@ -133,12 +130,6 @@ int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const 
                                          cancel, res, sizeof(mq_publish_result), &published);
     if (wait_ms) atomic_fetch_sub(&g_blocked, 1);
     ctx->count = published;
-    if (s == MQ_OK || published > 0 || s == MQ_FULL || s == MQ_CLOSED || s == MQ_CANCELLED) {
-        for (size_t i = 0; i < count; ++i) {
-            ctx->results[2 * i] = res[i].partition;
-            ctx->results[2 * i + 1] = res[i].offset;
-        }
-    }
     return done(s, ctx);
 }
 

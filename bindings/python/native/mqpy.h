@@ -23,13 +23,11 @@ typedef struct mqpy_ctx {
     int32_t partition; /* single publish: where it went */
     int64_t offset;
     size_t count;     /* batch publish: records published */
-    int64_t *results; /* batch publish: partition, offset per record */
-    size_t results_cap;
     mq_record *records; /* batch publish scratch */
     size_t records_cap;
     mq_header *headers;
     size_t headers_cap;
-    mq_publish_result *pubres; /* batch publish: what mq writes, before flattening */
+    mq_publish_result *pubres; /* batch publish: where each record went */
     size_t pubres_cap;
 } mqpy_ctx;
 
@@ -44,8 +42,8 @@ int mqpy_publish(mq_broker *b, const char *topic, const char *key, size_t key_le
 
 /* mq_topic_publish_batch of count records packed: values concatenated in vdata with lengths
  * vlens; keys likewise (klens[i] < 0: no key; klens NULL: no keys at all); hcounts[i] headers
- * per record (NULL: none) packed as for mqpy_publish, in record order. ctx->results gets
- * (partition, offset) per record, ctx->count the number published. */
+ * per record (NULL: none) packed as for mqpy_publish, in record order. ctx->pubres gets
+ * mq's result per record, ctx->count the number published. */
 int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
                       const char *kdata, const int64_t *klens, const size_t *hcounts,
                       const char *hdata, const size_t *hlens, size_t count, int64_t wait_ms,

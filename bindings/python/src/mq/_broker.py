@@ -374,14 +374,12 @@ class Broker:
             retry=False,
         )
         if s == 0:
-            r = ffi.unpack(c.results, 2 * n)
-            return list(zip(r[0::2], r[1::2]))
+            return _results(c, n)
         try:
             fail(s, c)
         except MQError as e:
             if s in (lib.MQ_FULL, lib.MQ_CLOSED, lib.MQ_CANCELLED) or c.count:
-                r = ffi.unpack(c.results, 2 * n)
-                e.results = list(zip(r[0::2], r[1::2]))  # type: ignore[attr-defined]
+                e.results = _results(c, n)  # type: ignore[attr-defined]
             else:
                 e.results = [(-1, -1)] * n  # type: ignore[attr-defined]
             e.published = int(c.count)  # type: ignore[attr-defined]
@@ -720,6 +718,18 @@ class Broker:
     ) -> Member:
         """Joins a group as a live member; see :class:`mq.Member`."""
         return Member._join(self, topic, group, member_id, session_timeout, assignor, on_rebalance)
+
+
+_RESULT = ffi.sizeof("mq_publish_result")
+_RESULT_PARTITION = ffi.offsetof("mq_publish_result", "partition") // 4
+_RESULT_OFFSET = ffi.offsetof("mq_publish_result", "offset") // 8
+
+
+def _results(c: Any, n: int) -> list[tuple[int, int]]:
+    """(partition, offset) per record of the batch publish that wrote c.pubres."""
+    mv = memoryview(ffi.buffer(c.pubres, n * _RESULT))
+    parts = mv.cast("i")[_RESULT_PARTITION :: _RESULT // 4].tolist()
+    return list(zip(parts, mv.cast("q")[_RESULT_OFFSET :: _RESULT // 8].tolist()))
 
 
 def _pack_records(recs: Sequence[Any]) -> tuple[bytes, Any, bytes, Any, Any, bytes, Any]:
