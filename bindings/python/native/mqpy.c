@@ -71,24 +71,6 @@ static void unpack_headers(mq_header *out, const char *hdata, const size_t *hlen
     }
 }
 
-int mqpy_publish(mq_broker *b, const char *topic, const char *key, size_t key_len,
-                 const char *value, size_t value_len, const char *hdata, const size_t *hlens,
-                 size_t hcount, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx) {
-    const mq_header *headers = NULL;
-    if (hcount) {
-        if (!grow((void **)&ctx->headers, &ctx->headers_cap, hcount, sizeof(mq_header)))
-            return no_memory(ctx);
-        size_t pos = 0;
-        unpack_headers(ctx->headers, hdata, hlens, hcount, &pos);
-        headers = ctx->headers;
-    }
-    if (wait_ms) atomic_fetch_add(&g_blocked, 1);
-    mq_status s = mq_topic_publish(b, topic, key, key_len, value, value_len, headers, hcount,
-                                   wait_ms, cancel, &ctx->partition, &ctx->offset);
-    if (wait_ms) atomic_fetch_sub(&g_blocked, 1);
-    return done(s, ctx);
-}
-
 int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
                       const char *kdata, const int64_t *klens, const size_t *hcounts,
                       const char *hdata, const size_t *hlens, size_t count, int64_t wait_ms,

@@ -17,11 +17,9 @@
 #ifndef MQPY_H
 #define MQPY_H
 
-/* Per-thread scratch: the error text of the last failure and the output of publishes. */
+/* Per-thread scratch: the error text of the last failure and the output of batch publishes. */
 typedef struct mqpy_ctx {
     char err[1024];
-    int32_t partition; /* single publish: where it went */
-    int64_t offset;
     size_t count;     /* batch publish: records published */
     mq_record *records; /* batch publish scratch */
     size_t records_cap;
@@ -34,22 +32,17 @@ typedef struct mqpy_ctx {
 mqpy_ctx *mqpy_ctx_new(void);
 void mqpy_ctx_free(mqpy_ctx *ctx);
 
-/* mq_topic_publish; key NULL = no key; headers packed: hcount pairs of (name, value) whose
- * lengths are hlens[2i], hlens[2i+1], bytes concatenated in hdata. Result in ctx. */
-int mqpy_publish(mq_broker *b, const char *topic, const char *key, size_t key_len,
-                 const char *value, size_t value_len, const char *hdata, const size_t *hlens,
-                 size_t hcount, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
-
 /* mq_topic_publish_batch of count records packed: values concatenated in vdata with lengths
  * vlens; keys likewise (klens[i] < 0: no key; klens NULL: no keys at all); hcounts[i] headers
- * per record (NULL: none) packed as for mqpy_publish, in record order. ctx->pubres gets
+ * per record (NULL: none), in record order, as pairs of (name, value) whose lengths are
+ * hlens[2i], hlens[2i+1], bytes concatenated in hdata. ctx->pubres gets
  * mq's result per record, ctx->count the number published. */
 int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
                       const char *kdata, const int64_t *klens, const size_t *hcounts,
                       const char *hdata, const size_t *hlens, size_t count, int64_t wait_ms,
                       mq_cancel *cancel, mqpy_ctx *ctx);
 
-/* Threads currently inside a call that may block (wait_ms != 0): the publishes above and every
+/* Threads currently inside a call that may block (wait_ms != 0): the batch publish above and every
  * generated wrapper of a function with a wait_ms parameter (tools/gen_cffi.py). What tests watch
  * to know that a call is really waiting in C, with the GIL released. */
 int64_t mqpy_blocked_calls(void);

@@ -13,7 +13,7 @@ from mq import _lifecycle
 from mq._asyncio import Stream, run_waiting
 from mq._handles import CancelToken, ManualClock, seconds_ms, token
 from mq._member import Assignor, Member, RebalanceCallback
-from mq._native import PollBuffer, check, ctx, fail, ffi, lib, poll_buffer
+from mq._native import PollBuffer, check, ctx, fail, ffi, lib, poll_buffer, publish_out
 from mq._push import Handler, Subscription
 from mq._types import (
     Bytes,
@@ -311,27 +311,29 @@ class Broker:
             k = cv.data(key, "key")
             kl = len(k)
         if headers is None:
-            hd, hl, hc = b"", _NULL, 0
+            ha, hc, keep = _NULL, 0, None
         else:
-            hd, hl, hc = cv.headers(headers)
+            ha, hc, keep = cv.headers(headers)
         w = wait_ms(timeout)
         c = ctx()
+        po, oo = publish_out()
         tok = token(cancel)
         if w == 0 or (tok is None and threading.get_ident() != _MAIN):
-            s = lib.mqpy_publish(self._h, t, k, kl, v, len(v), hd, hl, hc, w, _NULL, c)
+            s = lib.mqw_topic_publish(self._h, t, k, kl, v, len(v), ha, hc, w, _NULL, po, oo, c)
         else:
             s = call_blocking(
-                lib.mqpy_publish,
-                (self._h, t, k, kl, v, len(v), hd, hl, hc),
+                lib.mqw_topic_publish,
+                (self._h, t, k, kl, v, len(v), ha, hc),
                 w,
                 tok,
-                (c,),
+                (po, oo, c),
                 user_token=tok is not None,
                 pretry=key is not None,  # a keyless try would move the round-robin on
             )
+        del keep  # the header bytes, referenced until mq has copied them
         if s:
             fail(s, c)
-        return (c.partition, c.offset)
+        return (po[0], oo[0])
 
     def publish_many(
         self,

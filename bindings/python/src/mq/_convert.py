@@ -135,10 +135,8 @@ def count(v: object, what: str) -> int:
     return v
 
 
-def headers(hs: Iterable[tuple[Bytes, Bytes]] | None) -> tuple[bytes, Any, int]:
-    """(packed bytes, size_t lengths in pairs, count) for the helpers."""
-    if not hs:
-        return b"", ffi.NULL, 0
+def headers(hs: Iterable[tuple[Bytes, Bytes]]) -> tuple[Any, int, Any]:
+    """(an mq_header array or NULL, its length, what must stay referenced while mq reads it)."""
     parts: list[bytes] = []
     for h in hs:
         try:
@@ -147,7 +145,17 @@ def headers(hs: Iterable[tuple[Bytes, Bytes]] | None) -> tuple[bytes, Any, int]:
             raise TypeError(f"a header must be a (name, value) pair, not {h!r}") from None
         parts.append(data(n, "header name"))
         parts.append(data(v, "header value"))
-    return b"".join(parts), ffi.new("size_t[]", [len(p) for p in parts]), len(parts) // 2
+    if not parts:
+        return ffi.NULL, 0, None
+    base = ffi.from_buffer(b"".join(parts))
+    arr = ffi.new("mq_header[]", len(parts) // 2)
+    at = 0
+    for i, h in enumerate(arr):
+        n, v = parts[2 * i], parts[2 * i + 1]
+        h.name, h.name_len = base + at, len(n)
+        h.value, h.value_len = base + at + len(n), len(v)
+        at += len(n) + len(v)
+    return arr, len(arr), base
 
 
 # Layout 1 of the copying poll (mq.h), read in place: int64 fields through a "q" view of the

@@ -19,6 +19,7 @@ __all__ = [
     "ffi",
     "lib",
     "poll_buffer",
+    "publish_out",
 ]
 
 # Built for: the header's version. Running: the library's. Compatible when the majors match and
@@ -80,6 +81,15 @@ class PollBuffer:
         used = self.needed[0]
         if 0 < n < limit and self.cap < _GROW_LIMIT and used + used // n > self.cap:
             self.resize(2 * self.cap)
+
+
+def publish_out() -> tuple[Any, Any]:
+    """This thread's (int32_t *, int64_t *) for where a publish went."""
+    try:
+        return _tls.publish  # type: ignore[no-any-return]
+    except AttributeError:
+        out = _tls.publish = (ffi.new("int32_t *"), ffi.new("int64_t *"))
+        return out
 
 
 def poll_buffer() -> PollBuffer:
