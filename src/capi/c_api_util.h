@@ -129,6 +129,17 @@ inline mq_status into_messages(mq_message *msgs, size_t msg_size, size_t max, si
     return st;
 }
 
+// The arguments every view poll checks after its topic, group and partition (or member).
+inline mq_status check_poll_args(const mq_message *msgs, size_t msg_size, size_t max,
+                                 int64_t wait_ms, const size_t *count_out) {
+    if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
+    if (mq_status st = check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st) return st;
+    if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
+    if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+    if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+    return MQ_OK;
+}
+
 // The copying poll (mq.h): checks its buffer arguments (after the call's topic, group and
 // partition, as mq.h orders the statuses), runs poll(copy, max) and then, whatever it returned,
 // writes the buffer's header and *needed_out. max is capped at the entries the buffer could

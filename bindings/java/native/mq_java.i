@@ -87,7 +87,7 @@
                                          (const void *kafka_bootstrap, size_t kafka_bootstrap_len),
                                          (const void *kafka_config, size_t kafka_config_len) };
 
-// Direct ByteBuffers over native arenas.
+// Direct ByteBuffers over native memory (a push handler's message).
 %typemap(jni) jbytebuffer "jobject"
 %typemap(jtype) jbytebuffer "java.nio.ByteBuffer"
 %typemap(jstype) jbytebuffer "java.nio.ByteBuffer"
@@ -131,7 +131,6 @@
 // Generated names that leave the public ones (ManualClock, ...) to the hand-written API.
 %rename(NativeClock) mqj::ManualClock;
 %rename(NativeCancel) mqj::CancelToken;
-%rename(NativePollBuffer) mqj::PollBuffer;
 %rename(NativeMessageSink) mqj::MessageSink;
 %rename(NativeAssignorSink) mqj::AssignorSink;
 %rename(NativeRebalanceSink) mqj::RebalanceSink;

@@ -1,6 +1,6 @@
 #include "broker.h"
 
-#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -11,9 +11,17 @@
 namespace mqj {
 namespace {
 
-// A poll hands out "up to max" messages; the facade's array for them is capped so that a huge
-// max costs no huge allocation.
-constexpr int32_t kMaxPerPoll = 1 << 16;
+// Java reads and writes these structs in direct buffers by their offsets (org.mq.Wire): the
+// layout it assumes is checked here, at build time. Every field of mq_header and mq_record is
+// 8 bytes on LP64, so their offsets follow from their sizes.
+static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8, "org.mq.Wire assumes 64-bit");
+static_assert(sizeof(mq_header) == 32 && sizeof(mq_record) == 48);
+static_assert(sizeof(mq_copy_header) == 16 && offsetof(mq_copy_header, bytes_at) == 8);
+static_assert(sizeof(mq_copied_message) == 88 && offsetof(mq_copied_message, key_at) == 32 &&
+              offsetof(mq_copied_message, dead_letter_at) == 80);
+static_assert(sizeof(mq_copied_header) == 32);
+static_assert(sizeof(mq_copied_dead_letter) == 48 &&
+              offsetof(mq_copied_dead_letter, partition) == 40);
 
 int64_t read_clock(void *user) {
     return static_cast<std::atomic<int64_t> *>(user)->load(std::memory_order_acquire);
@@ -65,7 +73,7 @@ jlongArray defaults(JNIEnv *jenv) {
     return long_array(jenv, v, sizeof v / sizeof v[0]);
 }
 
-// ---- ManualClock, CancelToken, PollBuffer ---------------------------------------------------
+// ---- ManualClock, CancelToken, copying polls------------------------------------------------
 
 ManualClock::ManualClock(int64_t start_ns)
     : now_(std::make_shared<std::atomic<int64_t>>(start_ns)) {}
@@ -79,25 +87,21 @@ void CancelToken::trigger() { mq_cancel_trigger(token_); }
 void CancelToken::reset() { mq_cancel_reset(token_); }
 bool CancelToken::triggered() const { return mq_cancel_is_triggered(token_) != 0; }
 
-jbytebuffer PollBuffer::view(JNIEnv *jenv) {
-    arena.reserve(1);
-    return jenv->NewDirectByteBuffer(arena.data(), static_cast<jlong>(arena.capacity()));
+int64_t copied(mq_status st, size_t count, size_t needed, int64_t cap) {
+    if (st == MQ_TIMEOUT) return 0;
+    // A room above cap is the first message's alone; anything else is a failure to report.
+    if (st == MQ_ERR_TOO_LARGE && needed > static_cast<size_t>(cap))
+        return -static_cast<int64_t>(needed);
+    check(st);
+    return static_cast<int64_t>(count);
 }
 
-size_t PollBuffer::prepare(int32_t max) {
+size_t poll_max(int32_t max) {
     if (max < 0) fail(MQ_ERR_INVALID, "max is " + std::to_string(max) + "; it must be at least 1");
-    const size_t room = static_cast<size_t>(std::min(max, kMaxPerPoll));
-    if (msgs.size() < room) msgs.resize(room);
-    return room;
+    return static_cast<size_t>(max);
 }
 
-int32_t PollBuffer::fill(size_t n) {
-    const size_t size = encoded_size(msgs.data(), n);
-    if (size > INT32_MAX)
-        fail(MQ_ERR_TOO_LARGE, "a poll's messages exceed 2 GiB; poll fewer at a time");
-    arena.reserve(size);
-    return static_cast<int32_t>(encode(arena.data(), msgs.data(), n));
-}
+void *address(int64_t at) { return reinterpret_cast<void *>(static_cast<intptr_t>(at)); }
 
 // ---- NativeBroker ----------------------------------------------------------------------------
 
@@ -185,36 +189,28 @@ void NativeBroker::unsubscribe(const char *topic, const char *group) {
 
 void NativeBroker::deleteTopic(const char *topic) { check(mq_topic_delete(broker_, topic)); }
 
-int64_t NativeBroker::publish(const char *topic, int64_t in, int32_t key_len, int32_t value_len,
-                              int32_t headers_len, int64_t wait_ms, CancelToken *cancel) {
-    char *p = reinterpret_cast<char *>(static_cast<intptr_t>(in));
-    const char *key = key_len >= 0 ? p : nullptr;
-    const char *value = p + (key_len > 0 ? key_len : 0);
-    const char *headers = value + value_len;
-    std::vector<mq_header> h;
-    if (headers_len > 0) h = decode_headers(headers, static_cast<size_t>(headers_len));
+int64_t NativeBroker::publish(const char *topic, int64_t record, int64_t wait_ms,
+                              CancelToken *cancel) {
+    auto *r = static_cast<mq_record *>(address(record));
     int32_t partition = -1;
     int64_t offset = -1;
-    check(mq_topic_publish(broker_, topic, key, key ? static_cast<size_t>(key_len) : 0, value,
-                           static_cast<size_t>(value_len), h.empty() ? nullptr : h.data(), h.size(),
-                           wait_ms, cancel ? cancel->raw() : nullptr, &partition, &offset));
-    std::memcpy(p, &partition, sizeof partition);  // the library has copied the message
+    check(mq_topic_publish(broker_, topic, r->key, r->key_len, r->payload, r->payload_len,
+                           r->headers, r->header_count, wait_ms, cancel ? cancel->raw() : nullptr,
+                           &partition, &offset));
+    std::memcpy(r, &partition, sizeof partition);  // the library has copied the message
     return offset;
 }
 
-int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, int64_t records,
-                                   int32_t records_len, int64_t wait_ms, CancelToken *cancel,
-                                   jlongArray results) {
-    const char *data = reinterpret_cast<const char *>(static_cast<intptr_t>(records));
-    thread_local Batch batch;
-    decode_batch(data, static_cast<size_t>(records_len), batch);
-    const size_t n = batch.records.size();
+int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, int64_t records, int32_t count,
+                                   int64_t wait_ms, CancelToken *cancel, jlongArray results) {
+    const size_t n = static_cast<size_t>(count > 0 ? count : 0);
     // INT32_MIN marks a result the library did not write (a batch refused before it started).
     std::vector<mq_publish_result> res(n, mq_publish_result{INT32_MIN, -1});
     size_t published = 0;
-    const mq_status st = mq_topic_publish_batch(
-        broker_, topic, batch.records.data(), sizeof(mq_record), n, wait_ms,
-        cancel ? cancel->raw() : nullptr, res.data(), sizeof(mq_publish_result), &published);
+    const mq_status st =
+        mq_topic_publish_batch(broker_, topic, static_cast<const mq_record *>(address(records)),
+                               sizeof(mq_record), n, wait_ms, cancel ? cancel->raw() : nullptr,
+                               res.data(), sizeof(mq_publish_result), &published);
     // Read the message before any JNI call: it belongs to this thread's last failing call.
     std::string message = st == MQ_OK ? std::string() : std::string(mq_last_error());
     bool written = true;
@@ -231,29 +227,23 @@ int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, int64_t reco
     return static_cast<int32_t>(published);
 }
 
-int32_t NativeBroker::poll(const char *topic, const char *group, int32_t partition, int32_t max,
-                           int64_t wait_ms, CancelToken *cancel, PollBuffer &out) {
-    const size_t room = out.prepare(max);
-    size_t n = 0;
+int64_t NativeBroker::pollCopy(const char *topic, const char *group, int32_t partition, int64_t buf,
+                               int64_t cap, int32_t max, int64_t wait_ms, CancelToken *cancel) {
+    size_t n = 0, needed = 0;
     const mq_status st =
-        mq_group_poll(broker_, topic, group, partition, out.msgs.data(), sizeof(mq_message), room,
-                      wait_ms, cancel ? cancel->raw() : nullptr, &n);
-    if (st == MQ_TIMEOUT) return 0;
-    check(st);
-    return out.fill(n);
+        mq_group_poll_copy(broker_, topic, group, partition, address(buf), static_cast<size_t>(cap),
+                           poll_max(max), wait_ms, cancel ? cancel->raw() : nullptr, &n, &needed);
+    return copied(st, n, needed, cap);
 }
 
-int32_t NativeBroker::ackPoll(const char *topic, const char *group, int32_t partition,
-                              int64_t offset, int32_t max, int64_t wait_ms, CancelToken *cancel,
-                              PollBuffer &out) {
-    const size_t room = out.prepare(max);
-    size_t n = 0;
-    const mq_status st =
-        mq_group_ack_poll(broker_, topic, group, partition, offset, out.msgs.data(),
-                          sizeof(mq_message), room, wait_ms, cancel ? cancel->raw() : nullptr, &n);
-    if (st == MQ_TIMEOUT) return 0;
-    check(st);
-    return out.fill(n);
+int64_t NativeBroker::ackPollCopy(const char *topic, const char *group, int32_t partition,
+                                  int64_t offset, int64_t buf, int64_t cap, int32_t max,
+                                  int64_t wait_ms, CancelToken *cancel) {
+    size_t n = 0, needed = 0;
+    const mq_status st = mq_group_ack_poll_copy(
+        broker_, topic, group, partition, offset, address(buf), static_cast<size_t>(cap),
+        poll_max(max), wait_ms, cancel ? cancel->raw() : nullptr, &n, &needed);
+    return copied(st, n, needed, cap);
 }
 
 void NativeBroker::ack(const char *topic, const char *group, int32_t partition, int64_t offset) {

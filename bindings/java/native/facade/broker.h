@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "jvm.h"
-#include "wire.h"
 
 namespace mqj {
 
@@ -59,26 +58,6 @@ private:
 #endif
 };
 
-// Where a poll's messages are encoded for Java (one per Java thread that polls).
-class PollBuffer {
-public:
-    PollBuffer() = default;
-    // A direct ByteBuffer over the current storage; a new one is needed whenever a poll
-    // returns more bytes than the last view's capacity.
-    jbytebuffer view(JNIEnv *jenv);
-#ifndef SWIG
-    PollBuffer(const PollBuffer &) = delete;
-    PollBuffer &operator=(const PollBuffer &) = delete;
-    // Room for a poll of up to max messages (capped, so a huge max costs no huge
-    // allocation); MQ_ERR_INVALID for a negative max (0 is the library's to refuse).
-    size_t prepare(int32_t max);
-    // Encodes n messages of msgs; returns the bytes written.
-    int32_t fill(size_t n);
-    std::vector<mq_message> msgs;
-    Arena arena;
-#endif
-};
-
 class NativeBroker {
 public:
     // Values as the Java builders hold them (started from defaults()). clock may be null.
@@ -99,25 +78,28 @@ public:
     // mq_topic_delete (ABI 1.1).
     void deleteTopic(const char *topic);
 
-    // The message is at `in` (a direct buffer's address): key_len bytes of key (-1: no key),
-    // value_len of value, then headers_len of encoded headers (0: none). Returns the offset and
-    // writes the partition (int32) over the start of `in`.
-    int64_t publish(const char *topic, int64_t in, int32_t key_len, int32_t value_len,
-                    int32_t headers_len, int64_t wait_ms, CancelToken *cancel);
-    // records: the address of records_len bytes of encoded records in a direct buffer (read
-    // in place). Returns how many were published; results gets (partition, offset) per record
-    // whenever the library reported them (also before the throw of a batch that stopped
-    // part-way), and is left alone otherwise.
-    int32_t publishBatch(JNIEnv *jenv, const char *topic, int64_t records, int32_t records_len,
+    // Publishes the mq_record Java wrote at `record` in a direct buffer (with the key, value
+    // and header array it points to, all in that buffer). Returns the offset and writes the
+    // partition (int32) over the start of the record.
+    int64_t publish(const char *topic, int64_t record, int64_t wait_ms, CancelToken *cancel);
+    // records: the address of count mq_records Java wrote in a direct buffer. Returns how many
+    // were published; results gets (partition, offset) per record whenever the library
+    // reported them (also before the throw of a batch that stopped part-way), and is left
+    // alone otherwise.
+    int32_t publishBatch(JNIEnv *jenv, const char *topic, int64_t records, int32_t count,
                          int64_t wait_ms, CancelToken *cancel, jlongArray results);
 
-    // Bytes of the encoded messages in out; 0 when the wait ended with nothing (MQ_TIMEOUT).
-    int32_t poll(const char *topic, const char *group, int32_t partition, int32_t max,
-                 int64_t wait_ms, CancelToken *cancel, PollBuffer &out);
-    // mq_group_ack_poll (ABI 1.1): as poll, after the ack of offset (which stands when the
-    // poll then times out: 0 is returned). A rejected ack throws and polls nothing.
-    int32_t ackPoll(const char *topic, const char *group, int32_t partition, int64_t offset,
-                    int32_t max, int64_t wait_ms, CancelToken *cancel, PollBuffer &out);
+    // The copying poll (mq_group_poll_copy) into buf, the address of an 8-byte aligned direct
+    // buffer of cap bytes, in layout 1. Returns how many messages were copied (0 when the
+    // wait ended with none), or minus the room the first message needs alone when it does
+    // not fit (nothing was handed out: grow the buffer and poll again).
+    int64_t pollCopy(const char *topic, const char *group, int32_t partition, int64_t buf,
+                     int64_t cap, int32_t max, int64_t wait_ms, CancelToken *cancel);
+    // mq_group_ack_poll_copy: as pollCopy, after the ack of offset (which stands whatever the
+    // poll then returns). A rejected ack throws and polls nothing.
+    int64_t ackPollCopy(const char *topic, const char *group, int32_t partition, int64_t offset,
+                        int64_t buf, int64_t cap, int32_t max, int64_t wait_ms,
+                        CancelToken *cancel);
     void ack(const char *topic, const char *group, int32_t partition, int64_t offset);
     void nack(const char *topic, const char *group, int32_t partition, int64_t delay_ms);
     void extendLease(const char *topic, const char *group, int32_t partition);
@@ -160,5 +142,14 @@ private:
     std::vector<std::unique_ptr<AssignorSink>> assignors_;
 #endif
 };
+
+#ifndef SWIG
+// What Java gets from a copying poll (see pollCopy), or the failure thrown.
+int64_t copied(mq_status st, size_t count, size_t needed, int64_t cap);
+// A poll's max for the C API: a negative one is refused here (size_t would wrap it).
+size_t poll_max(int32_t max);
+// A direct buffer's address from Java.
+void *address(int64_t at);
+#endif
 
 }  // namespace mqj

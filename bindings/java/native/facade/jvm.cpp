@@ -5,28 +5,17 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
-#include <vector>
 
 namespace {
 
 JavaVM *g_vm = nullptr;
 jclass g_exception_class = nullptr;  // org.mq.MqException (a global reference)
 jmethodID g_exception_create = nullptr;
+jmethodID g_from_native = nullptr;  // MqException.fromNative(byte[]): Java's UTF-8 decoder
 
 pthread_key_t g_detach_key;
 
 void detach_thread(void *vm) { static_cast<JavaVM *>(vm)->DetachCurrentThread(); }
-
-// Appends the UTF-16 of one code point.
-void put_code_point(std::vector<jchar> &out, uint32_t cp) {
-    if (cp >= 0x10000) {
-        cp -= 0x10000;
-        out.push_back(static_cast<jchar>(0xD800 + (cp >> 10)));
-        out.push_back(static_cast<jchar>(0xDC00 + (cp & 0x3FF)));
-    } else {
-        out.push_back(static_cast<jchar>(cp));
-    }
-}
 
 // The typemaps run outside the wrapper's try block: they report, never throw.
 bool out_of_memory(JNIEnv *env, const char *what) {
@@ -48,7 +37,9 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *) {
     env->DeleteLocalRef(local);
     g_exception_create = env->GetStaticMethodID(g_exception_class, "create",
                                                 "(ILjava/lang/String;)Lorg/mq/MqException;");
-    if (!g_exception_class || !g_exception_create) return JNI_ERR;
+    g_from_native =
+        env->GetStaticMethodID(g_exception_class, "fromNative", "([B)Ljava/lang/String;");
+    if (!g_exception_class || !g_exception_create || !g_from_native) return JNI_ERR;
     if (pthread_key_create(&g_detach_key, detach_thread) != 0) return JNI_ERR;
     return JNI_VERSION_1_8;
 }
@@ -94,45 +85,15 @@ void throw_java(JNIEnv *env, int status, const char *message, size_t len) {
     if (ex) env->DeleteLocalRef(ex);
 }
 
-jstring make_jstring(JNIEnv *env, const char *text, size_t len) try {
-    const auto *s = reinterpret_cast<const unsigned char *>(text);
-    std::vector<jchar> out;
-    out.reserve(len);
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = s[i];
-        uint32_t cp = 0;
-        size_t n = 0;
-        if (c < 0x80) {
-            cp = c, n = 1;
-        } else if ((c & 0xE0) == 0xC0) {
-            cp = c & 0x1F, n = 2;
-        } else if ((c & 0xF0) == 0xE0) {
-            cp = c & 0x0F, n = 3;
-        } else if ((c & 0xF8) == 0xF0) {
-            cp = c & 0x07, n = 4;
-        }
-        bool ok = n > 0 && i + n <= len;
-        for (size_t k = 1; ok && k < n; ++k) {
-            ok = (s[i + k] & 0xC0) == 0x80;
-            cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        // Overlong forms, surrogates and values past U+10FFFF are not UTF-8 either.
-        static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-        ok = ok && cp >= kMin[n] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-        if (!ok) {
-            out.push_back(0xFFFD);
-            ++i;
-            continue;
-        }
-        put_code_point(out, cp);
-        i += n;
-    }
-    return env->NewString(out.data(), static_cast<jsize>(out.size()));
-} catch (const std::bad_alloc &) {
-    jclass oom = env->FindClass("java/lang/OutOfMemoryError");
-    if (oom) env->ThrowNew(oom, "no memory for a string from the native library");
-    return nullptr;
+jstring make_jstring(JNIEnv *env, const char *text, size_t len) {
+    const auto n = static_cast<jsize>(len);
+    jbyteArray bytes = env->NewByteArray(n);
+    if (!bytes) return nullptr;  // OutOfMemoryError pending
+    env->SetByteArrayRegion(bytes, 0, n, reinterpret_cast<const jbyte *>(text));
+    auto *s =
+        static_cast<jstring>(env->CallStaticObjectMethod(g_exception_class, g_from_native, bytes));
+    env->DeleteLocalRef(bytes);
+    return env->ExceptionCheck() ? nullptr : s;
 }
 
 bool JBytes::load(JNIEnv *env, jbyteArray a) {

@@ -37,8 +37,9 @@ void delete_director(Director *d) {
 // Throws org.mq.MqException.create(status, message) in env; the caller then returns to Java.
 void throw_java(JNIEnv *env, int status, const char *message, size_t len);
 
-// A Java String from bytes that should be UTF-8 (the library's names and messages). Invalid
-// sequences become U+FFFD: NewStringUTF's modified UTF-8 must never see arbitrary bytes.
+// A Java String from bytes that should be UTF-8 (the library's names and messages), decoded
+// by Java (malformed bytes become U+FFFD): NewStringUTF's modified UTF-8 must never see
+// arbitrary bytes. nullptr with an exception pending if the JVM has no memory for it.
 jstring make_jstring(JNIEnv *env, const char *text, size_t len);
 inline jstring make_jstring(JNIEnv *env, const std::string &s) {
     return make_jstring(env, s.data(), s.size());

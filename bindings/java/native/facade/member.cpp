@@ -73,28 +73,24 @@ jintArray NativeMember::assignment(JNIEnv *jenv, jlongArray generation_out) {
     return a;
 }
 
-int32_t NativeMember::poll(int32_t max, int64_t wait_ms, CancelToken *cancel, PollBuffer &out) {
+int64_t NativeMember::pollCopy(int64_t buf, int64_t cap, int32_t max, int64_t wait_ms,
+                               CancelToken *cancel) {
     mq_member *m = handle();
-    const size_t room = out.prepare(max);
-    size_t n = 0;
-    const mq_status st = mq_member_poll(m, out.msgs.data(), sizeof(mq_message), room, wait_ms,
-                                        cancel ? cancel->raw() : nullptr, &n);
-    if (st == MQ_TIMEOUT) return 0;
-    check(st);
-    return out.fill(n);
+    size_t n = 0, needed = 0;
+    const mq_status st =
+        mq_member_poll_copy(m, address(buf), static_cast<size_t>(cap), poll_max(max), wait_ms,
+                            cancel ? cancel->raw() : nullptr, &n, &needed);
+    return copied(st, n, needed, cap);
 }
 
-int32_t NativeMember::ackPoll(int32_t partition, int64_t offset, int32_t max, int64_t wait_ms,
-                              CancelToken *cancel, PollBuffer &out) {
+int64_t NativeMember::ackPollCopy(int32_t partition, int64_t offset, int64_t buf, int64_t cap,
+                                  int32_t max, int64_t wait_ms, CancelToken *cancel) {
     mq_member *m = handle();
-    const size_t room = out.prepare(max);
-    size_t n = 0;
-    const mq_status st =
-        mq_member_ack_poll(m, partition, offset, out.msgs.data(), sizeof(mq_message), room, wait_ms,
-                           cancel ? cancel->raw() : nullptr, &n);
-    if (st == MQ_TIMEOUT) return 0;
-    check(st);
-    return out.fill(n);
+    size_t n = 0, needed = 0;
+    const mq_status st = mq_member_ack_poll_copy(m, partition, offset, address(buf),
+                                                 static_cast<size_t>(cap), poll_max(max), wait_ms,
+                                                 cancel ? cancel->raw() : nullptr, &n, &needed);
+    return copied(st, n, needed, cap);
 }
 
 void NativeMember::ack(int32_t partition, int64_t offset) {

@@ -42,11 +42,12 @@ public:
     jstring id(JNIEnv *jenv);
     // The owned partitions; the generation goes to generation_out[0].
     jintArray assignment(JNIEnv *jenv, jlongArray generation_out);
-    int32_t poll(int32_t max, int64_t wait_ms, CancelToken *cancel, PollBuffer &out);
-    // mq_member_ack_poll (ABI 1.1): as poll, after the ack (which stands when the poll then
-    // times out: 0 is returned). A rejected ack throws and polls nothing.
-    int32_t ackPoll(int32_t partition, int64_t offset, int32_t max, int64_t wait_ms,
-                    CancelToken *cancel, PollBuffer &out);
+    // mq_member_poll_copy, as NativeBroker::pollCopy.
+    int64_t pollCopy(int64_t buf, int64_t cap, int32_t max, int64_t wait_ms, CancelToken *cancel);
+    // mq_member_ack_poll_copy: as pollCopy, after the ack (which stands whatever the poll then
+    // returns). A rejected ack throws and polls nothing.
+    int64_t ackPollCopy(int32_t partition, int64_t offset, int64_t buf, int64_t cap, int32_t max,
+                        int64_t wait_ms, CancelToken *cancel);
     void ack(int32_t partition, int64_t offset);
     void nack(int32_t partition, int64_t delay_ms);
     void extendLease(int32_t partition);

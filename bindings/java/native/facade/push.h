@@ -15,8 +15,8 @@ namespace mqj {
 
 class NativeBroker;
 
-// Implemented in Java. deliver() gets the message encoded in buffer[0, length) (see wire.h)
-// and returns 0 to ack, nonzero to nack. It must not throw: whatever escapes is dropped and
+// Implemented in Java. deliver() gets the message in buffer[0, length) in the copying poll's
+// layout 1 (mq.h), one entry, and returns 0 to ack, nonzero to nack. It must not throw: whatever escapes is dropped and
 // the message nacked.
 class MessageSink {
 public:

@@ -201,19 +201,16 @@ public final class Broker implements AutoCloseable {
         Objects.requireNonNull(headers, "headers");
         PerThread pt = PerThread.get();
         ByteBuffer in = Wire.encodePublish(key, value, headers, pt);
-        int keyLen = key == null ? -1 : key.length;
-        int valueLen = value == null ? 0 : value.length;
-        int headersLen = in.position() - Math.max(keyLen, 0) - valueLen;
         state.enter();
         try {
             long offset;
             if (ms == 0) {
-                offset = nb.publish(topic, pt.outAddress, keyLen, valueLen, headersLen, 0, null);
+                offset = nb.publish(topic, pt.outAddress, 0, null);
             } else {
                 Waiter w = pt.waiter();
                 w.enter();
                 try {
-                    offset = nb.publish(topic, pt.outAddress, keyLen, valueLen, headersLen, ms, w.token);
+                    offset = nb.publish(topic, pt.outAddress, ms, w.token);
                 } finally {
                     if (w.exit()) {
                         pt.replaceWaiter();
@@ -241,8 +238,8 @@ public final class Broker implements AutoCloseable {
         long ms = Waits.waitMillis(wait);
         Objects.requireNonNull(records, "records");
         PerThread pt = PerThread.get();
-        ByteBuffer encoded = Wire.encodeBatch(records, pt);
-        int length = encoded.position();
+        Wire.encodeBatch(records, pt);
+        int count = records.size();
         long[] results = new long[2 * records.size()];
         Arrays.fill(results, Long.MIN_VALUE);  // left so when the library reports no results
         state.enter();
@@ -250,12 +247,12 @@ public final class Broker implements AutoCloseable {
             int published;
             try {
                 if (ms == 0) {
-                    published = nb.publishBatch(topic, pt.outAddress, length, 0, null, results);
+                    published = nb.publishBatch(topic, pt.outAddress, count, 0, null, results);
                 } else {
                     Waiter w = pt.waiter();
                     w.enter();
                     try {
-                        published = nb.publishBatch(topic, pt.outAddress, length, ms, w.token, results);
+                        published = nb.publishBatch(topic, pt.outAddress, count, ms, w.token, results);
                     } finally {
                         if (w.exit()) {
                             pt.replaceWaiter();
@@ -299,23 +296,23 @@ public final class Broker implements AutoCloseable {
         state.enter();
         try {
             PerThread pt = PerThread.get();
-            NativePollBuffer buf = pt.pollBuffer();
+            PerThread.CopyPoll again = (buf, cap, m) -> nb.pollCopy(topic, group, partition, buf, cap, m, 0, null);
             // First without waiting: when messages are there (the busy case) the call needs no
             // interruptible wait. A poll that hands out nothing changes nothing, so trying
             // first is invisible.
-            int len = nb.poll(topic, group, partition, max, 0, null, buf);
-            if (len == 0 && ms != 0) {
+            long n = pt.poll(again, max);
+            if (n == 0 && ms != 0) {
                 Waiter w = pt.waiter();
                 w.enter();
                 try {
-                    len = nb.poll(topic, group, partition, max, ms, w.token, buf);
+                    n = pt.poll((buf, cap, m) -> nb.pollCopy(topic, group, partition, buf, cap, m, ms, w.token), max);
                 } finally {
                     if (w.exit()) {
                         pt.replaceWaiter();
                     }
                 }
             }
-            return len == 0 ? List.of() : Wire.decode(pt.view(len), len, topic);
+            return pt.copied(n, max, topic, again);
         } finally {
             state.gate.exit();
         }
@@ -350,22 +347,22 @@ public final class Broker implements AutoCloseable {
         state.enter();
         try {
             PerThread pt = PerThread.get();
-            NativePollBuffer buf = pt.pollBuffer();
+            PerThread.CopyPoll again = (buf, cap, m) -> nb.pollCopy(topic, group, partition, buf, cap, m, 0, null);
             // As in poll: first without waiting, so the busy case needs no interruptible wait.
-            // The ack is made by this first call; a wait is then a plain poll.
-            int len = nb.ackPoll(topic, group, partition, offset, max, 0, null, buf);
-            if (len == 0 && ms != 0) {
+            // The ack is made by this first call; a wait (or a retry) is then a plain poll.
+            long n = pt.poll((buf, cap, m) -> nb.ackPollCopy(topic, group, partition, offset, buf, cap, m, 0, null), max);
+            if (n == 0 && ms != 0) {
                 Waiter w = pt.waiter();
                 w.enter();
                 try {
-                    len = nb.poll(topic, group, partition, max, ms, w.token, buf);
+                    n = pt.poll((buf, cap, m) -> nb.pollCopy(topic, group, partition, buf, cap, m, ms, w.token), max);
                 } finally {
                     if (w.exit()) {
                         pt.replaceWaiter();
                     }
                 }
             }
-            return len == 0 ? List.of() : Wire.decode(pt.view(len), len, topic);
+            return pt.copied(n, max, topic, again);
         } finally {
             state.gate.exit();
         }

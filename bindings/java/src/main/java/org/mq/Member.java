@@ -127,17 +127,18 @@ public final class Member implements AutoCloseable {
         enter();
         try {
             PerThread pt = PerThread.get();
-            NativePollBuffer buf = pt.pollBuffer();
-            int len;
+            NativeMember nm = state.nm;
+            PerThread.CopyPoll again = (buf, cap, m) -> nm.pollCopy(buf, cap, m, 0, null);
+            long n;
             if (ms == 0) {
-                len = ack ? state.nm.ackPoll(partition, offset, max, 0, null, buf) : state.nm.poll(max, 0, null, buf);
+                n = pt.poll(ack ? (buf, cap, m) -> nm.ackPollCopy(partition, offset, buf, cap, m, 0, null) : again, max);
             } else {
                 Waiter w = pt.waiter();
                 state.startWait(w);
                 w.enter();
                 try {
-                    len = ack ? state.nm.ackPoll(partition, offset, max, ms, w.token, buf)
-                            : state.nm.poll(max, ms, w.token, buf);
+                    n = pt.poll(ack ? (buf, cap, m) -> nm.ackPollCopy(partition, offset, buf, cap, m, ms, w.token)
+                            : (buf, cap, m) -> nm.pollCopy(buf, cap, m, ms, w.token), max);
                 } catch (MqInterruptedException e) {
                     if (state.gate.isClosed() && !Thread.currentThread().isInterrupted()) {
                         throw new MqClosedException("the member was closed while it polled", null);
@@ -152,7 +153,7 @@ public final class Member implements AutoCloseable {
                     }
                 }
             }
-            return len == 0 ? List.of() : Wire.decode(pt.view(len), len, state.topic);
+            return pt.copied(n, max, state.topic, again);
         } finally {
             state.gate.exit();
         }

@@ -45,6 +45,15 @@ public class MqException extends RuntimeException {
         return getClass().getName() + ": " + status.constantName() + ": " + getMessage();
     }
 
+    /**
+     * Text from the native library, which should be UTF-8 (names, messages): malformed bytes
+     * become U+FFFD (called by the native code, which must never hand the JVM's modified UTF-8
+     * arbitrary bytes).
+     */
+    static String fromNative(byte[] utf8) {
+        return new String(utf8, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     /** The exception for a status (called by the native code, and by the binding). */
     static MqException create(int code, String message) {
         return create(Status.of(code), message, null);

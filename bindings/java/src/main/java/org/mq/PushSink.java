@@ -37,7 +37,7 @@ final class PushSink extends NativeMessageSink {
             if (buffer.order() != NATIVE) {
                 buffer.order(NATIVE);  // the same buffer object comes back while it fits
             }
-            m = Wire.decodeOne(buffer, 4, state.topic, null);
+            m = Wire.readOne(buffer, 0, state.topic);
             call = new Call();
             pt.call = call;
             handler.handle(m, call);
