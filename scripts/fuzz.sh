@@ -27,14 +27,23 @@ case $seconds in
         ;;
 esac
 
-if ! command -v clang++ > /dev/null; then
-    echo "== installing clang"
-    sudo_cmd=()
+# clang and its runtime libraries (libFuzzer, the sanitizers). Debian ships the runtime apart from
+# the compiler (libclang-rt-<major>-dev), so a machine with clang may still lack it.
+apt_install() {
+    local sudo_cmd=()
     [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
-    if ! "${sudo_cmd[@]}" apt-get install -y clang; then
-        "${sudo_cmd[@]}" apt-get update
-        "${sudo_cmd[@]}" apt-get install -y clang
+    echo "== installing $*"
+    if ! "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"; then
+        "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+        "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
     fi
+}
+command -v clang++ > /dev/null || apt_install clang
+fuzzer_rt="$(clang++ -print-resource-dir)/lib/linux/libclang_rt.fuzzer-$(uname -m).a"
+if [ ! -e "$fuzzer_rt" ]; then
+    clang_major=$(clang++ -dumpversion | cut -d. -f1)
+    apt_install "libclang-rt-$clang_major-dev"
+    [ -e "$fuzzer_rt" ] || { echo "fuzz.sh: no libFuzzer runtime at $fuzzer_rt after installing libclang-rt-$clang_major-dev" >&2; exit 1; }
 fi
 
 sanitize=${MQ_FUZZ_SANITIZE:-address,undefined}

@@ -67,7 +67,7 @@ func (l *assignorList) release() {
 	l.mu.Unlock()
 	for _, a := range boxes {
 		deleteHandle(a.handle)
-		C.mqgo_box_free(a.box)
+		C.free(a.box)
 	}
 }
 
@@ -128,13 +128,13 @@ func NewBroker(opts ...Option) (*Broker, error) {
 	if err != nil {
 		return nil, invalid("new broker", err.Error())
 	}
-	var ptr C.mqgo_broker
-	r := C.mqgo_broker_new(&o.c, &ptr)
+	var ptr *C.mq_broker
+	err = direct("new broker", func() C.mq_status { return C.mq_broker_new(&o.c, &ptr) })
 	freeStrings()
-	if err := check("new broker", r); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	core.ptr = ptr
+	core.ptr = C.mqgo_broker(uintptr(unsafe.Pointer(ptr)))
 	core.guard = newGuard(core.free)
 	b := &Broker{core: core, subs: map[*Subscription]struct{}{}, members: map[*Member]struct{}{}}
 	// A broker dropped without Close: nothing can be using it (open subscriptions and members
@@ -267,34 +267,35 @@ func (b *Broker) unregister(s *Subscription, m *Member) {
 // ManualClock is a clock for tests that moves only when told to. The library reads it with
 // partition locks held, so it is an atomic in C memory: reading it never enters Go.
 type ManualClock struct {
-	ptr *C.int64_t
+	ptr *int64 // C memory
 }
 
 // NewManualClock returns a clock reading start nanoseconds.
 func NewManualClock(start int64) *ManualClock {
-	ptr := C.mqgo_clock_new(C.int64_t(start))
+	ptr := (*int64)(C.malloc(8))
 	if ptr == nil {
 		panic("mq: out of memory for a manual clock")
 	}
+	atomic.StoreInt64(ptr, start)
 	c := &ManualClock{ptr: ptr}
-	runtime.AddCleanup(c, func(p *C.int64_t) { C.mqgo_clock_free(p) }, ptr)
+	runtime.AddCleanup(c, func(p *int64) { C.free(unsafe.Pointer(p)) }, ptr)
 	return c
 }
 
 // Now is the clock's reading in nanoseconds.
 func (c *ManualClock) Now() int64 {
 	defer runtime.KeepAlive(c)
-	return int64(C.mqgo_clock_get(c.ptr))
+	return atomic.LoadInt64(c.ptr)
 }
 
 // Set sets the clock to ns.
 func (c *ManualClock) Set(ns int64) {
 	defer runtime.KeepAlive(c)
-	C.mqgo_clock_set(c.ptr, C.int64_t(ns))
+	atomic.StoreInt64(c.ptr, ns)
 }
 
 // Advance moves the clock forward by d and returns the new reading.
 func (c *ManualClock) Advance(d time.Duration) int64 {
 	defer runtime.KeepAlive(c)
-	return int64(C.mqgo_clock_add(c.ptr, C.int64_t(d)))
+	return atomic.AddInt64(c.ptr, int64(d))
 }

@@ -75,12 +75,13 @@
 //
 // # Messages
 //
-// A poll copies the messages it hands out into Go memory, one buffer per poll, inside the
-// cgo call that polled them: Message.Key and Message.Value stay valid after the ack and for
-// as long as they are referenced. The cost is one copy of the bytes and two allocations per
-// poll (the buffer and the slice of Messages); there is no zero-copy accessor. PollBatch and
-// AckPollBatch poll into a reusable Batch instead and allocate nothing. AckPoll acks and
-// polls in one call (library 1.1): a consumer loop makes one cgo crossing per batch.
+// The library copies the messages a poll hands out into a buffer of Go memory (the copying
+// poll of library 1.3) while it still holds them: Message.Key and Message.Value stay valid
+// after the ack and for as long as they are referenced. Poll costs one more copy of the bytes,
+// out of a recycled buffer, and two allocations (the bytes and the slice of Messages); there
+// is no zero-copy accessor. PollBatch and AckPollBatch poll into a reusable Batch, whose
+// buffer the messages are slices of, and allocate nothing. AckPoll acks and polls in one call
+// (library 1.1): a consumer loop makes one cgo crossing per batch.
 //
 // # Callbacks
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"sync"
 	"time"
 
@@ -14,24 +15,43 @@ import (
 func Example() {
 	b, err := mq.NewBroker()
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	defer b.Close()
-	b.CreateTopic("orders", mq.Partitions(2))
-	b.Subscribe("orders", "billing")
+	if err := b.CreateTopic("orders", mq.Partitions(2)); err != nil {
+		log.Fatal(err)
+	}
+	if err := b.Subscribe("orders", "billing"); err != nil {
+		log.Fatal(err)
+	}
 
 	ctx := context.Background()
-	p, off, _ := b.Publish(ctx, "orders", []byte("user-a"), []byte("o-1"))
-	b.Publish(ctx, "orders", []byte("user-a"), []byte("o-2"))
+	p, off, err := b.Publish(ctx, "orders", []byte("user-a"), []byte("o-1"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, _, err := b.Publish(ctx, "orders", []byte("user-a"), []byte("o-2")); err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println("o-1 went to partition", p, "offset", off)
 
-	msgs, _ := b.Poll(ctx, "orders", "billing", p, 10)
+	msgs, err := b.Poll(ctx, "orders", "billing", p, 10)
+	if err != nil {
+		log.Fatal(err)
+	}
 	for _, m := range msgs {
 		fmt.Printf("%d:%s\n", m.Offset, m.Value)
 	}
-	b.Ack("orders", "billing", p, msgs[len(msgs)-1].Offset)
-	state, _ := b.Describe("orders", p)
+	if err := b.Ack("orders", "billing", p, msgs[len(msgs)-1].Offset); err != nil {
+		log.Fatal(err)
+	}
+	state, err := b.Describe("orders", p)
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(state)
+	if err := b.Close(); err != nil {
+		log.Fatal(err)
+	}
 	// Output:
 	// o-1 went to partition 1 offset 0
 	// 0:o-1
@@ -41,9 +61,13 @@ func Example() {
 
 // A push subscription: the handler's error nacks, and the message comes again.
 func ExampleBroker_SubscribeFunc() {
-	b, _ := mq.NewBroker()
-	defer b.Close()
-	b.CreateTopic("payments")
+	b, err := mq.NewBroker()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := b.CreateTopic("payments"); err != nil {
+		log.Fatal(err)
+	}
 
 	var mu sync.Mutex
 	var failed bool
@@ -61,15 +85,19 @@ func ExampleBroker_SubscribeFunc() {
 			close(done)
 		}
 		return nil
-	}, mq.OnError(func(*mq.Message, error) {}))
+	}, mq.OnError(func(*mq.Message, error) {})) // the failure is expected: not logged
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
 	for _, p := range []string{"pay-1", "pay-2", "pay-3"} {
-		b.Publish(context.Background(), "payments", nil, []byte(p))
+		if _, _, err := b.Publish(context.Background(), "payments", nil, []byte(p)); err != nil {
+			log.Fatal(err)
+		}
 	}
 	<-done
-	sub.Close()
+	if err := errors.Join(sub.Close(), b.Close()); err != nil {
+		log.Fatal(err)
+	}
 	// Output:
 	// pay-1 ok
 	// pay-2 fails
@@ -79,20 +107,29 @@ func ExampleBroker_SubscribeFunc() {
 
 // The context's deadline is the wait; errors match their sentinels with errors.Is.
 func ExampleBroker_Poll_deadline() {
-	b, _ := mq.NewBroker()
-	defer b.Close()
-	b.CreateTopic("t")
-	b.Subscribe("t", "g")
+	b, err := mq.NewBroker()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := b.CreateTopic("t"); err != nil {
+		log.Fatal(err)
+	}
+	if err := b.Subscribe("t", "g"); err != nil {
+		log.Fatal(err)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	_, err := b.Poll(ctx, "t", "g", 0, 10)
+	_, err = b.Poll(ctx, "t", "g", 0, 10)
 	fmt.Println(errors.Is(err, mq.ErrTimeout), errors.Is(err, context.DeadlineExceeded))
 
 	err = b.Ack("t", "g", 0, 7)
 	var e *mq.Error
 	if errors.As(err, &e) && errors.Is(err, mq.ErrNotInFlight) {
 		fmt.Println(e.Message)
+	}
+	if err := b.Close(); err != nil {
+		log.Fatal(err)
 	}
 	// Output:
 	// true true
@@ -101,21 +138,37 @@ func ExampleBroker_Poll_deadline() {
 
 // Members of a live group share its partitions; a change shows up as ErrRebalanced.
 func ExampleBroker_Join() {
-	b, _ := mq.NewBroker()
-	defer b.Close()
-	b.CreateTopic("t", mq.Partitions(4))
+	b, err := mq.NewBroker()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := b.CreateTopic("t", mq.Partitions(4)); err != nil {
+		log.Fatal(err)
+	}
 
-	a, _ := b.Join("t", "g", mq.MemberID("a"))
-	gen, parts, _ := a.Assignment()
+	a, err := b.Join("t", "g", mq.MemberID("a"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	gen, parts, err := a.Assignment()
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println("a alone:", gen, parts)
 
-	c, _ := b.Join("t", "g", mq.MemberID("c"))
-	_, err := a.Poll(context.Background(), 10)
+	c, err := b.Join("t", "g", mq.MemberID("c"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = a.Poll(context.Background(), 10)
 	fmt.Println(errors.Is(err, mq.ErrRebalanced))
-	gen, parts, _ = a.Assignment()
+	if gen, parts, err = a.Assignment(); err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println("a with c:", gen, parts)
-	c.Close()
-	a.Close()
+	if err := errors.Join(c.Close(), a.Close(), b.Close()); err != nil {
+		log.Fatal(err)
+	}
 	// Output:
 	// a alone: 1 [0 1 2 3]
 	// true
@@ -125,24 +178,43 @@ func ExampleBroker_Join() {
 // A manual clock moves leases and delays by hand, for tests.
 func ExampleManualClock() {
 	clock := mq.NewManualClock(0)
-	b, _ := mq.NewBroker(mq.WithClock(clock))
-	defer b.Close()
-	b.CreateTopic("t", mq.AckTimeout(30*time.Second))
-	b.Subscribe("t", "g")
-	b.Publish(context.Background(), "t", nil, []byte("job"))
+	b, err := mq.NewBroker(mq.WithClock(clock))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := b.CreateTopic("t", mq.AckTimeout(30*time.Second)); err != nil {
+		log.Fatal(err)
+	}
+	if err := b.Subscribe("t", "g"); err != nil {
+		log.Fatal(err)
+	}
+	if _, _, err := b.Publish(context.Background(), "t", nil, []byte("job")); err != nil {
+		log.Fatal(err)
+	}
 
-	msgs, _ := b.Poll(context.Background(), "t", "g", 0, 1)
+	msgs, err := b.Poll(context.Background(), "t", "g", 0, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(string(msgs[0].Value), msgs[0].DeliveryCount)
 	clock.Advance(31 * time.Second) // the lease runs out: delivered again
-	msgs, _ = b.Poll(context.Background(), "t", "g", 0, 1)
+	if msgs, err = b.Poll(context.Background(), "t", "g", 0, 1); err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(string(msgs[0].Value), msgs[0].DeliveryCount)
+	if err := b.Close(); err != nil {
+		log.Fatal(err)
+	}
 	// Output:
 	// job 1
 	// job 2
 }
 
 func ExampleKeyPartition() {
-	p, _ := mq.KeyPartition([]byte("user-a"), 2)
+	p, err := mq.KeyPartition([]byte("user-a"), 2)
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(p, mq.Murmur2([]byte("21")))
 	// Output: 1 -973932308
 }
@@ -150,18 +222,26 @@ func ExampleKeyPartition() {
 // A consumer loop whose ack travels with its next poll: one call per batch (library 1.1).
 // AckPollBatch polls into one reusable Batch, so the loop allocates nothing.
 func ExampleBroker_AckPollBatch() {
-	b, _ := mq.NewBroker()
-	defer b.Close()
-	b.CreateTopic("events")
-	b.Subscribe("events", "audit")
+	b, err := mq.NewBroker()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := b.CreateTopic("events"); err != nil {
+		log.Fatal(err)
+	}
+	if err := b.Subscribe("events", "audit"); err != nil {
+		log.Fatal(err)
+	}
 	for i := 0; i < 5; i++ {
-		b.Publish(context.Background(), "events", nil, []byte(fmt.Sprintf("e-%d", i)))
+		if _, _, err := b.Publish(context.Background(), "events", nil, []byte(fmt.Sprintf("e-%d", i))); err != nil {
+			log.Fatal(err)
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	var batch mq.Batch
-	err := b.PollBatch(ctx, "events", "audit", 0, 2, &batch)
+	err = b.PollBatch(ctx, "events", "audit", 0, 2, &batch)
 	for err == nil {
 		for i, m := range batch.Messages {
 			if i > 0 {
@@ -173,31 +253,52 @@ func ExampleBroker_AckPollBatch() {
 		last := batch.Messages[len(batch.Messages)-1].Offset
 		err = b.AckPollBatch(ctx, "events", "audit", 0, last, 2, &batch)
 	}
-	// The loop ends when nothing comes within the deadline; the last ack stood.
-	info, _ := b.GroupInfo("events", "audit", 0)
-	fmt.Println(errors.Is(err, mq.ErrTimeout), "committed", info.Committed)
+	// The loop ends when nothing comes within the deadline (any other error is a failure);
+	// the last ack stood.
+	if !errors.Is(err, mq.ErrTimeout) {
+		log.Fatal(err)
+	}
+	info, err := b.GroupInfo("events", "audit", 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("committed", info.Committed)
+	if err := b.Close(); err != nil {
+		log.Fatal(err)
+	}
 	// Output:
 	// 0:e-0 1:e-1
 	// 2:e-2 3:e-3
 	// 4:e-4
-	// true committed 5
+	// committed 5
 }
 
 // Deleting a topic frees its name; what was waiting on it returns ErrNoTopic.
 func ExampleBroker_DeleteTopic() {
-	b, _ := mq.NewBroker()
-	defer b.Close()
-	b.CreateTopic("tmp")
-	b.Subscribe("tmp", "g")
+	b, err := mq.NewBroker()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := b.CreateTopic("tmp"); err != nil {
+		log.Fatal(err)
+	}
+	if err := b.Subscribe("tmp", "g"); err != nil {
+		log.Fatal(err)
+	}
 
 	polled := make(chan error)
 	go func() {
 		_, err := b.Poll(context.Background(), "tmp", "g", 0, 10) // waits: nothing published
 		polled <- err
 	}()
-	b.DeleteTopic("tmp")
+	if err := b.DeleteTopic("tmp"); err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(errors.Is(<-polled, mq.ErrNoTopic))
 	fmt.Println(b.CreateTopic("tmp")) // a new, empty topic
+	if err := b.Close(); err != nil {
+		log.Fatal(err)
+	}
 	// Output:
 	// true
 	// <nil>

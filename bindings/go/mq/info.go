@@ -61,8 +61,14 @@ func (b *Broker) TopicInfo(topic string) (TopicInfo, error) {
 	}
 	defer b.release()
 	var ci C.mq_topic_info
-	t, tl := cstr(topic)
-	if err := check(op, C.mqgo_topic_info(p, t, tl, &ci)); err != nil {
+	t, err := cname(op, "topic", topic)
+	if err != nil {
+		return TopicInfo{}, err
+	}
+	defer C.free(unsafe.Pointer(t))
+	if err := direct(op, func() C.mq_status {
+		return C.mq_topic_get_info(cBroker(p), t, &ci, C.sizeof_mq_topic_info)
+	}); err != nil {
 		return TopicInfo{}, err
 	}
 	return TopicInfo{
@@ -88,8 +94,14 @@ func (b *Broker) PartitionInfo(topic string, partition int) (PartitionInfo, erro
 	}
 	defer b.release()
 	var ci C.mq_partition_info
-	t, tl := cstr(topic)
-	if err := check(op, C.mqgo_partition_info(p, t, tl, part, &ci)); err != nil {
+	t, err := cname(op, "topic", topic)
+	if err != nil {
+		return PartitionInfo{}, err
+	}
+	defer C.free(unsafe.Pointer(t))
+	if err := direct(op, func() C.mq_status {
+		return C.mq_partition_get_info(cBroker(p), t, part, &ci, C.sizeof_mq_partition_info)
+	}); err != nil {
 		return PartitionInfo{}, err
 	}
 	return PartitionInfo{
@@ -120,9 +132,19 @@ func (b *Broker) GroupInfo(topic, group string, partition int) (GroupInfo, error
 	}
 	defer b.release()
 	var ci C.mq_group_info
-	t, tl := cstr(topic)
-	g, gl := cstr(group)
-	if err := check(op, C.mqgo_group_info(p, t, tl, g, gl, part, &ci)); err != nil {
+	var names cnames
+	defer names.free()
+	t, err := names.add(op, "topic", topic)
+	if err != nil {
+		return GroupInfo{}, err
+	}
+	g, err := names.add(op, "group", group)
+	if err != nil {
+		return GroupInfo{}, err
+	}
+	if err := direct(op, func() C.mq_status {
+		return C.mq_group_get_info(cBroker(p), t, g, part, &ci, C.sizeof_mq_group_info)
+	}); err != nil {
 		return GroupInfo{}, err
 	}
 	return GroupInfo{
@@ -151,12 +173,14 @@ func (b *Broker) Describe(topic string, partition int) (string, error) {
 		return "", closedError(op)
 	}
 	defer b.release()
-	var out *C.char
-	t, tl := cstr(topic)
-	if err := check(op, C.mqgo_partition_describe(p, t, tl, part, &out)); err != nil {
+	t, err := cname(op, "topic", topic)
+	if err != nil {
 		return "", err
 	}
-	return takeString(out), nil
+	defer C.free(unsafe.Pointer(t))
+	return text(op, func(buf *C.char, cap C.size_t, needed *C.size_t) C.mq_status {
+		return C.mq_partition_describe(cBroker(p), t, part, buf, cap, needed)
+	})
 }
 
 // Topics lists the topic names in creation order. Works after Shutdown.
@@ -167,11 +191,13 @@ func (b *Broker) Topics() ([]string, error) {
 		return nil, closedError(op)
 	}
 	defer b.release()
-	var out *C.char
-	if err := check(op, C.mqgo_topic_list(p, &out)); err != nil {
+	s, err := text(op, func(buf *C.char, cap C.size_t, needed *C.size_t) C.mq_status {
+		return C.mq_topic_list(cBroker(p), buf, cap, needed)
+	})
+	if err != nil {
 		return nil, err
 	}
-	return lines(takeString(out)), nil
+	return lines(s), nil
 }
 
 // Groups lists a topic's groups in subscription order. Works after Shutdown.
@@ -182,19 +208,18 @@ func (b *Broker) Groups(topic string) ([]string, error) {
 		return nil, closedError(op)
 	}
 	defer b.release()
-	var out *C.char
-	t, tl := cstr(topic)
-	if err := check(op, C.mqgo_group_list(p, t, tl, &out)); err != nil {
+	t, err := cname(op, "topic", topic)
+	if err != nil {
 		return nil, err
 	}
-	return lines(takeString(out)), nil
-}
-
-// takeString copies and frees a string the shim malloc'd.
-func takeString(p *C.char) string {
-	s := C.GoString(p)
-	C.free(unsafe.Pointer(p))
-	return s
+	defer C.free(unsafe.Pointer(t))
+	s, err := text(op, func(buf *C.char, cap C.size_t, needed *C.size_t) C.mq_status {
+		return C.mq_group_list(cBroker(p), t, buf, cap, needed)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return lines(s), nil
 }
 
 // lines splits the library's "name\n" lists.

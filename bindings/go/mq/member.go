@@ -1,5 +1,6 @@
 package mq
 
+// #include <stdlib.h>
 // #include "shim.h"
 import "C"
 
@@ -118,7 +119,7 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 	defer b.release()
 	if o.onRebalance != nil {
 		m.rbHandle = newHandle(m)
-		if m.rbBox = C.mqgo_box_new(C.uintptr_t(m.rbHandle)); m.rbBox == nil {
+		if m.rbBox = newBox(m.rbHandle); m.rbBox == nil {
 			deleteHandle(m.rbHandle)
 			b.unregister(nil, m)
 			return nil, &Error{Op: op, Status: StatusNoMemory, Message: "out of memory for the callback's user data"}
@@ -170,7 +171,7 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 // using its first member's strategy after that member leaves.
 func (c *brokerCore) addAssignor(a Assignor) unsafe.Pointer {
 	h := newHandle(a)
-	box := C.mqgo_box_new(C.uintptr_t(h))
+	box := newBox(h)
 	if box == nil {
 		deleteHandle(h)
 		return nil
@@ -186,7 +187,7 @@ func (c *brokerCore) addAssignor(a Assignor) unsafe.Pointer {
 func (m *Member) releaseCallback() {
 	if m.rbBox != nil && m.rbReleased.CompareAndSwap(false, true) {
 		deleteHandle(m.rbHandle)
-		C.mqgo_box_free(m.rbBox)
+		C.free(m.rbBox)
 	}
 }
 
@@ -202,7 +203,7 @@ func (c *memberCore) leave() error {
 	if c.left.Swap(true) {
 		return nil
 	}
-	err := check("member close", C.mqgo_member_close(C.mqgo_member(c.ptr.Load())))
+	err := direct("member close", func() C.mq_status { return C.mq_member_close(cMember(C.mqgo_member(c.ptr.Load()))) })
 	runtime.KeepAlive(c.shared)
 	return err
 }
@@ -252,12 +253,13 @@ func (m *Member) Assignment() (generation int64, partitions []int, err error) {
 	}
 	defer m.guard.release()
 	var gen C.int64_t
-	var out *C.int32_t
-	r := C.mqgo_member_assignment(p, &gen, &out)
-	if err := check(op, r); err != nil {
+	parts, err := ints(op, func(out *C.int32_t, cap C.size_t, count *C.size_t) C.mq_status {
+		return C.mq_member_get_assignment(cMember(p), &gen, out, cap, count)
+	})
+	if err != nil {
 		return 0, nil, err
 	}
-	return int64(gen), takeInts(out, r.count), nil
+	return int64(gen), parts, nil
 }
 
 // Poll polls the member's partitions (starting at a different one each call) and returns
@@ -329,11 +331,6 @@ func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool, ack
 		return memberClosed(op)
 	}
 	defer m.guard.release()
-	s := viewScratch(n)
-	defer putCBuf(s)
-	if s.p == nil {
-		return noMemory(op)
-	}
 	held, err := getToken()
 	if err != nil {
 		return err
@@ -349,20 +346,20 @@ func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool, ack
 	m.tokMu.Unlock()
 	w := waiter{}
 	w.startWith(ctx, tok)
-	msgs := C.mqgo_mem(uintptr(s.p))
-	var r C.mqgo_result
+	var doAck C.int
+	var offset C.int64_t
 	if ack != nil {
-		r = C.mqgo_member_ack_poll(p, part, C.int64_t(ack.offset), msgs, C.size_t(n), waitMs(ctx), tok)
-	} else {
-		r = C.mqgo_member_poll(p, msgs, C.size_t(n), waitMs(ctx), tok)
+		doAck, offset = 1, C.int64_t(ack.offset)
 	}
-	w.disarm()
-	if r.status == C.MQ_OK {
-		if reuse {
-			into.fill(views(s, int(r.count)))
-		} else {
-			into.Messages = copyMessages(views(s, int(r.count)))
+	poll := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
+		return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
+			return C.mqgo_member_poll_copy(p, ack, part, offset, buf, size, C.size_t(n), waitMs(ctx), tok)
 		}
+	}
+	r := copyPoll(into, reuse, n, poll(doAck), poll(0))
+	w.disarm()
+	if r.status != C.MQ_OK {
+		into.Messages = into.Messages[:0]
 	}
 	m.tokMu.Lock()
 	delete(m.active, tok)
@@ -409,7 +406,7 @@ func (m *Member) NackAfter(partition int, delay time.Duration) error {
 		return memberClosed(op)
 	}
 	defer m.guard.release()
-	return check(op, C.mqgo_member_nack(p, part, C.int64_t(durationMs(delay))))
+	return direct(op, func() C.mq_status { return C.mq_member_nack(cMember(p), part, C.int64_t(durationMs(delay))) })
 }
 
 // ExtendLease restarts the lease of the member's in-flight messages on a partition it owns.
@@ -424,7 +421,7 @@ func (m *Member) ExtendLease(partition int) error {
 		return memberClosed(op)
 	}
 	defer m.guard.release()
-	return check(op, C.mqgo_member_extend_lease(p, part))
+	return direct(op, func() C.mq_status { return C.mq_member_extend_lease(cMember(p), part) })
 }
 
 // Close leaves the group (the others rebalance; what this member had in flight goes to the new
@@ -433,7 +430,7 @@ func (m *Member) ExtendLease(partition int) error {
 // ErrDeadlock and does nothing.
 func (m *Member) Close() error {
 	if m.inOwnCallback() {
-		return check("member close", C.mqgo_member_close(m.cptr()))
+		return direct("member close", func() C.mq_status { return C.mq_member_close(cMember(m.cptr())) })
 	}
 	return m.close()
 }

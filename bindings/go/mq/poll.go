@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unsafe"
 )
 
 // Poll hands out up to max messages of one partition to a group, from its next offset on, and
@@ -72,42 +73,32 @@ func (b *Broker) poll(ctx context.Context, topic, group string, partition, max i
 	if err != nil {
 		return err
 	}
-	s := viewScratch(n)
-	if s.p == nil {
-		return noMemory(op)
-	}
 	p := b.acquire()
 	if p == 0 {
-		putCBuf(s)
 		return closedError(op)
 	}
 	var w waiter
 	if err := w.start(ctx); err != nil {
 		b.release()
-		putCBuf(s)
 		return err
 	}
 	t, tl := cstr(topic)
 	g, gl := cstr(group)
-	msgs := C.mqgo_mem(uintptr(s.p))
-	var r C.mqgo_result
+	var doAck C.int
+	var offset C.int64_t
 	if ack != nil {
-		r = C.mqgo_ack_poll(p, t, tl, g, gl, part, C.int64_t(*ack), msgs, C.size_t(n), waitMs(ctx), w.tok)
-	} else {
-		r = C.mqgo_poll(p, t, tl, g, gl, part, msgs, C.size_t(n), waitMs(ctx), w.tok)
+		doAck, offset = 1, C.int64_t(*ack)
 	}
-	w.end()
-	if r.status == C.MQ_OK {
-		// Copied while the call still holds the broker: the views are valid until the ack.
-		if reuse {
-			into.fill(views(s, int(r.count)))
-		} else {
-			into.Messages = copyMessages(views(s, int(r.count)))
+	poll := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
+		return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
+			return C.mqgo_poll_copy(p, t, tl, g, gl, part, ack, offset, buf, size, C.size_t(n), waitMs(ctx), w.tok)
 		}
 	}
+	r := copyPoll(into, reuse, n, poll(doAck), poll(0))
+	w.end()
 	b.release()
-	putCBuf(s)
 	if r.status != C.MQ_OK {
+		into.Messages = into.Messages[:0]
 		return waitFailure(op, r, ctx)
 	}
 	return nil
@@ -167,9 +158,9 @@ func (b *Broker) NackAfter(topic, group string, partition int, delay time.Durati
 		return closedError(op)
 	}
 	defer b.release()
-	t, tl := cstr(topic)
-	g, gl := cstr(group)
-	return check(op, C.mqgo_nack(p, t, tl, g, gl, part, C.int64_t(durationMs(delay))))
+	return groupCall(op, topic, group, func(t, g *C.char) C.mq_status {
+		return C.mq_group_nack(cBroker(p), t, g, part, C.int64_t(durationMs(delay)))
+	})
 }
 
 // ExtendLease restarts the lease of the group's in-flight messages on a partition, for work
@@ -185,9 +176,9 @@ func (b *Broker) ExtendLease(topic, group string, partition int) error {
 		return closedError(op)
 	}
 	defer b.release()
-	t, tl := cstr(topic)
-	g, gl := cstr(group)
-	return check(op, C.mqgo_extend_lease(p, t, tl, g, gl, part))
+	return groupCall(op, topic, group, func(t, g *C.char) C.mq_status {
+		return C.mq_group_extend_lease(cBroker(p), t, g, part)
+	})
 }
 
 // Seek moves the group's cursor on a partition to offset (in the retained range, or
@@ -204,7 +195,7 @@ func (b *Broker) Seek(topic, group string, partition int, offset int64) error {
 		return closedError(op)
 	}
 	defer b.release()
-	t, tl := cstr(topic)
-	g, gl := cstr(group)
-	return check(op, C.mqgo_seek(p, t, tl, g, gl, part, C.int64_t(offset)))
+	return groupCall(op, topic, group, func(t, g *C.char) C.mq_status {
+		return C.mq_group_seek(cBroker(p), t, g, part, C.int64_t(offset))
+	})
 }

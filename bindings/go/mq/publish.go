@@ -102,6 +102,10 @@ func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Recor
 		return nil, noMemory(op)
 	}
 	defer pk.release()
+	var recs, res C.mqgo_mem
+	if len(records) > 0 {
+		recs, res = C.mqgo_mem(uintptr(unsafe.Pointer(&pk.recs[0]))), C.mqgo_mem(uintptr(unsafe.Pointer(&pk.res[0])))
+	}
 	p := b.acquire()
 	if p == 0 {
 		return nil, closedError(op)
@@ -112,21 +116,19 @@ func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Recor
 		return nil, err
 	}
 	t, tl := cstr(topic)
-	r := C.mqgo_publish_packed(p, t, tl, pk.lens, pk.data, C.size_t(len(records)), pk.recs, pk.hdrs,
-		waitMs(ctx), w.tok, pk.res)
+	r := C.mqgo_publish_batch(p, t, tl, recs, C.size_t(len(records)), waitMs(ctx), w.tok, res)
 	w.end()
-	res := pk.results(len(records))
 	var out []PublishResult
 	// The library writes every result or none (a batch refused as a whole); none were
-	// written if every partition is still the -1 the shim put there.
+	// written if every partition is still the -1 layout put there.
 	written := false
-	for i := range res {
-		written = written || res[i].partition != -1
+	for i := range pk.res {
+		written = written || pk.res[i].partition != -1
 	}
 	if written {
 		out = make([]PublishResult, len(records))
 		for i := range out {
-			out[i] = PublishResult{Partition: int(res[i].partition), Offset: int64(res[i].offset)}
+			out[i] = PublishResult{Partition: int(pk.res[i].partition), Offset: int64(pk.res[i].offset)}
 		}
 	}
 	if r.status != C.MQ_OK {
@@ -210,74 +212,48 @@ func (m *marshal) headersOnly(hs []Header) bool {
 	return true
 }
 
-// packed lays a batch out in one C buffer for mqgo_publish_packed: lengths and bytes, copied
-// from Go with plain copies; the shim builds the records that point into them.
+// packed lays a batch out in one C buffer: the records, their headers and the results the
+// library reads and writes, then the bytes the records point to (copied from Go, so nothing
+// needs pinning and cgo's pointer check has nothing to scan).
 type packed struct {
-	buf                         cbuf
-	recs, hdrs, res, lens, data C.mqgo_mem
+	marshal
+	recs []C.mq_record
+	res  []C.mq_publish_result
 }
 
 func (pk *packed) layout(records []Record) bool {
 	bytes, nh := 0, 0
 	for i := range records {
 		r := &records[i]
-		bytes += len(r.Key) + len(r.Value)
-		for _, h := range r.Headers {
-			bytes += len(h.Key) + len(h.Value)
-		}
+		bytes += len(r.Key) + len(r.Value) + headerBytes(r.Headers)
 		nh += len(r.Headers)
 	}
 	n := uintptr(len(records))
-	nLens := 3*len(records) + 2*nh
-	sizes := [...]uintptr{n * C.sizeof_mq_record, uintptr(nh) * C.sizeof_mq_header,
-		n * C.sizeof_mq_publish_result, uintptr(nLens) * 8, uintptr(bytes)}
-	total := uintptr(0)
-	for _, sz := range sizes {
-		total += sz
-	}
-	pk.buf = getCBuf(total + 1)
-	if pk.buf.p == nil {
+	// The records and results go first, where C's alignment is that of the buffer.
+	head := n*C.sizeof_mq_record + n*C.sizeof_mq_publish_result
+	if !pk.reserve(int(head)+bytes, nh) {
 		return false
 	}
-	base := uintptr(pk.buf.p)
-	at := func(k int) uintptr {
-		off := base
-		for _, sz := range sizes[:k] {
-			off += sz
-		}
-		return off
-	}
-	pk.recs, pk.hdrs, pk.res = C.mqgo_mem(at(0)), C.mqgo_mem(at(1)), C.mqgo_mem(at(2))
-	pk.lens, pk.data = C.mqgo_mem(at(3)), C.mqgo_mem(at(4))
-	lens := unsafe.Slice((*int64)(unsafe.Add(pk.buf.p, at(3)-base)), nLens)
-	data := unsafe.Slice((*byte)(unsafe.Add(pk.buf.p, at(4)-base)), bytes+1)
-	l, d := 0, 0
+	// reserve put the headers first: records and results come after them, then the bytes.
+	base := unsafe.Pointer(unsafe.SliceData(pk.data))
+	pk.recs = unsafe.Slice((*C.mq_record)(base), len(records))
+	pk.res = unsafe.Slice((*C.mq_publish_result)(unsafe.Add(base, n*C.sizeof_mq_record)), len(records))
+	pk.used = int(head)
+	hdrs := pk.hdrs
 	for i := range records {
-		r := &records[i]
-		if r.Key == nil {
-			lens[l] = -1
-		} else {
-			lens[l] = int64(len(r.Key))
-			d += copy(data[d:], r.Key)
+		r, c := &records[i], &pk.recs[i]
+		c.key, c.key_len = nil, 0
+		if r.Key != nil {
+			c.key, c.key_len = pk.put(r.Key), C.size_t(len(r.Key))
 		}
-		lens[l+1], lens[l+2] = int64(len(r.Value)), int64(len(r.Headers))
-		l += 3
-		d += copy(data[d:], r.Value)
-		for _, h := range r.Headers {
-			lens[l], lens[l+1] = int64(len(h.Key)), int64(len(h.Value))
-			l += 2
-			d += copy(data[d:], h.Key)
-			d += copy(data[d:], h.Value)
+		c.payload, c.payload_len = pk.put(r.Value), C.size_t(len(r.Value))
+		c.headers, c.header_count = nil, C.size_t(len(r.Headers))
+		if len(r.Headers) > 0 {
+			c.headers = &hdrs[0]
+			pk.fillHeaders(hdrs, r.Headers)
+			hdrs = hdrs[len(r.Headers):]
 		}
+		pk.res[i].partition, pk.res[i].offset = -1, -1
 	}
 	return true
 }
-
-func (pk *packed) results(n int) []C.mq_publish_result {
-	if n == 0 {
-		return nil
-	}
-	return unsafe.Slice((*C.mq_publish_result)(unsafe.Add(pk.buf.p, uintptr(pk.res)-uintptr(pk.buf.p))), n)
-}
-
-func (pk *packed) release() { putCBuf(pk.buf) }

@@ -153,7 +153,7 @@ func (b *Broker) SubscribeFunc(topic, group string, handler func(*Message) error
 	}
 	defer b.release()
 	h := newHandle(s)
-	s.box = C.mqgo_box_new(C.uintptr_t(h))
+	s.box = newBox(h)
 	if s.box == nil {
 		deleteHandle(h)
 		s.failOpen()
@@ -202,7 +202,7 @@ func (s *Subscription) Close() error {
 		s.mu.Lock()
 		p := s.ptr
 		s.mu.Unlock()
-		return check("subscription close", C.mqgo_subscription_close(p))
+		return direct("subscription close", func() C.mq_status { return C.mq_subscription_close(p) })
 	}
 	return s.close()
 }
@@ -228,7 +228,7 @@ func (s *Subscription) close() error {
 	s.state = subClosing
 	p := s.ptr
 	s.mu.Unlock()
-	err := check("subscription close", C.mqgo_subscription_close(p))
+	err := direct("subscription close", func() C.mq_status { return C.mq_subscription_close(p) })
 	s.mu.Lock()
 	s.state = subClosed
 	s.ptr = nil
@@ -274,7 +274,7 @@ func mqgoRelease(h C.uintptr_t) {
 
 // deliver runs the handler on a copy of the view: 0 acks, 1 nacks. No panic leaves it.
 func (s *Subscription) deliver(view *C.mq_message) (rc C.int) {
-	msg := &copyMessages(unsafe.Slice(view, 1))[0]
+	msg := copyView(view)
 	defer func() {
 		if v := recover(); v != nil {
 			rc = 1
@@ -306,14 +306,14 @@ func (s *Subscription) report(msg *Message, err error) {
 // work that outlives the ack timeout. Call it from a SubscribeFunc handler, on its goroutine;
 // elsewhere it returns ErrInvalid.
 func ExtendHandlerLease() error {
-	return check("extend handler lease", C.mqgo_handler_extend_lease())
+	return direct("extend handler lease", func() C.mq_status { return C.mq_handler_extend_lease() })
 }
 
 // SetHandlerNackDelay delays the nack that follows if the calling handler then fails (returns
 // an error or panics): the message comes back no sooner than delay on the broker clock.
 // Applies to the current handler call only; call it from the handler, on its goroutine.
 func SetHandlerNackDelay(delay time.Duration) error {
-	return check("set handler nack delay", C.mqgo_handler_set_nack_delay(C.int64_t(durationMs(delay))))
+	return direct("set handler nack delay", func() C.mq_status { return C.mq_handler_set_nack_delay(C.int64_t(durationMs(delay))) })
 }
 
 func (s *Subscription) String() string {

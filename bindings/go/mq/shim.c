@@ -88,7 +88,6 @@ static void name_done(name_buf *nb) {
 
 /* ---- handles ------------------------------------------------------------------------------ */
 
-mqgo_broker mqgo_broker_handle(mq_broker *b) { return (mqgo_broker)b; }
 void mqgo_broker_close(mqgo_broker b) { mq_broker_close((mq_broker *)b); }
 void mqgo_broker_free(mqgo_broker b) { mq_broker_free((mq_broker *)b); }
 const char *mqgo_member_id(mqgo_member m) { return mq_member_id((mq_member *)m); }
@@ -101,170 +100,15 @@ void mqgo_cancel_trigger(mqgo_cancel c) { mq_cancel_trigger((mq_cancel *)c); }
 void mqgo_cancel_reset(mqgo_cancel c) { mq_cancel_reset((mq_cancel *)c); }
 void mqgo_cancel_free(mqgo_cancel c) { mq_cancel_free((mq_cancel *)c); }
 
-/* ---- boxes and the manual clock ----------------------------------------------------------- */
+/* ---- the manual clock ---------------------------------------------------------------------- */
 
-void *mqgo_box_new(uintptr_t handle) {
-    uintptr_t *box = (uintptr_t *)malloc(sizeof *box);
-    if (box) *box = handle;
-    return box;
-}
-
-void mqgo_box_free(void *box) { free(box); }
-
-int64_t *mqgo_clock_new(int64_t start_ns) {
-    int64_t *c = (int64_t *)malloc(sizeof *c);
-    if (c) __atomic_store_n(c, start_ns, __ATOMIC_SEQ_CST);
-    return c;
-}
-
-void mqgo_clock_free(int64_t *clock) { free(clock); }
-void mqgo_clock_set(int64_t *clock, int64_t ns) { __atomic_store_n(clock, ns, __ATOMIC_SEQ_CST); }
-int64_t mqgo_clock_add(int64_t *clock, int64_t ns) {
-    return __atomic_add_fetch(clock, ns, __ATOMIC_SEQ_CST);
-}
-int64_t mqgo_clock_get(int64_t *clock) { return __atomic_load_n(clock, __ATOMIC_SEQ_CST); }
-
-/* Runs with partition locks held: reads the atomic and nothing else (no Go, no mq). */
+/* Runs with partition locks held: reads the atomic (Go's ManualClock writes it) and nothing
+ * else (no Go, no mq). */
 static int64_t manual_clock(void *user) {
     return __atomic_load_n((const int64_t *)user, __ATOMIC_SEQ_CST);
 }
 
 mq_clock_fn mqgo_clock_fn(void) { return manual_clock; }
-
-/* ---- broker, topics, groups --------------------------------------------------------------- */
-
-mqgo_result mqgo_broker_new(const mq_broker_options *opts, mqgo_broker *out) {
-    mq_broker *b = NULL;
-    mqgo_result r = result(mq_broker_new(opts, &b));
-    *out = (mqgo_broker)b;
-    return r;
-}
-
-mqgo_result mqgo_topic_create(mqgo_broker b_, const char *name, size_t name_len,
-                              const mq_topic_config *cfg) {
-    mq_broker *b = (mq_broker *)b_;
-    NAME(n, "topic", name, name_len);
-    int s = mq_topic_create(b, n, cfg);
-    mqgo_result r = result(s);
-    name_done(&n_nb);
-    return r;
-}
-
-mqgo_result mqgo_group_subscribe(mqgo_broker b_, const char *topic, size_t topic_len,
-                                 const char *group, size_t group_len, int32_t start, int has_start,
-                                 uint32_t max_deliveries, int has_max_deliveries,
-                                 const char *dead_letter, size_t dead_letter_len,
-                                 int has_dead_letter) {
-    mq_broker *b = (mq_broker *)b_;
-    NAME(t, "topic", topic, topic_len);
-    NAME2(g, "group", group, group_len, t);
-    name_buf d_nb = {{0}, NULL};
-    mqgo_result d_fail;
-    const char *d = NULL;
-    if (has_dead_letter &&
-        !(d = name_of(&d_nb, "dead-letter topic", dead_letter, dead_letter_len, &d_fail))) {
-        name_done(&t_nb);
-        name_done(&g_nb);
-        return d_fail;
-    }
-    mq_group_options o;
-    mq_group_options_init(&o, sizeof o);
-    if (has_start) o.start = start;
-    if (has_max_deliveries) o.max_deliveries = max_deliveries;
-    if (has_dead_letter) o.dead_letter_topic = d;
-    mqgo_result r = result(mq_group_subscribe(b, t, g, &o));
-    name_done(&t_nb);
-    name_done(&g_nb);
-    name_done(&d_nb);
-    return r;
-}
-
-mqgo_result mqgo_topic_delete(mqgo_broker b_, const char *name, size_t name_len) {
-    mq_broker *b = (mq_broker *)b_;
-    NAME(n, "topic", name, name_len);
-    mqgo_result r = result(mq_topic_delete(b, n));
-    name_done(&n_nb);
-    return r;
-}
-
-mqgo_result mqgo_group_unsubscribe(mqgo_broker b_, const char *topic, size_t topic_len,
-                                   const char *group, size_t group_len) {
-    mq_broker *b = (mq_broker *)b_;
-    NAME(t, "topic", topic, topic_len);
-    NAME2(g, "group", group, group_len, t);
-    mqgo_result r = result(mq_group_unsubscribe(b, t, g));
-    name_done(&t_nb);
-    name_done(&g_nb);
-    return r;
-}
-
-/* The snprintf-style calls: ask for the size, then fill; the list may grow in between. */
-typedef mq_status (*text_fn)(void *ctx, char *buf, size_t cap, size_t *needed);
-
-static mqgo_result text_call(text_fn fn, void *ctx, char **out) {
-    *out = NULL;
-    size_t cap = 256;
-    for (;;) {
-        char *buf = (char *)malloc(cap);
-        if (!buf) return no_memory();
-        size_t needed = 0;
-        int s = fn(ctx, buf, cap, &needed);
-        if (s != MQ_OK) {
-            mqgo_result r = result(s);
-            free(buf);
-            return r;
-        }
-        if (needed <= cap) {
-            *out = buf;
-            return result(MQ_OK);
-        }
-        free(buf);
-        cap = needed;
-    }
-}
-
-typedef struct text_args {
-    mq_broker *b;
-    const char *topic;
-    int32_t partition;
-} text_args;
-
-static mq_status topic_list_fn(void *ctx, char *buf, size_t cap, size_t *needed) {
-    return mq_topic_list(((text_args *)ctx)->b, buf, cap, needed);
-}
-static mq_status group_list_fn(void *ctx, char *buf, size_t cap, size_t *needed) {
-    text_args *a = (text_args *)ctx;
-    return mq_group_list(a->b, a->topic, buf, cap, needed);
-}
-static mq_status describe_fn(void *ctx, char *buf, size_t cap, size_t *needed) {
-    text_args *a = (text_args *)ctx;
-    return mq_partition_describe(a->b, a->topic, a->partition, buf, cap, needed);
-}
-
-mqgo_result mqgo_topic_list(mqgo_broker b_, char **out) {
-    mq_broker *b = (mq_broker *)b_;
-    text_args a = {b, NULL, 0};
-    return text_call(topic_list_fn, &a, out);
-}
-
-mqgo_result mqgo_group_list(mqgo_broker b_, const char *topic, size_t topic_len, char **out) {
-    mq_broker *b = (mq_broker *)b_;
-    NAME(t, "topic", topic, topic_len);
-    text_args a = {b, t, 0};
-    mqgo_result r = text_call(group_list_fn, &a, out);
-    name_done(&t_nb);
-    return r;
-}
-
-mqgo_result mqgo_partition_describe(mqgo_broker b_, const char *topic, size_t topic_len,
-                                    int32_t partition, char **out) {
-    mq_broker *b = (mq_broker *)b_;
-    NAME(t, "topic", topic, topic_len);
-    text_args a = {b, t, partition};
-    mqgo_result r = text_call(describe_fn, &a, out);
-    name_done(&t_nb);
-    return r;
-}
 
 /* ---- publishing --------------------------------------------------------------------------- */
 
@@ -303,76 +147,26 @@ mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_l
     return r;
 }
 
-mqgo_result mqgo_publish_packed(mqgo_broker b_, const char *topic, size_t topic_len, mqgo_mem lens_,
-                                mqgo_mem data_, size_t count, mqgo_mem records_, mqgo_mem headers_,
-                                int64_t wait_ms, mqgo_cancel cancel_, mqgo_mem results_) {
-    const int64_t *lens = (const int64_t *)lens_;
-    const char *data = (const char *)data_;
-    mq_record *recs = (mq_record *)records_;
-    mq_header *hdrs = (mq_header *)headers_;
-    mq_publish_result *results = (mq_publish_result *)results_;
-    for (size_t i = 0; i < count; i++) {
-        const int64_t key_len = *lens++, payload_len = *lens++, header_count = *lens++;
-        mq_record *r = &recs[i];
-        r->key = NULL;
-        r->key_len = 0;
-        if (key_len >= 0) {
-            r->key = data;
-            r->key_len = (size_t)key_len;
-            data += key_len;
-        }
-        r->payload = data;
-        r->payload_len = (size_t)payload_len;
-        data += payload_len;
-        r->headers = header_count ? hdrs : NULL;
-        r->header_count = (size_t)header_count;
-        for (int64_t h = 0; h < header_count; h++, hdrs++) {
-            hdrs->name_len = (size_t)*lens++;
-            hdrs->value_len = (size_t)*lens++;
-            hdrs->name = data;
-            data += hdrs->name_len;
-            hdrs->value = data;
-            data += hdrs->value_len;
-        }
-        results[i].partition = -1;
-        results[i].offset = -1;
-    }
-    return mqgo_publish_batch(b_, topic, topic_len, (mqgo_mem)recs, count, wait_ms, cancel_,
-                              (mqgo_mem)results);
-}
-
 /* ---- pull consumption --------------------------------------------------------------------- */
 
-mqgo_result mqgo_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
-                      size_t group_len, int32_t partition, mqgo_mem msgs_, size_t max,
-                      int64_t wait_ms, mqgo_cancel cancel_) {
-    mq_broker *b = (mq_broker *)b_;
-    mq_cancel *cancel = (mq_cancel *)cancel_;
-    mq_message *msgs = (mq_message *)msgs_;
-    NAME(t, "topic", topic, topic_len);
-    NAME2(g, "group", group, group_len, t);
-    size_t n = 0;
-    int s = mq_group_poll(b, t, g, partition, msgs, sizeof(mq_message), max, wait_ms, cancel, &n);
-    mqgo_result r = result(s);
-    r.count = n;
-    name_done(&t_nb);
-    name_done(&g_nb);
-    return r;
-}
+/* The copying polls: buf is the caller's (Go memory, for this call only). */
+#define COPIED(expr)                  \
+    size_t n = 0, needed = 0;         \
+    mqgo_result r = result(expr);     \
+    r.count = n;                      \
+    r.needed = needed
 
-mqgo_result mqgo_ack_poll(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
-                          size_t group_len, int32_t partition, int64_t offset, mqgo_mem msgs_,
-                          size_t max, int64_t wait_ms, mqgo_cancel cancel_) {
+mqgo_result mqgo_poll_copy(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
+                           size_t group_len, int32_t partition, int ack, int64_t offset, void *buf,
+                           size_t cap, size_t max, int64_t wait_ms, mqgo_cancel cancel_) {
     mq_broker *b = (mq_broker *)b_;
     mq_cancel *cancel = (mq_cancel *)cancel_;
-    mq_message *msgs = (mq_message *)msgs_;
     NAME(t, "topic", topic, topic_len);
     NAME2(g, "group", group, group_len, t);
-    size_t n = 0;
-    int s = mq_group_ack_poll(b, t, g, partition, offset, msgs, sizeof(mq_message), max, wait_ms,
-                              cancel, &n);
-    mqgo_result r = result(s);
-    r.count = n;
+    COPIED(ack ? mq_group_ack_poll_copy(b, t, g, partition, offset, buf, cap, max, wait_ms, cancel,
+                                        &n, &needed)
+               : mq_group_poll_copy(b, t, g, partition, buf, cap, max, wait_ms, cancel, &n,
+                                    &needed));
     name_done(&t_nb);
     name_done(&g_nb);
     return r;
@@ -390,50 +184,6 @@ mqgo_result mqgo_ack(mqgo_broker b_, const char *topic, size_t topic_len, const 
                      size_t group_len, int32_t partition, int64_t offset) {
     mq_broker *b = (mq_broker *)b_;
     GROUP_CALL(mq_group_ack(b, t, g, partition, offset));
-}
-
-mqgo_result mqgo_nack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
-                      size_t group_len, int32_t partition, int64_t delay_ms) {
-    mq_broker *b = (mq_broker *)b_;
-    GROUP_CALL(mq_group_nack(b, t, g, partition, delay_ms));
-}
-
-mqgo_result mqgo_extend_lease(mqgo_broker b_, const char *topic, size_t topic_len,
-                              const char *group, size_t group_len, int32_t partition) {
-    mq_broker *b = (mq_broker *)b_;
-    GROUP_CALL(mq_group_extend_lease(b, t, g, partition));
-}
-
-mqgo_result mqgo_seek(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
-                      size_t group_len, int32_t partition, int64_t offset) {
-    mq_broker *b = (mq_broker *)b_;
-    GROUP_CALL(mq_group_seek(b, t, g, partition, offset));
-}
-
-/* ---- introspection ------------------------------------------------------------------------ */
-
-mqgo_result mqgo_topic_info(mqgo_broker b_, const char *topic, size_t topic_len,
-                            mq_topic_info *out) {
-    mq_broker *b = (mq_broker *)b_;
-    NAME(t, "topic", topic, topic_len);
-    mqgo_result r = result(mq_topic_get_info(b, t, out, sizeof *out));
-    name_done(&t_nb);
-    return r;
-}
-
-mqgo_result mqgo_partition_info(mqgo_broker b_, const char *topic, size_t topic_len,
-                                int32_t partition, mq_partition_info *out) {
-    mq_broker *b = (mq_broker *)b_;
-    NAME(t, "topic", topic, topic_len);
-    mqgo_result r = result(mq_partition_get_info(b, t, partition, out, sizeof *out));
-    name_done(&t_nb);
-    return r;
-}
-
-mqgo_result mqgo_group_info(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
-                            size_t group_len, int32_t partition, mq_group_info *out) {
-    mq_broker *b = (mq_broker *)b_;
-    GROUP_CALL(mq_group_get_info(b, t, g, partition, out, sizeof *out));
 }
 
 /* ---- push --------------------------------------------------------------------------------- */
@@ -483,19 +233,7 @@ mqgo_result mqgo_subscription_open(mqgo_broker b_, const char *topic, size_t top
         o.partitions = partitions;
         o.partition_count = partition_count;
     }
-    if (has_session_timeout) {
-#if MQ_VERSION_NUMBER >= 1003000
-        o.session_timeout_ms = session_timeout_ms;
-#else
-        (void)session_timeout_ms;
-        name_done(&t_nb);
-        name_done(&g_nb);
-        user_free_tramp(box);
-        return refused(MQ_ERR_UNSUPPORTED,
-                       strdup("session_timeout_ms needs mq 1.3; the mq.h this package was "
-                              "compiled with is older"));
-#endif
-    }
+    if (has_session_timeout) o.session_timeout_ms = session_timeout_ms;
     mqgo_result r =
         result(mq_subscription_open(b, t, g, &o, handler_tramp, box, user_free_tramp, out));
     name_done(&t_nb);
@@ -503,15 +241,6 @@ mqgo_result mqgo_subscription_open(mqgo_broker b_, const char *topic, size_t top
     return r;
 }
 
-mqgo_result mqgo_subscription_close(mq_subscription *sub) {
-    return result(mq_subscription_close(sub));
-}
-
-mqgo_result mqgo_handler_extend_lease(void) { return result(mq_handler_extend_lease()); }
-
-mqgo_result mqgo_handler_set_nack_delay(int64_t delay_ms) {
-    return result(mq_handler_set_nack_delay(delay_ms));
-}
 
 /* ---- members ------------------------------------------------------------------------------ */
 
@@ -563,41 +292,15 @@ mqgo_result mqgo_member_join(mqgo_broker b_, const char *topic, size_t topic_len
     return r;
 }
 
-mqgo_result mqgo_member_close(mqgo_member m) { return result(mq_member_close((mq_member *)m)); }
 
-mqgo_result mqgo_member_assignment(mqgo_member m_, int64_t *generation, int32_t **partitions) {
-    mq_member *m = (mq_member *)m_;
-    *partitions = NULL;
-    size_t cap = 16;
-    for (;;) {
-        int32_t *buf = (int32_t *)malloc(cap * sizeof *buf);
-        if (!buf) return no_memory();
-        size_t count = 0;
-        int s = mq_member_get_assignment(m, generation, buf, cap, &count);
-        if (s != MQ_OK) {
-            mqgo_result r = result(s);
-            free(buf);
-            return r;
-        }
-        if (count <= cap) {
-            *partitions = buf;
-            mqgo_result r = result(MQ_OK);
-            r.count = count;
-            return r;
-        }
-        free(buf);
-        cap = count;
-    }
-}
-
-mqgo_result mqgo_member_poll(mqgo_member m_, mqgo_mem msgs_, size_t max, int64_t wait_ms,
-                             mqgo_cancel cancel_) {
+mqgo_result mqgo_member_poll_copy(mqgo_member m_, int ack, int32_t partition, int64_t offset,
+                                  void *buf, size_t cap, size_t max, int64_t wait_ms,
+                                  mqgo_cancel cancel_) {
     mq_member *m = (mq_member *)m_;
     mq_cancel *cancel = (mq_cancel *)cancel_;
-    mq_message *msgs = (mq_message *)msgs_;
-    size_t n = 0;
-    mqgo_result r = result(mq_member_poll(m, msgs, sizeof(mq_message), max, wait_ms, cancel, &n));
-    r.count = n;
+    COPIED(ack ? mq_member_ack_poll_copy(m, partition, offset, buf, cap, max, wait_ms, cancel, &n,
+                                         &needed)
+               : mq_member_poll_copy(m, buf, cap, max, wait_ms, cancel, &n, &needed));
     return r;
 }
 
@@ -606,52 +309,3 @@ mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset) {
     return result(mq_member_ack(m, partition, offset));
 }
 
-mqgo_result mqgo_member_ack_poll(mqgo_member m_, int32_t partition, int64_t offset, mqgo_mem msgs_,
-                                 size_t max, int64_t wait_ms, mqgo_cancel cancel_) {
-    mq_member *m = (mq_member *)m_;
-    mq_cancel *cancel = (mq_cancel *)cancel_;
-    mq_message *msgs = (mq_message *)msgs_;
-    size_t n = 0;
-    mqgo_result r = result(mq_member_ack_poll(m, partition, offset, msgs, sizeof(mq_message), max,
-                                              wait_ms, cancel, &n));
-    r.count = n;
-    return r;
-}
-
-mqgo_result mqgo_member_nack(mqgo_member m_, int32_t partition, int64_t delay_ms) {
-    mq_member *m = (mq_member *)m_;
-    return result(mq_member_nack(m, partition, delay_ms));
-}
-
-mqgo_result mqgo_member_extend_lease(mqgo_member m_, int32_t partition) {
-    mq_member *m = (mq_member *)m_;
-    return result(mq_member_extend_lease(m, partition));
-}
-
-/* ---- partitioning helpers ----------------------------------------------------------------- */
-
-mqgo_result mqgo_key_partition(const char *key, size_t key_len, int32_t partitions) {
-    int32_t p = -1;
-    mqgo_result r = result(mq_key_partition(key, key_len, partitions, &p));
-    r.partition = p;
-    return r;
-}
-
-mqgo_result mqgo_round_robin(int32_t partitions, int32_t members, int32_t member, int32_t **out) {
-    *out = NULL;
-    size_t count = 0;
-    int s = mq_assignment_round_robin(partitions, members, member, NULL, 0, &count);
-    if (s != MQ_OK) return result(s);
-    int32_t *buf = (int32_t *)malloc((count ? count : 1) * sizeof *buf);
-    if (!buf) return no_memory();
-    s = mq_assignment_round_robin(partitions, members, member, buf, count, &count);
-    if (s != MQ_OK) {
-        mqgo_result r = result(s);
-        free(buf);
-        return r;
-    }
-    *out = buf;
-    mqgo_result r = result(MQ_OK);
-    r.count = count;
-    return r;
-}

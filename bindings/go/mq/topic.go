@@ -1,5 +1,6 @@
 package mq
 
+// #include <stdlib.h>
 // #include "shim.h"
 import "C"
 
@@ -122,8 +123,12 @@ func (b *Broker) CreateTopic(name string, opts ...TopicOption) error {
 		return closedError(op)
 	}
 	defer b.release()
-	n, nl := cstr(name)
-	return check(op, C.mqgo_topic_create(p, n, nl, &cfg.c))
+	n, err := cname(op, "topic", name)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(n))
+	return direct(op, func() C.mq_status { return C.mq_topic_create(cBroker(p), n, &cfg.c) })
 }
 
 // DeleteTopic deletes a topic (library 1.1). When it returns the name is free: every call by
@@ -151,8 +156,12 @@ func (b *Broker) DeleteTopic(name string) error {
 		return closedError(op)
 	}
 	defer b.release()
-	n, nl := cstr(name)
-	return check(op, C.mqgo_topic_delete(p, n, nl))
+	n, err := cname(op, "topic", name)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(n))
+	return direct(op, func() C.mq_status { return C.mq_topic_delete(cBroker(p), n) })
 }
 
 // GroupOption configures a group subscription (Subscribe).
@@ -207,11 +216,30 @@ func (b *Broker) Subscribe(topic, group string, opts ...GroupOption) error {
 		return closedError(op)
 	}
 	defer b.release()
-	t, tl := cstr(topic)
-	gr, gl := cstr(group)
-	d, dl := cstr(g.deadLetter)
-	return check(op, C.mqgo_group_subscribe(p, t, tl, gr, gl, C.int32_t(g.start), cbool(g.hasStart),
-		C.uint32_t(g.maxDeliveries), cbool(g.hasMax), d, dl, cbool(g.hasDeadLetter)))
+	var names cnames
+	defer names.free()
+	t, err := names.add(op, "topic", topic)
+	if err != nil {
+		return err
+	}
+	gr, err := names.add(op, "group", group)
+	if err != nil {
+		return err
+	}
+	var o C.mq_group_options
+	C.mq_group_options_init(&o, C.sizeof_mq_group_options)
+	if g.hasStart {
+		o.start = C.int32_t(g.start)
+	}
+	if g.hasMax {
+		o.max_deliveries = C.uint32_t(g.maxDeliveries)
+	}
+	if g.hasDeadLetter {
+		if o.dead_letter_topic, err = names.add(op, "dead-letter topic", g.deadLetter); err != nil {
+			return err
+		}
+	}
+	return direct(op, func() C.mq_status { return C.mq_group_subscribe(cBroker(p), t, gr, &o) })
 }
 
 // Unsubscribe removes a group: its cursors go, and what only it held back is trimmed at once
@@ -225,9 +253,17 @@ func (b *Broker) Unsubscribe(topic, group string) error {
 		return closedError(op)
 	}
 	defer b.release()
-	t, tl := cstr(topic)
-	gr, gl := cstr(group)
-	return check(op, C.mqgo_group_unsubscribe(p, t, tl, gr, gl))
+	var names cnames
+	defer names.free()
+	t, err := names.add(op, "topic", topic)
+	if err != nil {
+		return err
+	}
+	gr, err := names.add(op, "group", group)
+	if err != nil {
+		return err
+	}
+	return direct(op, func() C.mq_status { return C.mq_group_unsubscribe(cBroker(p), t, gr) })
 }
 
 func cbool(v bool) C.int {

@@ -587,7 +587,8 @@ typedef struct mq_subscription_options {
      * a partition list is: a duration (top of file) of 1 to 2^40 ms, default 10000. On Kafka it
      * bounds how long a crashed process's partitions stay with it before the group moves them
      * (docs/KAFKA.md). In-process the subscription's membership lives exactly as long as the
-     * subscription (a crash ends the whole log with it), so the value is only checked. */
+     * subscription (a crash ends the whole log with it), so the value is only checked. On
+     * Kafka the limits of mq_member_options.session_timeout_ms apply. */
     int64_t session_timeout_ms;
 } mq_subscription_options;
 
@@ -666,7 +667,10 @@ typedef struct mq_member_options {
                                     * if it had left (noticed by the group's next join or member
                                     * call); a duration (top of file) of 1 to 2^40 ms;
                                     * default 10000. A member blocked in mq_member_poll is
-                                    * calling. */
+                                    * calling. On Kafka at most what client and cluster take
+                                    * (librdkafka: 1 h, else MQ_ERR_INVALID; the brokers'
+                                    * group.max.session.timeout.ms, 30 min by default, else
+                                    * MQ_ERR_BACKEND from the join). */
     mq_assignor assignor;       /* NULL = round-robin (partition p to member p % count); the
                                     * group uses the strategy of its first member */
     void *assignor_user;
@@ -729,6 +733,94 @@ MQ_API mq_status mq_member_extend_lease(mq_member *member, int32_t partition);
 MQ_API mq_status mq_member_ack_poll(mq_member *member, int32_t partition, int64_t offset,
                                     mq_message *msgs, size_t msg_size, size_t max, int64_t wait_ms,
                                     mq_cancel *cancel, size_t *count_out);
+
+/* ---- the copying poll (since 1.3) ------------------------------------------------------- */
+/* The polls above hand out views into the log, valid until the group acks past them: a
+ * binding that copies them in its own code races the group's other threads. These four forms
+ * copy the messages instead, into a buffer the caller owns, while the engine still holds the
+ * lock that keeps their bytes alive. Afterwards nothing in the buffer points into the library.
+ *
+ * Layout 1 (MQ_COPY_LAYOUT_1). Every position ("_at") is a byte offset from the start of the
+ * buffer, so a buffer moved or copied whole stays readable; MQ_COPY_ABSENT marks "none".
+ *   at 0:                        an mq_copy_header;
+ *   at sizeof(mq_copy_header):   count mq_copied_message entries, in poll order;
+ *   from header.bytes_at to cap: the byte region the entries point into (keys, payloads,
+ *                                header arrays of mq_copied_header, dead letters as
+ *                                mq_copied_dead_letter; those structs are 8-byte aligned).
+ * The caller passes an 8-byte aligned buffer. All integers are native-endian. A later layout
+ * would come with new functions; these write layout 1 for ever.
+ *
+ * A message is handed out (its delivery counted, `next` moved past it) only if it was copied:
+ * a poll stops at the first message that does not fit in the room left. If not even the
+ * first fits, nothing is handed out, the call returns MQ_ERR_TOO_LARGE and *needed_out is the
+ * cap that would hold that message alone; otherwise *needed_out is the number of bytes used
+ * (header, entries and byte region). needed_out may be NULL. */
+#define MQ_COPY_LAYOUT_1 1
+#define MQ_COPY_ABSENT 0xFFFFFFFFFFFFFFFFULL
+
+typedef struct mq_copy_header {
+    uint32_t layout;   /* MQ_COPY_LAYOUT_1 */
+    uint32_t count;    /* entries that follow; also *count_out */
+    uint64_t bytes_at; /* where the byte region starts */
+} mq_copy_header;
+
+typedef struct mq_copied_message { /* as mq_message, by position instead of pointer */
+    int64_t offset;
+    int32_t partition;
+    uint32_t delivery_count;
+    int64_t timestamp_ns;
+    int64_t lost;
+    uint64_t key_at; /* MQ_COPY_ABSENT: published without a key */
+    uint64_t key_len;
+    uint64_t payload_at;
+    uint64_t payload_len;
+    uint64_t headers_at; /* header_count mq_copied_header; MQ_COPY_ABSENT when none */
+    uint64_t header_count;
+    uint64_t dead_letter_at; /* an mq_copied_dead_letter, or MQ_COPY_ABSENT */
+} mq_copied_message;
+
+typedef struct mq_copied_header {
+    uint64_t name_at;
+    uint64_t name_len;
+    uint64_t value_at;
+    uint64_t value_len;
+} mq_copied_header;
+
+typedef struct mq_copied_dead_letter { /* as mq_dead_letter; strings not NUL-terminated */
+    uint64_t topic_at;
+    uint64_t topic_len;
+    uint64_t group_at;
+    uint64_t group_len;
+    int64_t offset;
+    int32_t partition;
+    uint32_t delivery_count;
+} mq_copied_dead_letter;
+
+/* As mq_group_poll, copying into buf (cap bytes, 8-byte aligned) in layout 1. Statuses as
+ * mq_group_poll, and MQ_ERR_INVALID for buf NULL or not 8-byte aligned or cap below
+ * sizeof(mq_copy_header); MQ_ERR_TOO_LARGE when the first message does not fit (above). Once
+ * the arguments pass, the header is written whatever the outcome (count 0 unless MQ_OK). */
+MQ_API mq_status mq_group_poll_copy(mq_broker *b, const char *topic, const char *group,
+                                    int32_t partition, void *buf, size_t cap, size_t max,
+                                    int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                    size_t *needed_out);
+
+/* As mq_group_ack_poll, copying as mq_group_poll_copy. A poll that ends MQ_ERR_TOO_LARGE
+ * after the ack leaves the ack standing. */
+MQ_API mq_status mq_group_ack_poll_copy(mq_broker *b, const char *topic, const char *group,
+                                        int32_t partition, int64_t offset, void *buf, size_t cap,
+                                        size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                        size_t *count_out, size_t *needed_out);
+
+/* As mq_member_poll, copying as mq_group_poll_copy. */
+MQ_API mq_status mq_member_poll_copy(mq_member *member, void *buf, size_t cap, size_t max,
+                                     int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                     size_t *needed_out);
+
+/* As mq_member_ack_poll, copying as mq_group_poll_copy. */
+MQ_API mq_status mq_member_ack_poll_copy(mq_member *member, int32_t partition, int64_t offset,
+                                         void *buf, size_t cap, size_t max, int64_t wait_ms,
+                                         mq_cancel *cancel, size_t *count_out, size_t *needed_out);
 
 /* ---- partitioning helpers ---------------------------------------------------------------- */
 

@@ -565,76 +565,96 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
 // ---- pull consumption ------------------------------------------------------------------------
 
 // The arguments of a poll, checked in mq.h's order after topic, group and partition.
-static mq_status check_poll_args(const mq_message *msgs, size_t msg_size, size_t max,
-                                 int64_t wait_ms, const size_t *count_out) {
-    if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
-    if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st) return st;
-    if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
-    if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-    if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
-    return MQ_OK;
-}
-
 static mq_status kafka_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
                             const int64_t *ack, mq_message *msgs, size_t msg_size, size_t max,
                             int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
     return on_kafka_cursor(b, topic, group, false, [&](mq::Backend &k) {
-        if (mq_status st = check_poll_args(msgs, msg_size, max, wait_ms, count_out); st) return st;
+        if (mq_status st = mq::check_poll_args(msgs, msg_size, max, wait_ms, count_out); st)
+            return st;
         return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
             return k.poll(topic, group, partition, ack, out, n, wait_ms, cancel, count_out);
         });
     });
 }
 
-MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *group,
-                               int32_t partition, mq_message *msgs, size_t msg_size, size_t max,
-                               int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
+// mq_group_poll and mq_group_ack_poll (ack NULL: no ack).
+static mq_status group_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                            const int64_t *ack, mq_message *msgs, size_t msg_size, size_t max,
+                            int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
     if (count_out) *count_out = 0;
     if (b && b->backend) {
-        return kafka_poll(b, topic, group, partition, nullptr, msgs, msg_size, max, wait_ms, cancel,
+        return kafka_poll(b, topic, group, partition, ack, msgs, msg_size, max, wait_ms, cancel,
                           count_out);
     }
     return on_blocking_cursor(
         b, topic, group, partition,
         [&](mq::Partition &p, const mq::Group *g, mq::GateScope &scope) {
-            if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
-            if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
+            if (mq_status st = mq::check_poll_args(msgs, msg_size, max, wait_ms, count_out); st)
                 return st;
-            if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
-            if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-            if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
             return mq::into_messages(
                 msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
                     return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms, &scope),
-                                          cancel, count_out);
+                                          cancel, count_out, ack);
                 });
         });
+}
+
+MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *group,
+                               int32_t partition, mq_message *msgs, size_t msg_size, size_t max,
+                               int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
+    return group_poll(b, topic, group, partition, nullptr, msgs, msg_size, max, wait_ms, cancel,
+                      count_out);
 }
 
 MQ_API mq_status mq_group_ack_poll(mq_broker *b, const char *topic, const char *group,
                                    int32_t partition, int64_t offset, mq_message *msgs,
                                    size_t msg_size, size_t max, int64_t wait_ms, mq_cancel *cancel,
                                    size_t *count_out) {
+    return group_poll(b, topic, group, partition, &offset, msgs, msg_size, max, wait_ms, cancel,
+                      count_out);
+}
+
+// The copying forms of mq_group_poll and mq_group_ack_poll (ack NULL: no ack).
+static mq_status group_poll_copy(mq_broker *b, const char *topic, const char *group,
+                                 int32_t partition, const int64_t *ack, void *buf, size_t cap,
+                                 size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                 size_t *needed_out) {
     if (count_out) *count_out = 0;
+    if (needed_out) *needed_out = 0;
     if (b && b->backend) {
-        return kafka_poll(b, topic, group, partition, &offset, msgs, msg_size, max, wait_ms, cancel,
-                          count_out);
+        return on_kafka_cursor(b, topic, group, false, [&](mq::Backend &k) {
+            return mq::poll_copy(buf, cap, max, wait_ms, count_out, needed_out,
+                                 [&](mq::CopyOut &copy, size_t n) {
+                                     return k.poll(topic, group, partition, ack, nullptr, n,
+                                                   wait_ms, cancel, count_out, &copy);
+                                 });
+        });
     }
     return on_blocking_cursor(
         b, topic, group, partition,
         [&](mq::Partition &p, const mq::Group *g, mq::GateScope &scope) {
-            if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
-            if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
-                return st;
-            if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
-            if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-            if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
-            return mq::into_messages(
-                msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
-                    return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms, &scope),
-                                          cancel, count_out, &offset);
+            return mq::poll_copy(
+                buf, cap, max, wait_ms, count_out, needed_out, [&](mq::CopyOut &copy, size_t n) {
+                    return mq::poll_group(p, g, {}, nullptr, n, mq::Wait::from_ms(wait_ms, &scope),
+                                          cancel, count_out, ack, &copy);
                 });
         });
+}
+
+MQ_API mq_status mq_group_poll_copy(mq_broker *b, const char *topic, const char *group,
+                                    int32_t partition, void *buf, size_t cap, size_t max,
+                                    int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                    size_t *needed_out) {
+    return group_poll_copy(b, topic, group, partition, nullptr, buf, cap, max, wait_ms, cancel,
+                           count_out, needed_out);
+}
+
+MQ_API mq_status mq_group_ack_poll_copy(mq_broker *b, const char *topic, const char *group,
+                                        int32_t partition, int64_t offset, void *buf, size_t cap,
+                                        size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                        size_t *count_out, size_t *needed_out) {
+    return group_poll_copy(b, topic, group, partition, &offset, buf, cap, max, wait_ms, cancel,
+                           count_out, needed_out);
 }
 
 MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,

@@ -165,11 +165,7 @@ MQ_API mq_status mq_member_poll(mq_member *m, mq_message *msgs, size_t msg_size,
                                 int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
     if (count_out) *count_out = 0;
     if (mq_status st = check_member(m); st != MQ_OK) return st;
-    if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
-    if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st) return st;
-    if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
-    if (mq_status st = mq::check_wait(wait_ms); st != MQ_OK) return st;
-    if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+    if (mq_status st = mq::check_poll_args(msgs, msg_size, max, wait_ms, count_out); st) return st;
     return guarded([&] {
         return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
             if (m->backend) {
@@ -185,12 +181,8 @@ MQ_API mq_status mq_member_ack_poll(mq_member *m, int32_t partition, int64_t off
                                     mq_cancel *cancel, size_t *count_out) {
     if (count_out) *count_out = 0;
     return on_member_partition(m, partition, [&] {
-        if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
-        if (mq_status st = mq::check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st)
+        if (mq_status st = mq::check_poll_args(msgs, msg_size, max, wait_ms, count_out); st)
             return st;
-        if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
-        if (mq_status st = mq::check_wait(wait_ms); st != MQ_OK) return st;
-        if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
         return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
             if (m->backend) {
                 return m->backend->poll(&partition, &offset, out, n, wait_ms, cancel, count_out);
@@ -198,6 +190,42 @@ MQ_API mq_status mq_member_ack_poll(mq_member *m, int32_t partition, int64_t off
             return m->ack_poll(partition, offset, out, n, mq::Wait::from_ms(wait_ms), cancel,
                                count_out);
         });
+    });
+}
+
+MQ_API mq_status mq_member_poll_copy(mq_member *m, void *buf, size_t cap, size_t max,
+                                     int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                     size_t *needed_out) {
+    if (count_out) *count_out = 0;
+    if (needed_out) *needed_out = 0;
+    if (mq_status st = check_member(m); st != MQ_OK) return st;
+    return guarded([&] {
+        return mq::poll_copy(
+            buf, cap, max, wait_ms, count_out, needed_out, [&](mq::CopyOut &copy, size_t n) {
+                if (m->backend) {
+                    return m->backend->poll(nullptr, nullptr, nullptr, n, wait_ms, cancel,
+                                            count_out, &copy);
+                }
+                return m->poll(nullptr, n, mq::Wait::from_ms(wait_ms), cancel, count_out, &copy);
+            });
+    });
+}
+
+MQ_API mq_status mq_member_ack_poll_copy(mq_member *m, int32_t partition, int64_t offset, void *buf,
+                                         size_t cap, size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                         size_t *count_out, size_t *needed_out) {
+    if (count_out) *count_out = 0;
+    if (needed_out) *needed_out = 0;
+    return on_member_partition(m, partition, [&] {
+        return mq::poll_copy(
+            buf, cap, max, wait_ms, count_out, needed_out, [&](mq::CopyOut &copy, size_t n) {
+                if (m->backend) {
+                    return m->backend->poll(&partition, &offset, nullptr, n, wait_ms, cancel,
+                                            count_out, &copy);
+                }
+                return m->ack_poll(partition, offset, nullptr, n, mq::Wait::from_ms(wait_ms),
+                                   cancel, count_out, &copy);
+            });
     });
 }
 

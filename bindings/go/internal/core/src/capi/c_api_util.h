@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "capi/broker.h"
+#include "core/copy_out.h"
 #include "util/duration.h"
 #include "core/topic.h"
 #include "util/error.h"
@@ -125,6 +126,53 @@ inline mq_status into_messages(mq_message *msgs, size_t msg_size, size_t max, si
     const OutArray<mq_message> out(msgs, msg_size, max);
     const mq_status st = poll(out.data(), max);
     out.flush(*count);
+    return st;
+}
+
+// The arguments every view poll checks after its topic, group and partition (or member).
+inline mq_status check_poll_args(const mq_message *msgs, size_t msg_size, size_t max,
+                                 int64_t wait_ms, const size_t *count_out) {
+    if (!msgs) return fail(MQ_ERR_INVALID, "msgs is NULL");
+    if (mq_status st = check_elem_size(msg_size, sizeof(mq_message), "msg_size"); st) return st;
+    if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
+    if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+    if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+    return MQ_OK;
+}
+
+// The copying poll (mq.h): checks its buffer arguments (after the call's topic, group and
+// partition, as mq.h orders the statuses), runs poll(copy, max) and then, whatever it returned,
+// writes the buffer's header and *needed_out. max is capped at the entries the buffer could
+// hold: the engines size their scratch by it.
+template <class Poll>
+inline mq_status poll_copy(void *buf, size_t cap, size_t max, int64_t wait_ms, size_t *count_out,
+                           size_t *needed_out, Poll &&poll) {
+    if (!buf) return fail(MQ_ERR_INVALID, "buf is NULL");
+    if (reinterpret_cast<uintptr_t>(buf) % 8 != 0)
+        return fail(MQ_ERR_INVALID, "buf is not 8-byte aligned (the copy layout needs it)");
+    if (cap < sizeof(mq_copy_header)) {
+        return fail(MQ_ERR_INVALID, "cap is %zu; the buffer must hold at least the %zu-byte header",
+                    cap, sizeof(mq_copy_header));
+    }
+    if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
+    if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+    if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");
+    CopyOut copy(buf, cap);
+    struct Finish {  // also when the poll throws (out of memory): the header stays readable
+        CopyOut &copy;
+        ~Finish() { copy.finish(); }
+    } finish{copy};
+    const size_t room = (cap - sizeof(mq_copy_header)) / sizeof(mq_copied_message);
+    const mq_status st = poll(copy, std::min(max, std::max<size_t>(room, 1)));
+    if (st == MQ_ERR_TOO_LARGE && copy.too_large_need) {
+        if (needed_out) *needed_out = copy.too_large_need;
+        *count_out = 0;
+        return fail(MQ_ERR_TOO_LARGE,
+                    "the buffer (%zu bytes) cannot hold the next message, which needs %zu bytes "
+                    "alone (*needed_out); nothing was handed out",
+                    cap, copy.too_large_need);
+    }
+    if (needed_out) *needed_out = copy.used();
     return st;
 }
 

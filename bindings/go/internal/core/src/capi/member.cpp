@@ -151,18 +151,18 @@ private:
 }  // namespace
 
 mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel,
-                          size_t *count) {
-    return poll_after(nullptr, out, max, wait, cancel, count);
+                          size_t *count, mq::CopyOut *copy) {
+    return poll_after(nullptr, out, max, wait, cancel, count, copy);
 }
 
 mq_status mq_member::ack_poll(int32_t partition, int64_t offset, mq_message *out, size_t max,
-                              mq::Wait wait, mq_cancel *cancel, size_t *count) {
+                              mq::Wait wait, mq_cancel *cancel, size_t *count, mq::CopyOut *copy) {
     const Ack ack{partition, offset};
-    return poll_after(&ack, out, max, wait, cancel, count);
+    return poll_after(&ack, out, max, wait, cancel, count, copy);
 }
 
 mq_status mq_member::poll_after(const Ack *ack, mq_message *out, size_t max, mq::Wait wait,
-                                mq_cancel *cancel, size_t *count) {
+                                mq_cancel *cancel, size_t *count, mq::CopyOut *copy) {
     Call call(*this);
     mq::Notifier &n = state->notifier;
     mq::CancelScope scope(cancel, n);
@@ -198,8 +198,9 @@ mq_status mq_member::poll_after(const Ack *ack, mq_message *out, size_t max, mq:
             const int32_t p = parts[(first + i) % k];
             const mq_status st = mq::poll_group(topic->partition(p), group, caller(), out, max,
                                                 mq::Wait{mq::Wait::kNone}, nullptr, count,
-                                                i == 0 ? with_ack : nullptr);
+                                                i == 0 ? with_ack : nullptr, copy);
             if (i == 0 && with_ack && st != MQ_OK && st != MQ_TIMEOUT) return st;  // ack refused
+            if (st == MQ_ERR_TOO_LARGE) return st;  // the copying poll's buffer: nothing fits
             if (st == MQ_OK) return st;
             if (st == MQ_TIMEOUT || st == MQ_ERR_FENCED) continue;  // fenced: a rebalance is on
             return st;

@@ -54,11 +54,14 @@ struct mq_member {
     // MQ_CLOSED once the broker is closed (the first check of every member call).
     bool closed() const noexcept { return broker->closed(); }
 
-    mq_status poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel, size_t *count);
+    // copy: the copying poll's buffer (then out is unused), as Partition::poll.
+    mq_status poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel, size_t *count,
+                   mq::CopyOut *copy = nullptr);
     // ack(partition, offset), then poll: in one critical section when the poll's rotation
     // looks at `partition` first, else the ack alone first. A rejected ack polls nothing.
     mq_status ack_poll(int32_t partition, int64_t offset, mq_message *out, size_t max,
-                       mq::Wait wait, mq_cancel *cancel, size_t *count);
+                       mq::Wait wait, mq_cancel *cancel, size_t *count,
+                       mq::CopyOut *copy = nullptr);
     mq_status ack(int32_t partition, int64_t offset);
     mq_status nack(int32_t partition, int64_t delay_ns);
     mq_status extend_lease(int32_t partition);
@@ -70,7 +73,7 @@ private:
         int64_t offset;
     };
     mq_status poll_after(const Ack *ack, mq_message *out, size_t max, mq::Wait wait,
-                         mq_cancel *cancel, size_t *count);
+                         mq_cancel *cancel, size_t *count, mq::CopyOut *copy);
     // Counts the call as a sign of life; then MQ_OK, MQ_ERR_FENCED or MQ_REBALANCED.
     class Call;
     mq_status check(bool check_generation);

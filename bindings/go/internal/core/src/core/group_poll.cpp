@@ -6,7 +6,7 @@ namespace mq {
 
 mq_status dead_letter_and_poll(Partition &p, const Group *g, Caller who, mq_message *out,
                                size_t max, Wait &wait, mq_cancel *cancel, size_t *count,
-                               const DeadLetter *due) {
+                               const DeadLetter *due, CopyOut *copy) {
     while (due) {
         mq_status published;
         try {
@@ -27,7 +27,7 @@ mq_status dead_letter_and_poll(Partition &p, const Group *g, Caller who, mq_mess
         if (done == MQ_CANCELLED) return fail_fixed(done, "poll cancelled by its mq_cancel token");
         if (done != MQ_OK) return done;
         due = nullptr;
-        const mq_status st = p.poll(g, who, out, max, wait, cancel, count, &due);
+        const mq_status st = p.poll(g, who, out, max, wait, cancel, count, &due, nullptr, copy);
         if (!due) return st;
     }
     return MQ_OK;  // not reached: the loop returns

@@ -15,19 +15,19 @@ namespace mq {
 // Dead-letters `due` and polls again, as often as heads are due (group_poll.cpp).
 mq_status dead_letter_and_poll(Partition &p, const Group *g, Caller who, mq_message *out,
                                size_t max, Wait &wait, mq_cancel *cancel, size_t *count,
-                               const DeadLetter *due);
+                               const DeadLetter *due, CopyOut *copy = nullptr);
 
 // Inline: a poll with no dead letter due costs no more than the partition's poll. With `ack`,
 // acks *ack first in the same critical section (Partition::poll); a dead letter found after
 // it is handled as a plain poll's is (the ack stands).
 inline mq_status poll_group(Partition &p, const Group *g, Caller who, mq_message *out, size_t max,
                             Wait wait, mq_cancel *cancel, size_t *count,
-                            const int64_t *ack = nullptr) {
+                            const int64_t *ack = nullptr, CopyOut *copy = nullptr) {
     const DeadLetter *due = nullptr;
-    const mq_status st = p.poll(g, who, out, max, wait, cancel, count, &due, ack);
+    const mq_status st = p.poll(g, who, out, max, wait, cancel, count, &due, ack, copy);
     if (!due) [[likely]]
         return st;
-    return dead_letter_and_poll(p, g, who, out, max, wait, cancel, count, due);
+    return dead_letter_and_poll(p, g, who, out, max, wait, cancel, count, due, copy);
 }
 
 }  // namespace mq

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "util/clock.h"
+#include "core/copy_out.h"
 #include "core/cursor.h"
 #include "core/dead_letter.h"
 #include "util/error.h"
@@ -70,9 +71,11 @@ public:
     // With `ack` set, first acks *ack as ack() does, in the same critical section (ABI 1.1's
     // ack+poll: one lock round trip instead of two, and the publishers the ack frees are woken
     // with the poll's own unlock). A rejected ack returns its status and polls nothing.
+    // With `copy` (the copying poll) the messages go there instead of `out` (then unused):
+    // only those that fit are handed out; MQ_ERR_TOO_LARGE if not even the first does.
     mq_status poll(const Group *g, Caller who, mq_message *out, size_t max, Wait &wait,
                    mq_cancel *cancel, size_t *count, const DeadLetter **due,
-                   const int64_t *ack = nullptr);
+                   const int64_t *ack = nullptr, CopyOut *copy = nullptr);
     // The dead letter `due` reported is published (`published` is that publish's status):
     // MQ_OK moves the group past it, MQ_ERR_TOO_LARGE too (counted as lost); any other status
     // leaves it at the head. Returns `published`, or MQ_ERR_NO_GROUP if the group went meanwhile.

@@ -23,7 +23,7 @@ void Partition::fill(mq_message &m, int64_t offset, uint32_t count) const noexce
 
 mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t max, Wait &wait,
                           mq_cancel *cancel, size_t *count, const DeadLetter **due,
-                          const int64_t *ack) {
+                          const int64_t *ack, CopyOut *copy) {
     CancelScope scope(cancel, waiting_.waitable());
     *count = 0;
     // Read before the lock, and coarse: a precise reading costs tens of nanoseconds, a
@@ -72,20 +72,44 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
                 c->counts.head_count() >= g->max_deliveries) {
                 // Copied: the message may be dropped while the dead letter is published.
                 // `dead_lettering` keeps the group's other polls away from the head meanwhile.
-                DeadLetter &copy = thread_scratch<DeadLetter>();  // reused: keeps its capacity
+                DeadLetter &head_copy = thread_scratch<DeadLetter>();  // reused: keeps its capacity
                 mq_message head;
                 fill(head, c->committed, c->counts.head_count());
-                copy.capture(head, mq_dead_letter{g->origin_topic, g->origin_group, index_,
-                                                  c->counts.head_count(), c->committed});
-                *due = &copy;
+                head_copy.capture(head, mq_dead_letter{g->origin_topic, g->origin_group, index_,
+                                                       c->counts.head_count(), c->committed});
+                *due = &head_copy;
                 c->dead_lettering = true;
                 wait.start();  // the dead-letter publish waits within this poll's deadline
                 return Pending::finished(MQ_OK);
             }
-            const int64_t to =
+            int64_t to =
                 c->next + std::min<int64_t>(static_cast<int64_t>(max), log_.end() - c->next);
             c->counts.reserve();
             size_t i = 0;
+            if (copy) [[unlikely]] {
+                // Copied before they are handed out: only what fits is delivered. The counts
+                // are set by hand_out below, in the same critical section.
+                const size_t first = copy->count();
+                for (int64_t o = c->next; o < to; o++) {
+                    mq_message v;
+                    fill(v, o, 0);
+                    if (!copy->put(v)) {
+                        if (o == c->next) copy->too_large_need = CopyOut::alone(v);
+                        to = o;
+                        break;
+                    }
+                }
+                if (to == c->next) {
+                    return Pending::finished(
+                        fail_fixed(MQ_ERR_TOO_LARGE, "the buffer cannot hold the next message"));
+                }
+                const int64_t lost = c->hand_out(
+                    to, now + settings_.ack_timeout_ns + clock_.lag(),
+                    [&](int64_t, uint32_t n) { copy->set_delivery(first + i++, index_, n); });
+                copy->set_lost(first, lost);
+                *count = i;
+                return Pending::finished(MQ_OK);
+            }
             const int64_t lost = c->hand_out(to, now + settings_.ack_timeout_ns + clock_.lag(),
                                              [&](int64_t o, uint32_t n) { fill(out[i++], o, n); });
             out[0].lost = lost;  // the loss is never silent

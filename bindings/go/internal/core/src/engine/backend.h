@@ -16,6 +16,8 @@
 
 namespace mq {
 
+class CopyOut;  // core/copy_out.h: the copying poll's buffer
+
 // A group member on the backend (mq_member's calls, after the boundary's argument checks).
 class BackendMember {
 public:
@@ -28,8 +30,10 @@ public:
     virtual void close() noexcept = 0;
     virtual mq_status assignment(int64_t *generation, std::vector<int32_t> &out) = 0;
     // ack: the (partition, offset) mq_member_ack_poll acks first, or nullptr.
+    // copy: the copying poll's buffer (then out is unused): only what fits is handed out.
     virtual mq_status poll(const int32_t *ack_partition, const int64_t *ack_offset, mq_message *out,
-                           size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count) = 0;
+                           size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count,
+                           CopyOut *copy = nullptr) = 0;
     virtual mq_status ack(int32_t partition, int64_t offset) = 0;
     // unhandled_from >= 0: a push loop gives back the messages from that offset on, which no
     // handler saw; their deliveries are taken back (as Partition::nack). -1 for a plain nack.
@@ -101,7 +105,7 @@ public:
     // ack: the offset mq_group_ack_poll acks first, or nullptr for a plain poll.
     virtual mq_status poll(const char *topic, const char *group, int32_t partition,
                            const int64_t *ack, mq_message *out, size_t max, int64_t wait_ms,
-                           mq_cancel *cancel, size_t *count) = 0;
+                           mq_cancel *cancel, size_t *count, CopyOut *copy = nullptr) = 0;
     virtual mq_status ack(const char *topic, const char *group, int32_t partition,
                           int64_t offset) = 0;
     virtual mq_status nack(const char *topic, const char *group, int32_t partition,

@@ -32,6 +32,7 @@
 #include "engine/backend.h"
 #include "util/cancel.h"
 #include "util/clock.h"
+#include "core/copy_out.h"
 #include "core/dead_letter.h"
 
 namespace mq::kafka {
@@ -128,7 +129,10 @@ struct KafkaCursor {
     // Up to max views from next (a run-out lease rewinds first); 0 when none can go now. Sets
     // *due (and hands out nothing) when the head has had its max_deliveries and must be
     // dead-lettered instead: the caller then calls begin_dead_letter.
-    size_t hand_out(mq_message *out, size_t max, int64_t now, int64_t ack_timeout_ns, bool *due);
+    // With copy (the copying poll) the views go there, and only those that fit are handed out;
+    // 0 with copy->too_large_need set when not even the first fits.
+    size_t hand_out(mq_message *out, size_t max, int64_t now, int64_t ack_timeout_ns, bool *due,
+                    CopyOut *copy = nullptr);
     // Copies the head for its dead letter and keeps other polls away from it until
     // finish_dead_letter. May throw bad_alloc (then nothing changed).
     void begin_dead_letter(const std::string &group, DueHead &due);
@@ -240,8 +244,8 @@ public:
     mq_status publish(const char *topic, const mq_record *records, size_t count, int64_t wait_ms,
                       mq_cancel *cancel, mq_publish_result *results, size_t *published) override;
     mq_status poll(const char *topic, const char *group, int32_t partition, const int64_t *ack,
-                   mq_message *out, size_t max, int64_t wait_ms, mq_cancel *cancel,
-                   size_t *count) override;
+                   mq_message *out, size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count,
+                   CopyOut *copy = nullptr) override;
     mq_status ack(const char *topic, const char *group, int32_t partition, int64_t offset) override;
     mq_status nack(const char *topic, const char *group, int32_t partition, int64_t delay_ms,
                    int64_t unhandled_from) override;

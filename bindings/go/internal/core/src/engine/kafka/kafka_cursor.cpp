@@ -110,7 +110,7 @@ bool KafkaCursor::take(rd_kafka_message_t *m) {
 }
 
 size_t KafkaCursor::hand_out(mq_message *out, size_t max, int64_t now, int64_t ack_timeout_ns,
-                             bool *due) {
+                             bool *due, CopyOut *copy) {
     *due = false;
     if (next_idx && lease_deadline_ns && now >= lease_deadline_ns) {
         next_idx = 0;  // the lease ran out: hand the in-flight messages out again
@@ -127,15 +127,31 @@ size_t KafkaCursor::hand_out(mq_message *out, size_t max, int64_t now, int64_t a
         }
     }
     size_t n = 0;
+    const size_t first = copy ? copy->count() : 0;
     while (n < max && next_idx < held.size()) {
-        Held &h = held[next_idx++];
+        Held &h = held[next_idx];
+        if (copy) {  // copied under mu, before it is handed out: only what fits goes
+            mq_message v;
+            fill_view(h, v);
+            v.delivery_count = h.deliveries + 1;
+            if (!copy->put(v)) {
+                if (n == 0) copy->too_large_need = CopyOut::alone(v);
+                break;
+            }
+            n++;
+        } else {
+            fill_view(h, out[n]);
+            out[n++].delivery_count = h.deliveries + 1;
+        }
+        next_idx++;
         h.deliveries++;
-        fill_view(h, out[n++]);
         h.lost = 0;  // reported once
     }
     if (n) {
         lease_deadline_ns = now + ack_timeout_ns;
-        out[0].lost += lost_unreported;  // heads lost on their way to the dead-letter topic
+        // heads lost on their way to the dead-letter topic
+        if (copy) copy->add_lost(first, lost_unreported);
+        else out[0].lost += lost_unreported;
         lost_unreported = 0;
     }
     return n;

@@ -197,7 +197,7 @@ mq_status KafkaBackend::ack(const char *topic, const char *group, int32_t partit
 
 mq_status KafkaBackend::poll(const char *topic, const char *group, int32_t partition,
                              const int64_t *ack, mq_message *out, size_t max, int64_t wait_ms,
-                             mq_cancel *cancel, size_t *count) {
+                             mq_cancel *cancel, size_t *count, CopyOut *copy) {
     std::shared_ptr<KafkaGroup> g;
     KafkaCursor *c;
     if (mq_status st = this->group(topic, group, partition, &g, &c); st) return st;
@@ -262,9 +262,12 @@ mq_status KafkaBackend::poll(const char *topic, const char *group, int32_t parti
             continue;
         }
         bool due = false;
-        if (size_t n = c->hand_out(out, max, now, g->ack_timeout_ns, &due)) {
+        if (size_t n = c->hand_out(out, max, now, g->ack_timeout_ns, &due, copy)) {
             *count = n;
             return MQ_OK;
+        }
+        if (copy && copy->too_large_need) {
+            return fail_fixed(MQ_ERR_TOO_LARGE, "the buffer cannot hold the next message");
         }
         if (due) {
             // Produced with the state lock released (acks and info go on; other polls keep

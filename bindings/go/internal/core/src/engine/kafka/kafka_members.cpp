@@ -55,7 +55,8 @@ public:
     void close() noexcept override;
     mq_status assignment(int64_t *generation, std::vector<int32_t> &out) override;
     mq_status poll(const int32_t *ack_partition, const int64_t *ack_offset, mq_message *out,
-                   size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count) override;
+                   size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count,
+                   CopyOut *copy = nullptr) override;
     mq_status ack(int32_t partition, int64_t offset) override;
     mq_status nack(int32_t partition, int64_t delay_ms, int64_t unhandled_from) override;
     mq_status extend_lease(int32_t partition) override;
@@ -152,6 +153,10 @@ mq_status KafkaMember::begin() {
     const int64_t session_timeout_ms = session_timeout_ms_;
     const std::string session = std::to_string(session_timeout_ms);
     const std::string heartbeat = std::to_string(std::max<int64_t>(session_timeout_ms / 3, 100));
+    // librdkafka refuses a session timeout above max.poll.interval.ms (5 min by default); the
+    // service thread polls all the time, so that interval only has to let the session through.
+    const std::string max_poll =
+        std::to_string(std::min<int64_t>(std::max<int64_t>(session_timeout_ms, 300000), 86400000));
     rd_kafka_conf_t *conf = settings.conf({{"group.id", group_},
                                            {"client.id", id_},
                                            {"enable.auto.commit", "false"},
@@ -160,6 +165,7 @@ mq_status KafkaMember::begin() {
                                            {"auto.offset.reset", "earliest"},
                                            {"session.timeout.ms", session},
                                            {"heartbeat.interval.ms", heartbeat},
+                                           {"max.poll.interval.ms", max_poll},
                                            {"partition.assignment.strategy", "roundrobin"}});
     if (!conf) return MQ_ERR_INVALID;
     rd_kafka_conf_set_rebalance_cb(conf, &KafkaMember::rebalance_cb);
@@ -381,7 +387,7 @@ int64_t produced_before(const std::vector<std::pair<int32_t, int64_t>> &ends, in
 
 mq_status KafkaMember::poll(const int32_t *ack_partition, const int64_t *ack_offset,
                             mq_message *out, size_t max, int64_t wait_ms, mq_cancel *cancel,
-                            size_t *count) {
+                            size_t *count, CopyOut *copy) {
     const bool forever = wait_ms == MQ_WAIT_FOREVER;
     const int64_t start = steady_now_ns();
     const int64_t deadline = start + (forever ? 0 : wait_ms * 1000000);
@@ -432,11 +438,14 @@ mq_status KafkaMember::poll(const int32_t *ack_partition, const int64_t *ack_off
                     continue;
                 }
                 bool head_due = false;
-                if (size_t got = c.hand_out(out, max, now, ack_timeout_ns_, &head_due)) {
+                if (size_t got = c.hand_out(out, max, now, ack_timeout_ns_, &head_due, copy)) {
                     rotate_++;
                     resume_if_drained(c);
                     *count = got;
                     return MQ_OK;
+                }
+                if (copy && copy->too_large_need) {
+                    return fail_fixed(MQ_ERR_TOO_LARGE, "the buffer cannot hold the next message");
                 }
                 if (head_due) due = &c;
             }
