@@ -6,9 +6,6 @@
  * - mq_last_error() belongs to the OS thread and is overwritten by the next failing call, so
  *   every wrapper copies it into the caller's buffer in the same native call (mq.h asks for
  *   exactly this shape).
- * - Polls copy keys, values and headers out of the log in the same native call that received
- *   the views, into one buffer per thread, so Python builds its bytes from one block and never
- *   holds a view.
  * - Batches cross into C once: values, keys and headers arrive packed.
  * - Ctrl-C: a thread reads the signal module's wakeup fd and triggers the cancel token of the
  *   main thread's blocking call (mq_cancel_trigger is not async-signal-safe, so it cannot run in
@@ -20,82 +17,34 @@
 #ifndef MQPY_H
 #define MQPY_H
 
-/* Per-thread scratch: the error text of the last failure and the output of polls/publishes. */
+/* Per-thread scratch: the error text of the last failure and the output of batch publishes. */
 typedef struct mqpy_ctx {
     char err[1024];
-    int32_t partition; /* single publish: where it went */
-    int64_t offset;
-    size_t count;        /* poll: messages copied; batch publish: records published */
-    size_t keys;         /* poll: how many of the messages have a key, */
-    size_t header_total; /* headers in all, */
-    size_t dead_letters; /* and dead letters (0: the Python side skips those fields) */
-    int64_t *meta;       /* poll: MQPY_META int64 fields per message */
-    size_t meta_cap;
-    char *data; /* poll: keys, values, header names and values, dead-letter names */
-    size_t data_len;
-    size_t data_cap;
-    mq_message *msgs; /* poll: the views, before copying */
-    size_t msgs_cap;
-    int64_t *results; /* batch publish: partition, offset per record */
-    size_t results_cap;
+    size_t count;     /* batch publish: records published */
     mq_record *records; /* batch publish scratch */
     size_t records_cap;
     mq_header *headers;
     size_t headers_cap;
-    mq_publish_result *pubres; /* batch publish: what mq writes, before flattening */
+    mq_publish_result *pubres; /* batch publish: where each record went */
     size_t pubres_cap;
-    void *busy; /* the thread's group poll in progress (mqpy.c, "deletion") */
 } mqpy_ctx;
 
 mqpy_ctx *mqpy_ctx_new(void);
 void mqpy_ctx_free(mqpy_ctx *ctx);
 
-/* Fields per message in ctx->meta, in this order: partition, delivery_count, offset, key_off
- * (-1: no key), key_len, value_off, value_len, timestamp_ns, lost, header_count, headers_at
- * (index in meta of the first header's 4 fields: name_off, name_len, value_off, value_len),
- * dl_topic_off (-1: not a dead letter), dl_topic_len, dl_group_off, dl_group_len,
- * dl_partition, dl_offset, dl_delivery_count. Offsets index ctx->data. */
-int mqpy_meta_fields(void);
-
-/* Copies n message views into ctx (meta, data, count). MQ_ERR_NO_MEMORY with ctx->err set. */
-int mqpy_pack(const mq_message *msgs, size_t n, mqpy_ctx *ctx);
-
-/* mq_topic_publish; key NULL = no key; headers packed: hcount pairs of (name, value) whose
- * lengths are hlens[2i], hlens[2i+1], bytes concatenated in hdata. Result in ctx. */
-int mqpy_publish(mq_broker *b, const char *topic, const char *key, size_t key_len,
-                 const char *value, size_t value_len, const char *hdata, const size_t *hlens,
-                 size_t hcount, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
-
 /* mq_topic_publish_batch of count records packed: values concatenated in vdata with lengths
  * vlens; keys likewise (klens[i] < 0: no key; klens NULL: no keys at all); hcounts[i] headers
- * per record (NULL: none) packed as for mqpy_publish, in record order. ctx->results gets
- * (partition, offset) per record, ctx->count the number published. */
+ * per record (NULL: none), in record order, as pairs of (name, value) whose lengths are
+ * hlens[2i], hlens[2i+1], bytes concatenated in hdata. ctx->pubres gets
+ * mq's result per record, ctx->count the number published. */
 int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
                       const char *kdata, const int64_t *klens, const size_t *hcounts,
                       const char *hdata, const size_t *hlens, size_t count, int64_t wait_ms,
                       mq_cancel *cancel, mqpy_ctx *ctx);
 
-/* mq_group_poll / mq_member_poll, copying what they hand out into ctx. */
-int mqpy_poll(mq_broker *b, const char *topic, const char *group, int32_t partition, size_t max,
-              int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
-int mqpy_member_poll(mq_member *m, size_t max, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
-/* mq_group_ack_poll / mq_member_ack_poll (ABI 1.1): the ack of offset, then the poll, in one
- * crossing (the batch consumer's loop: one call per batch), copying as above. */
-int mqpy_ack_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
-                  int64_t offset, size_t max, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
-int mqpy_member_ack_poll(mq_member *m, int32_t partition, int64_t offset, size_t max,
-                         int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
-
-/* mq_topic_delete / mq_group_unsubscribe, then a wait until no group poll of this binding is
- * still copying views of that topic (group): those views die with the deletion, and another
- * thread's poll may have received them just before it. The polls waited for were woken by the
- * deletion or are copying, so the wait is short. The caller keeps a new topic (group) of the
- * name from being created during the call (the Python side serialises them). */
-int mqpy_topic_delete(mq_broker *b, const char *topic, mqpy_ctx *ctx);
-int mqpy_group_unsubscribe(mq_broker *b, const char *topic, const char *group, mqpy_ctx *ctx);
-
-/* Threads currently inside a blocking helper above (with wait_ms != 0): what tests watch to
- * know that a call is really waiting in C, with the GIL released. */
+/* Threads currently inside a call that may block (wait_ms != 0): the batch publish above and every
+ * generated wrapper of a function with a wait_ms parameter (tools/gen_cffi.py). What tests watch
+ * to know that a call is really waiting in C, with the GIL released. */
 int64_t mqpy_blocked_calls(void);
 
 /* ---- Ctrl-C ---- */

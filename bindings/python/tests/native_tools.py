@@ -6,7 +6,8 @@ They are built with CMake from tests/native/CMakeLists.txt (the core without its
 suite) into bindings/python/build/test-tools/, or, when the checkout cannot be written, into a
 temporary directory for this session. Every session runs the build, which is a no-op when
 nothing changed, so a program is never older than the sources. MQ_CONFORMANCE_RUNNER names a
-runner built elsewhere instead."""
+runner built elsewhere instead; MQ_PYTHON_TEST_TOOLS_DIR, a directory to build them in (test.sh's
+way to keep a checkout that root could write untouched)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ def _writable(directory: pathlib.Path) -> bool:
 
 @functools.cache
 def _build_dir() -> pathlib.Path:
+    chosen = os.environ.get("MQ_PYTHON_TEST_TOOLS_DIR")
+    if chosen:
+        return pathlib.Path(chosen)
     preferred = HERE.parent / "build" / "test-tools"
     if _writable(preferred):
         return preferred

@@ -185,11 +185,12 @@ async def test_a_stream_of_a_deleted_topic_ends(broker: mq.Broker) -> None:
 
 @pytest.mark.parametrize("removal", ["delete_topic", "unsubscribe"])
 def test_polls_copying_while_another_thread_removes_what_they_copy(removal: str) -> None:
-    # A poll copies the views mq handed it after mq_group_poll returns; a deletion (or an
-    # unsubscription, which trims what only the group held) in that window would free what is
-    # being copied: the binding's removals wait for such copies (mqpy.h). Racy by nature: without
-    # that wait this failed about one run in six here. A value that is not one byte repeated is
-    # a copy of reused memory; a crash is the other way it fails.
+    # A poll that copied views after mq_group_poll returned could read memory a deletion (or an
+    # unsubscription, which trims what only the group held) in another thread had just freed;
+    # the copying poll copies under mq's lock instead. Racy by nature: a binding copying views
+    # outside the lock, without waiting for its copies, failed this about one run in six. A
+    # value that is not one byte repeated is a copy of reused memory; a crash is the other way
+    # it fails.
     size = 1 << 19
     stop = threading.Event()
     bad: list[str] = []

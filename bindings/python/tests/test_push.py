@@ -237,3 +237,29 @@ def test_any_close_order(order: str) -> None:
         member.close()
     del sub, member
     gc.collect()
+
+
+@pytest.mark.parametrize("partitions", [None, [0]])
+def test_session_timeout_is_checked_as_mq_h_says(
+    broker: mq.Broker, partitions: list[int] | None
+) -> None:
+    # mq 1.3: 1 ms to 2**40 ms. In-process only the check shows that the value reaches mq: its
+    # refusal of 0 names the C field (the binding itself refuses only what C cannot hold).
+    broker.create_topic("t")
+    with pytest.raises(mq.InvalidArgument, match="session_timeout_ms is 0"):
+        broker.open_subscription("t", "g", lambda m: None, partitions=partitions, session_timeout=0)
+    for ok in (0.001, 0.0001, 2**40 / 1000, 10.0):  # 0.0001 s rounds up to 1 ms, not to 0
+        with broker.open_subscription(
+            "t", "g", lambda m: None, partitions=partitions, session_timeout=ok
+        ):
+            pass
+    for bad in (2**40 / 1000 + 0.001, -1.0, float("nan")):
+        with pytest.raises(mq.InvalidArgument):
+            broker.open_subscription(
+                "t", "g", lambda m: None, partitions=partitions, session_timeout=bad
+            )
+    with pytest.raises(TypeError):
+        broker.open_subscription("t", "g", lambda m: None, session_timeout="10")  # type: ignore[arg-type]
+    # Nothing refused above claimed a partition.
+    with broker.open_subscription("t", "g", lambda m: None, partitions=[0]):
+        pass

@@ -5,7 +5,9 @@ The cdef is what the C preprocessor makes of the real headers (never a hand-copi
 - one wrapper ``mqw_<name>`` per function returning ``mq_status``, which copies
   ``mq_last_error()`` into the caller's per-thread buffer in the same native call (mq.h:
   "a small C wrapper that calls the function and, on failure, copies mq_last_error() is the
-  safe shape"). Wrappers are generated from the parsed declarations, so they cannot drift.
+  safe shape"), and, for a function with a ``wait_ms`` parameter, counts the call in
+  ``mqpy_blocked_calls()`` while it may wait. Wrappers are generated from the parsed
+  declarations, so they cannot drift.
 
 Usage: gen_cffi.py --cc CC --include DIR --native DIR --out FILE.c
 """
@@ -123,9 +125,17 @@ def main() -> None:
     for name, decls, names in wrapped:
         params = ", ".join([*decls, "mqpy_ctx *ctx"])
         cdef.append(f"int {wrapper_name(name)}({params});")
+        call = f"mq_status s = {name}({', '.join(names)});"
+        if "wait_ms" in names:
+            # mqpy_blocked_calls(): the tests' way to know a call is waiting in C.
+            call = (
+                "if (wait_ms) atomic_fetch_add(&g_blocked, 1);\n"
+                f"    {call}\n"
+                "    if (wait_ms) atomic_fetch_sub(&g_blocked, 1);"
+            )
         source.append(
             f"static int {wrapper_name(name)}({params})\n"
-            f"{{\n    mq_status s = {name}({', '.join(names)});\n"
+            f"{{\n    {call}\n"
             f"    if (s != MQ_OK) set_err(ctx, mq_last_error());\n    return (int)s;\n}}"
         )
     with open(os.path.join(args.native, "mqpy.c")) as f:

@@ -13,7 +13,7 @@ from mq import _lifecycle
 from mq._asyncio import Stream, run_waiting
 from mq._handles import CancelToken, ManualClock, seconds_ms, token
 from mq._member import Assignor, Member, RebalanceCallback
-from mq._native import check, ctx, fail, ffi, lib
+from mq._native import PollBuffer, check, ctx, fail, ffi, lib, poll_buffer, publish_out
 from mq._push import Handler, Subscription
 from mq._types import (
     Bytes,
@@ -31,6 +31,7 @@ from mq.errors import Closed, Full, InvalidArgument, MQError
 __all__ = ["Broker"]
 
 _TIMEOUT = lib.MQ_TIMEOUT
+_TOO_LARGE = lib.MQ_ERR_TOO_LARGE
 _NULL = ffi.NULL
 _NS = 1_000_000_000
 _SIZE_T = next(t for t in "QLI" if array(t).itemsize == ffi.sizeof("size_t"))
@@ -78,9 +79,8 @@ class Broker:
         self._h: Any = _NULL
         self._closed = False
         self._lock = threading.Lock()
-        # Serialises what creates and removes topics and groups: a deletion waits (briefly) for
-        # other threads' polls still copying from what it removed, and no topic or group of
-        # the same name may appear meanwhile (mqpy.h: mqpy_topic_delete).
+        # Serialises what creates and removes topics and groups: delete_topic tells the children
+        # of the topic it deleted, and no new topic of the name may appear meanwhile.
         self._admin = threading.Lock()
         self._children: weakref.WeakSet[Any] = weakref.WeakSet()
         self._keep: list[Any] = []  # assignor handles: the group may call them until the end
@@ -206,7 +206,7 @@ class Broker:
         c = ctx()
         gone: list[Any] = []
         with self._admin:
-            s = lib.mqpy_topic_delete(self._h, t, c)
+            s = lib.mqw_topic_delete(self._h, t, c)
             if s == 0:
                 # Under _admin no new topic of the name can exist yet: these were all on it.
                 with self._lock:
@@ -257,7 +257,7 @@ class Broker:
         g = cv.name(group, "group")
         c = ctx()
         with self._admin:
-            s = lib.mqpy_group_unsubscribe(self._h, t, g, c)
+            s = lib.mqw_group_unsubscribe(self._h, t, g, c)
         check(s, c)
 
     def topics(self) -> list[str]:
@@ -311,27 +311,29 @@ class Broker:
             k = cv.data(key, "key")
             kl = len(k)
         if headers is None:
-            hd, hl, hc = b"", _NULL, 0
+            ha, hc, keep = _NULL, 0, None
         else:
-            hd, hl, hc = cv.headers(headers)
+            ha, hc, keep = cv.headers(headers)
         w = wait_ms(timeout)
         c = ctx()
+        po, oo = publish_out()
         tok = token(cancel)
         if w == 0 or (tok is None and threading.get_ident() != _MAIN):
-            s = lib.mqpy_publish(self._h, t, k, kl, v, len(v), hd, hl, hc, w, _NULL, c)
+            s = lib.mqw_topic_publish(self._h, t, k, kl, v, len(v), ha, hc, w, _NULL, po, oo, c)
         else:
             s = call_blocking(
-                lib.mqpy_publish,
-                (self._h, t, k, kl, v, len(v), hd, hl, hc),
+                lib.mqw_topic_publish,
+                (self._h, t, k, kl, v, len(v), ha, hc),
                 w,
                 tok,
-                (c,),
+                (po, oo, c),
                 user_token=tok is not None,
                 pretry=key is not None,  # a keyless try would move the round-robin on
             )
+        del keep  # the header bytes, referenced until mq has copied them
         if s:
             fail(s, c)
-        return (c.partition, c.offset)
+        return (po[0], oo[0])
 
     def publish_many(
         self,
@@ -374,14 +376,12 @@ class Broker:
             retry=False,
         )
         if s == 0:
-            r = ffi.unpack(c.results, 2 * n)
-            return list(zip(r[0::2], r[1::2]))
+            return _results(c, n)
         try:
             fail(s, c)
         except MQError as e:
             if s in (lib.MQ_FULL, lib.MQ_CLOSED, lib.MQ_CANCELLED) or c.count:
-                r = ffi.unpack(c.results, 2 * n)
-                e.results = list(zip(r[0::2], r[1::2]))  # type: ignore[attr-defined]
+                e.results = _results(c, n)  # type: ignore[attr-defined]
             else:
                 e.results = [(-1, -1)] * n  # type: ignore[attr-defined]
             e.published = int(c.count)  # type: ignore[attr-defined]
@@ -408,21 +408,39 @@ class Broker:
         n = cv.count(max, "max")
         w = wait_ms(timeout)
         c = ctx()
+        pb = poll_buffer()
         tok = token(cancel)
+        s = self._poll_copy(t, g, p, n, w, tok, pb, c)
+        while s == _TOO_LARGE:  # nothing was handed out: the same poll with room for it
+            pb.resize(pb.needed[0])
+            s = self._poll_copy(t, g, p, n, w, tok, pb, c)
+        return self._polled(s, pb, n, c, topic)
+
+    def _poll_copy(
+        self, t: bytes, g: bytes, p: int, n: int, w: int, tok: Any, pb: PollBuffer, c: Any
+    ) -> int:
         if w == 0 or (tok is None and threading.get_ident() != _MAIN):
-            s = lib.mqpy_poll(self._h, t, g, p, n, w, _NULL, c)
-        else:
-            s = call_blocking(
-                lib.mqpy_poll,
-                (self._h, t, g, p, n),
-                w,
-                tok,
-                (c,),
-                user_token=tok is not None,
-                pretry=True,
+            return int(
+                lib.mqw_group_poll_copy(
+                    self._h, t, g, p, pb.mem, pb.cap, n, w, _NULL, pb.count, pb.needed, c
+                )
             )
+        return call_blocking(
+            lib.mqw_group_poll_copy,
+            (self._h, t, g, p, pb.mem, pb.cap, n),
+            w,
+            tok,
+            (pb.count, pb.needed, c),
+            user_token=tok is not None,
+            pretry=True,
+        )
+
+    @staticmethod
+    def _polled(s: int, pb: PollBuffer, n: int, c: Any, topic: str) -> list[Message]:
         if s == 0:
-            return cv.messages(c, topic)
+            got = cv.messages(pb, topic)
+            pb.after(len(got), n)
+            return got
         if s == _TIMEOUT:
             return []
         fail(s, c)
@@ -450,22 +468,36 @@ class Broker:
         n = cv.count(max, "max")
         w = wait_ms(timeout)
         c = ctx()
+        pb = poll_buffer()
         tok = token(cancel)
-        if w == 0 or threading.get_ident() != _MAIN:
-            s = lib.mqpy_ack_poll(self._h, t, g, p, o, n, w, _NULL if tok is None else tok, c)
-        else:
-            # Where Ctrl-C must end the wait: the ack with a look that does not wait, then the
-            # wait as poll's (which may retry after a signal: the ack must not be made twice).
-            s = lib.mqpy_ack_poll(self._h, t, g, p, o, n, 0, _NULL, c)
-            if s == _TIMEOUT:
-                s = call_blocking(
-                    lib.mqpy_poll, (self._h, t, g, p, n), w, tok, (c,), user_token=tok is not None
-                )
-        if s == 0:
-            return cv.messages(c, topic)
-        if s == _TIMEOUT:
-            return []
-        fail(s, c)
+        # Where Ctrl-C must end the wait (the main thread), the ack goes with a look that does
+        # not wait, then the wait is poll's (which may retry after a signal: the ack must not be
+        # made twice).
+        split = w != 0 and threading.get_ident() == _MAIN
+        s = lib.mqw_group_ack_poll_copy(
+            self._h,
+            t,
+            g,
+            p,
+            o,
+            pb.mem,
+            pb.cap,
+            n,
+            0 if split else w,
+            _NULL if split or tok is None else tok,
+            pb.count,
+            pb.needed,
+            c,
+        )
+        # MQ_ERR_TOO_LARGE after the ack leaves the ack standing: poll's retry takes over.
+        if s == _TOO_LARGE:
+            pb.resize(pb.needed[0])
+        while s == _TOO_LARGE or (split and s == _TIMEOUT):
+            split = False
+            s = self._poll_copy(t, g, p, n, w, tok, pb, c)
+            if s == _TOO_LARGE:
+                pb.resize(pb.needed[0])
+        return self._polled(s, pb, n, c, topic)
 
     def ack(self, topic: str, group: str, partition: int, offset: int) -> None:
         """Acknowledges, cumulatively, every offset up to and including ``offset``."""
@@ -615,10 +647,19 @@ class Broker:
         *,
         prefetch: int = 10,
         partitions: Sequence[int] | None = None,
+        session_timeout: float = 10.0,
     ) -> Subscription:
         """Starts a push subscription: library threads (one per owned partition) poll, call
-        ``handler(message)`` and ack. See :class:`mq.Subscription`."""
-        return Subscription._open(self, topic, group, handler, prefetch, partitions)
+        ``handler(message)`` and ack. See :class:`mq.Subscription`.
+
+        ``session_timeout`` (mq 1.3), seconds from 0.001 to 2**40 ms: as :meth:`join`'s, for
+        the member a subscription without ``partitions`` is. On Kafka it bounds how long a
+        crashed process's partitions stay with it before the group moves them; in-process the
+        membership lives exactly as long as the subscription, so the value is only checked.
+        Out of range raises :class:`mq.InvalidArgument`."""
+        return Subscription._open(
+            self, topic, group, handler, prefetch, partitions, session_timeout
+        )
 
     # ---- asyncio -----------------------------------------------------------------------------
 
@@ -679,6 +720,18 @@ class Broker:
     ) -> Member:
         """Joins a group as a live member; see :class:`mq.Member`."""
         return Member._join(self, topic, group, member_id, session_timeout, assignor, on_rebalance)
+
+
+_RESULT = ffi.sizeof("mq_publish_result")
+_RESULT_PARTITION = ffi.offsetof("mq_publish_result", "partition") // 4
+_RESULT_OFFSET = ffi.offsetof("mq_publish_result", "offset") // 8
+
+
+def _results(c: Any, n: int) -> list[tuple[int, int]]:
+    """(partition, offset) per record of the batch publish that wrote c.pubres."""
+    mv = memoryview(ffi.buffer(c.pubres, n * _RESULT))
+    parts = mv.cast("i")[_RESULT_PARTITION :: _RESULT // 4].tolist()
+    return list(zip(parts, mv.cast("q")[_RESULT_OFFSET :: _RESULT // 8].tolist()))
 
 
 def _pack_records(recs: Sequence[Any]) -> tuple[bytes, Any, bytes, Any, Any, bytes, Any]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from itertools import repeat
 from operator import add
 from typing import Any
 
-from mq._native import META, ffi
+from mq._native import PollBuffer, ffi
 from mq._types import Bytes, DeadLetter, Header, Message
 from mq.errors import InvalidArgument
 
@@ -135,10 +135,8 @@ def count(v: object, what: str) -> int:
     return v
 
 
-def headers(hs: Iterable[tuple[Bytes, Bytes]] | None) -> tuple[bytes, Any, int]:
-    """(packed bytes, size_t lengths in pairs, count) for the helpers."""
-    if not hs:
-        return b"", ffi.NULL, 0
+def headers(hs: Iterable[tuple[Bytes, Bytes]]) -> tuple[Any, int, Any]:
+    """(an mq_header array or NULL, its length, what must stay referenced while mq reads it)."""
     parts: list[bytes] = []
     for h in hs:
         try:
@@ -147,99 +145,181 @@ def headers(hs: Iterable[tuple[Bytes, Bytes]] | None) -> tuple[bytes, Any, int]:
             raise TypeError(f"a header must be a (name, value) pair, not {h!r}") from None
         parts.append(data(n, "header name"))
         parts.append(data(v, "header value"))
-    return b"".join(parts), ffi.new("size_t[]", [len(p) for p in parts]), len(parts) // 2
+    if not parts:
+        return ffi.NULL, 0, None
+    base = ffi.from_buffer(b"".join(parts))
+    arr = ffi.new("mq_header[]", len(parts) // 2)
+    at = 0
+    for i, h in enumerate(arr):
+        n, v = parts[2 * i], parts[2 * i + 1]
+        h.name, h.name_len = base + at, len(n)
+        h.value, h.value_len = base + at + len(n), len(v)
+        at += len(n) + len(v)
+    return arr, len(arr), base
 
 
-def _dead_letter(m: Sequence[int], i: int, buf: bytes) -> DeadLetter | None:
-    at = m[i + 11]
-    if at < 0:
+# Layout 1 of the copying poll (mq.h), read in place: int64 fields through a "q" view of the
+# buffer, the two 32-bit ones through "i"/"I" views. Indices come from the header's structs.
+_ENTRY = ffi.sizeof("mq_copied_message")
+_FIRST = ffi.sizeof("mq_copy_header")
+
+
+def _q(field: str) -> int:
+    return int(ffi.offsetof("mq_copied_message", field)) // 8
+
+
+_OFFSET, _TIMESTAMP, _LOST = _q("offset"), _q("timestamp_ns"), _q("lost")
+_KEY_AT, _KEY_LEN = _q("key_at"), _q("key_len")
+_VALUE_AT, _VALUE_LEN = _q("payload_at"), _q("payload_len")
+_HEADERS_AT, _HEADER_COUNT, _DEAD_AT = _q("headers_at"), _q("header_count"), _q("dead_letter_at")
+_PARTITION = ffi.offsetof("mq_copied_message", "partition") // 4
+_DELIVERY = ffi.offsetof("mq_copied_message", "delivery_count") // 4
+_DL_TOPIC = ffi.offsetof("mq_copied_dead_letter", "topic_at") // 8  # then topic_len
+_DL_GROUP = ffi.offsetof("mq_copied_dead_letter", "group_at") // 8  # then group_len
+_DL_OFFSET = ffi.offsetof("mq_copied_dead_letter", "offset") // 8
+_DL_PARTITION = ffi.offsetof("mq_copied_dead_letter", "partition") // 4
+_DL_DELIVERY = ffi.offsetof("mq_copied_dead_letter", "delivery_count") // 4
+_HDR_Q = ffi.sizeof("mq_copied_header") // 8
+assert _ENTRY % 8 == 0 and _FIRST % 8 == 0 and _HDR_Q == 4
+
+
+def _copied_dead_letter(at: int, q: Any, i32: Any, u32: Any, raw: Any) -> DeadLetter | None:
+    if at < 0:  # MQ_COPY_ABSENT
         return None
-    g = m[i + 13]
+    j = at // 8
+    t, tl, g, gl = q[j + _DL_TOPIC], q[j + _DL_TOPIC + 1], q[j + _DL_GROUP], q[j + _DL_GROUP + 1]
+    k = at // 4
     return _new(
         DeadLetter,
         (
-            buf[at : at + m[i + 12]].decode("utf-8", "replace"),
-            buf[g : g + m[i + 14]].decode("utf-8", "replace"),
-            m[i + 15],
-            m[i + 16],
-            m[i + 17],
+            raw[t : t + tl].decode("utf-8", "replace"),
+            raw[g : g + gl].decode("utf-8", "replace"),
+            i32[k + _DL_PARTITION],
+            q[j + _DL_OFFSET],
+            u32[k + _DL_DELIVERY],
         ),
     )
 
 
-def _headers_of(hm: Sequence[int], at: int, n: int, buf: bytes) -> tuple[Header, ...]:
-    out = []
-    for j in range(at, at + 4 * n, 4):
-        a, b = hm[j], hm[j + 2]
-        out.append((buf[a : a + hm[j + 1]], buf[b : b + hm[j + 3]]))
-    return tuple(out)
+def _copied_headers(at: int, n: int, q: Any, raw: Any) -> tuple[Header, ...]:
+    if n == 0:
+        return ()
+    h = q[at // 8 : at // 8 + 4 * n].tolist()
+    return tuple(
+        (raw[h[j] : h[j] + h[j + 1]], raw[h[j + 2] : h[j + 2] + h[j + 3]])
+        for j in range(0, 4 * n, 4)
+    )
 
 
-def messages(c: Any, topic: str) -> list[Message]:
-    """The messages a helper copied into the thread's scratch ``c``."""
-    n = c.count
+def messages(pb: PollBuffer, topic: str) -> list[Message]:
+    """The messages a copying poll wrote into the thread's buffer ``pb`` (layout 1)."""
+    n = pb.count[0]
     if n == 0:
         return []
-    k = META
-    nh = c.header_total
-    buf = ffi.buffer(c.data, c.data_len)[:]
+    raw, q, i32, u32 = pb.raw, pb.q, pb.i32, pb.u32
+    k = _ENTRY // 8
+    first = _FIRST // 8
     if n == 1:
-        m = ffi.unpack(c.meta, k + 4 * nh)
-        ko, vo = m[3], m[5]
+        m = q[first : first + k].tolist()
+        ka, va = m[_KEY_AT], m[_VALUE_AT]
+        hc = m[_HEADER_COUNT]
         return [
             _new(
                 Message,
                 (
                     topic,
-                    m[0],
-                    m[2],
-                    None if ko < 0 else buf[ko : ko + m[4]],
-                    buf[vo : vo + m[6]],
-                    _headers_of(m, m[10], m[9], buf) if nh else (),
-                    m[1],
-                    m[7],
-                    m[8],
-                    _dead_letter(m, 0, buf) if c.dead_letters else None,
+                    i32[_FIRST // 4 + _PARTITION],
+                    m[_OFFSET],
+                    None if ka < 0 else raw[ka : ka + m[_KEY_LEN]],
+                    raw[va : va + m[_VALUE_LEN]],
+                    _copied_headers(m[_HEADERS_AT], hc, q, raw) if hc else (),
+                    u32[_FIRST // 4 + _DELIVERY],
+                    m[_TIMESTAMP],
+                    m[_LOST],
+                    _copied_dead_letter(m[_DEAD_AT], q, i32, u32, raw),
                 ),
             )
         ]
-    # Per message the Python objects are the cost (bytes, ints, the tuple): only the columns
-    # in use are converted, read in place as int64 (the helper says which kinds occur).
-    end = n * k
-    mv = memoryview(ffi.buffer(c.meta, (end + 4 * nh) * 8)).cast("q")
-    voffs = mv[5:end:k].tolist()
-    values = list(map(buf.__getitem__, map(slice, voffs, map(add, voffs, mv[6:end:k].tolist()))))
+    # Per message the Python objects are the cost (bytes, ints, the tuple): columns are read
+    # with strided slices of the views, and the optional ones only when some message has them.
+    end = first + n * k
+    k4, first4, end4 = 2 * k, _FIRST // 4, first * 2 + n * 2 * k
+
+    def col(f: int) -> list[int]:
+        return q[first + f : end : k].tolist()
+
+    voffs = col(_VALUE_AT)
+    values = list(map(raw.__getitem__, map(slice, voffs, map(add, voffs, col(_VALUE_LEN)))))
+    koffs = col(_KEY_AT)
     keys: Iterable[bytes | None]
-    if c.keys == 0:
+    if max(koffs) < 0:
         keys = repeat(None)
     else:
-        keys = [
-            None if o < 0 else buf[o : o + ln]
-            for o, ln in zip(mv[3:end:k].tolist(), mv[4:end:k].tolist())
-        ]
+        keys = [None if o < 0 else raw[o : o + ln] for o, ln in zip(koffs, col(_KEY_LEN))]
+    counts = col(_HEADER_COUNT)
     hdrs: Iterable[tuple[Header, ...]]
-    if nh:
-        hdrs = [
-            _headers_of(mv, at, hc, buf)
-            for at, hc in zip(mv[10:end:k].tolist(), mv[9:end:k].tolist())
-        ]
+    if any(counts):
+        hdrs = [_copied_headers(at, hc, q, raw) for at, hc in zip(col(_HEADERS_AT), counts)]
     else:
         hdrs = repeat(())
+    dead = col(_DEAD_AT)
     dls: Iterable[DeadLetter | None]
-    if c.dead_letters == 0:
+    if max(dead) < 0:
         dls = repeat(None)
     else:
-        dls = [_dead_letter(mv, i, buf) for i in range(0, end, k)]
+        dls = [_copied_dead_letter(at, q, i32, u32, raw) for at in dead]
     rows = zip(
         repeat(topic),
-        mv[0:end:k].tolist(),
-        mv[2:end:k].tolist(),
+        i32[first4 + _PARTITION : end4 : k4].tolist(),
+        col(_OFFSET),
         keys,
         values,
         hdrs,
-        mv[1:end:k].tolist(),
-        mv[7:end:k].tolist(),
-        mv[8:end:k].tolist(),
+        u32[first4 + _DELIVERY : end4 : k4].tolist(),
+        col(_TIMESTAMP),
+        col(_LOST),
         dls,
     )
     return list(map(_new, repeat(Message), rows))
+
+
+def _view_bytes(p: Any, n: int) -> bytes:
+    return ffi.buffer(p, n)[:] if n else b""
+
+
+def view(msg: Any, topic: str) -> Message:
+    """A copy of the message view mq hands a push handler (valid while the handler runs)."""
+    hs: tuple[Header, ...] = ()
+    if msg.header_count:
+        hs = tuple(
+            (_view_bytes(h.name, h.name_len), _view_bytes(h.value, h.value_len))
+            for h in msg.headers[0 : msg.header_count]
+        )
+    d = msg.dead_letter
+    dl = None
+    if d != ffi.NULL:
+        dl = _new(
+            DeadLetter,
+            (
+                ffi.string(d.topic).decode("utf-8", "replace"),
+                ffi.string(d.group).decode("utf-8", "replace"),
+                d.partition,
+                d.offset,
+                d.delivery_count,
+            ),
+        )
+    return _new(
+        Message,
+        (
+            topic,
+            msg.partition,
+            msg.offset,
+            None if msg.key == ffi.NULL else _view_bytes(msg.key, msg.key_len),
+            _view_bytes(msg.payload, msg.payload_len),
+            hs,
+            msg.delivery_count,
+            msg.timestamp_ns,
+            msg.lost,
+            dl,
+        ),
+    )

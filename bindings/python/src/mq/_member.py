@@ -11,7 +11,7 @@ from mq import _convert as cv
 from mq import _lifecycle
 from mq._handles import BrokerCore, CancelToken, seconds_ms, token
 from mq._hooks import report
-from mq._native import check, ctx, fail, ffi, lib
+from mq._native import check, ctx, fail, ffi, lib, poll_buffer
 from mq._types import Assignment, Message
 from mq._wait import MAIN_IDENT, call_blocking, wait_ms
 from mq.errors import Closed, Deadlock
@@ -29,6 +29,7 @@ join included), on the thread that caused it. It may call ``member.assignment()`
 
 _TIMEOUT = lib.MQ_TIMEOUT
 _CANCELLED = lib.MQ_CANCELLED
+_TOO_LARGE = lib.MQ_ERR_TOO_LARGE
 _AGAIN = -1  # not a status: poll (again)
 _in_rebalance = threading.local()  # .member: whose on_rebalance this thread is running
 
@@ -201,6 +202,7 @@ class Member:
         user = token(cancel)
         h = self._enter()
         c = ctx()
+        pb = poll_buffer()
         tok = user
         own = None
         try:
@@ -218,23 +220,35 @@ class Member:
                 # that does not wait, then the wait is a plain poll's, which may be retried
                 # after a signal without making the ack twice.
                 split = w != 0 and threading.get_ident() == MAIN_IDENT
-                s = lib.mqpy_member_ack_poll(
-                    h, *ack, n, 0 if split else w, ffi.NULL if split or tok is None else tok, c
+                s = lib.mqw_member_ack_poll_copy(
+                    h,
+                    *ack,
+                    pb.mem,
+                    pb.cap,
+                    n,
+                    0 if split else w,
+                    ffi.NULL if split or tok is None else tok,
+                    pb.count,
+                    pb.needed,
+                    c,
                 )
                 if split and s == _TIMEOUT:
                     s = _AGAIN
-            while s == _AGAIN or (s == _CANCELLED and own is not None):
-                if s == _CANCELLED:
+            while s in (_AGAIN, _TOO_LARGE) or (s == _CANCELLED and own is not None):
+                if s == _TOO_LARGE:
+                    # Nothing was handed out (after an ack, the ack stands): room, and again.
+                    pb.resize(pb.needed[0])
+                elif s == _CANCELLED:
                     if self._closing:
                         raise Closed("the member was closed while it polled")
                     # A signal whose handler did not raise (it would have): wait again.
                     lib.mq_cancel_reset(own)
                 s = call_blocking(
-                    lib.mqpy_member_poll,
-                    (h, n),
+                    lib.mqw_member_poll_copy,
+                    (h, pb.mem, pb.cap, n),
                     w,
                     tok,
-                    (c,),
+                    (pb.count, pb.needed, c),
                     user_token=True,
                     pretry=ack is None,
                 )
@@ -244,7 +258,9 @@ class Member:
                     self._tokens.discard(own)
             self._leave()
         if s == 0:
-            return cv.messages(c, self.topic)
+            got = cv.messages(pb, self.topic)
+            pb.after(len(got), n)
+            return got
         if s == _TIMEOUT:
             return []
         fail(s, c)

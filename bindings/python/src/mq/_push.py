@@ -68,6 +68,7 @@ class Subscription:
         handler: Handler,
         prefetch: int,
         partitions: Sequence[int] | None,
+        session_timeout: float = 10.0,
     ) -> Subscription:
         if not callable(handler):
             raise TypeError(f"handler must be callable, not {type(handler).__name__}")
@@ -86,6 +87,7 @@ class Subscription:
         opts = ffi.new("mq_subscription_options *")
         lib.mq_subscription_options_init(opts, ffi.sizeof("mq_subscription_options"))
         opts.prefetch = cv.int32(prefetch, "prefetch")
+        opts.session_timeout_ms = seconds_ms(session_timeout, "session_timeout")
         parts = None
         if partitions is not None:
             plist = [cv.int32(p, "partition") for p in partitions]
@@ -159,10 +161,7 @@ class Subscription:
         _lifecycle.release(self)
 
     def _call(self, msg: Any) -> int:
-        c = ctx()
-        if lib.mqpy_pack(msg, 1, c):
-            return 1
-        m = cv.messages(c, self.topic)[0]
+        m = cv.view(msg, self.topic)
         prev = getattr(_current, "sub", None)
         _current.sub = self
         try:
