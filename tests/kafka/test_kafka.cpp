@@ -751,6 +751,31 @@ struct Member {
     }
 };
 
+// A session timeout librdkafka accepts (up to 1 h) but the cluster refuses (above the broker's
+// group.max.session.timeout.ms, 30 min by default): the join fails as soon as the coordinator
+// answers, not after waiting out a deadline as long as the session.
+TEST(Kafka, AJoinTheClusterRefusesFailsAtOnce) {
+    Broker b;
+    const std::string t = unique("refused"), g = unique("g");
+    create(b, t, 1);
+    mq_member_options o;
+    mq_member_options_init(&o, sizeof o);
+    o.session_timeout_ms = 45 * 60 * 1000;
+    mq_member *m = nullptr;
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(mq_member_join(b, t.c_str(), g.c_str(), &o, &m), MQ_ERR_BACKEND);
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(m, nullptr);
+    EXPECT_NE(std::strstr(mq_last_error(), "refused the join"), nullptr) << mq_last_error();
+    EXPECT_NE(std::strstr(mq_last_error(), "ession timeout"), nullptr) << mq_last_error();
+    EXPECT_LT(took, std::chrono::seconds(30));
+    // The same group joins with a session the cluster takes.
+    o.session_timeout_ms = 2000;
+    ASSERT_EQ(mq_member_join(b, t.c_str(), g.c_str(), &o, &m), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_member_close(m), MQ_OK);
+    mq_topic_delete(b, t.c_str());
+}
+
 TEST(Kafka, MembersSplitTheGroupAndFenceStaleOwners) {
     Broker b1, b2;  // two clients: what two processes would be
     const std::string t = unique("members"), g = unique("g");
