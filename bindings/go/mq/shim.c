@@ -150,10 +150,10 @@ mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_l
 /* ---- pull consumption --------------------------------------------------------------------- */
 
 /* The copying polls: buf is the caller's (Go memory, for this call only). */
-#define COPIED(expr)                  \
-    size_t n = 0, needed = 0;         \
-    mqgo_result r = result(expr);     \
-    r.count = n;                      \
+#define COPIED(expr)              \
+    size_t n = 0, needed = 0;     \
+    mqgo_result r = result(expr); \
+    r.count = n;                  \
     r.needed = needed
 
 mqgo_result mqgo_poll_copy(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
@@ -163,10 +163,10 @@ mqgo_result mqgo_poll_copy(mqgo_broker b_, const char *topic, size_t topic_len, 
     mq_cancel *cancel = (mq_cancel *)cancel_;
     NAME(t, "topic", topic, topic_len);
     NAME2(g, "group", group, group_len, t);
-    COPIED(ack ? mq_group_ack_poll_copy(b, t, g, partition, offset, buf, cap, max, wait_ms, cancel,
-                                        &n, &needed)
-               : mq_group_poll_copy(b, t, g, partition, buf, cap, max, wait_ms, cancel, &n,
-                                    &needed));
+    COPIED(
+        ack ? mq_group_ack_poll_copy(b, t, g, partition, offset, buf, cap, max, wait_ms, cancel, &n,
+                                     &needed)
+            : mq_group_poll_copy(b, t, g, partition, buf, cap, max, wait_ms, cancel, &n, &needed));
     name_done(&t_nb);
     name_done(&g_nb);
     return r;
@@ -241,7 +241,6 @@ mqgo_result mqgo_subscription_open(mqgo_broker b_, const char *topic, size_t top
     return r;
 }
 
-
 /* ---- members ------------------------------------------------------------------------------ */
 
 static void assignor_tramp(void *user, int32_t partitions, const char *const *member_ids,
@@ -292,7 +291,6 @@ mqgo_result mqgo_member_join(mqgo_broker b_, const char *topic, size_t topic_len
     return r;
 }
 
-
 mqgo_result mqgo_member_poll_copy(mqgo_member m_, int ack, int32_t partition, int64_t offset,
                                   void *buf, size_t cap, size_t max, int64_t wait_ms,
                                   mqgo_cancel cancel_) {
@@ -308,4 +306,3 @@ mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset) {
     mq_member *m = (mq_member *)m_;
     return result(mq_member_ack(m, partition, offset));
 }
-

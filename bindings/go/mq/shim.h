@@ -26,7 +26,7 @@ typedef struct mqgo_result {
     int64_t offset;
     size_t count;
     size_t needed; /* the copying polls' needed_out */
-    char *err; /* malloc'd copy of mq_last_error() when status != MQ_OK; the caller frees it */
+    char *err;     /* malloc'd copy of mq_last_error() when status != MQ_OK; the caller frees it */
 } mqgo_result;
 
 /* C handles and C scratch memory cross as integers: cgo checks every pointer argument of a

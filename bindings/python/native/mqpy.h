@@ -20,7 +20,7 @@
 /* Per-thread scratch: the error text of the last failure and the output of batch publishes. */
 typedef struct mqpy_ctx {
     char err[1024];
-    size_t count;     /* batch publish: records published */
+    size_t count;       /* batch publish: records published */
     mq_record *records; /* batch publish scratch */
     size_t records_cap;
     mq_header *headers;
