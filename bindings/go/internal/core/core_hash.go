@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "d25bc8efbad8728645696898f88e3663e7f87016d19d9cef65bbb2a7a076655e"
+const coreSourcesSHA256 = "a2793b1fc40a80b9d6bebdadec3723ac01f7a6c21024c43d0bb964904382dd0c"

@@ -1,25 +1,29 @@
-// The log of one partition: its messages at offsets [start, end), their slots and their bytes.
+// The log of one partition: its messages at offsets [start, end), kept in a store.
 //
 // The log knows nothing of groups: the partition decides what to keep (its cursors, retention)
-// and tells the log where it now starts and below which offset no view can reach any more.
+// and tells the log where it now starts and below which offset no view can reach any more. The
+// log keeps the offsets, the retained bytes and the timestamps' order; where the messages live
+// is its store's business (log_store.h: in memory today).
 // Not thread-safe: the partition's lock guards it.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <vector>
+#include <memory>
+#include <utility>
 
-#include "util/arena.h"
+#include "core/log_store.h"
+#include "core/memory_store.h"
 #include "mq.h"
-#include "core/stored_message.h"
 
 namespace mq {
 
 class Log {
 public:
-    explicit Log(int64_t capacity);
+    explicit Log(int64_t capacity);  // in memory
+    // On another store, empty. (A store that reopens what it holds would pass its offsets too.)
+    explicit Log(std::unique_ptr<LogStore> store);
     Log(const Log &) = delete;
     Log &operator=(const Log &) = delete;
 
@@ -29,14 +33,16 @@ public:
     int64_t size() const noexcept { return end_ - start_; }
     int64_t bytes() const noexcept { return bytes_; }  // record_bytes of [start, end)
     int64_t max_size() const noexcept { return max_size_; }
-    int64_t timestamp(int64_t offset) const noexcept { return slot(offset).timestamp_ns; }
+    int64_t timestamp(int64_t offset) const noexcept {
+        return other_ ? other_->timestamp(offset) : memory_.timestamp(offset);
+    }
 
     // Appends one record that passed its size checks (`bytes` is its record_bytes; `origin` is
     // set for a dead letter) and returns its offset. May throw bad_alloc: nothing changes then.
     int64_t append(const mq_record &r, size_t bytes, const mq_dead_letter *origin, int64_t now);
     // Appends records[idx[k]] (records[k] if !kIndexed) for k < n, writing each one's offset to
     // results (if not null) at the same index. Each record is committed as it is written, so if
-    // the arena cannot grow (bad_alloc) the records before it stay appended, counted in
+    // the store cannot grow (bad_alloc) the records before it stay appended, counted in
     // *appended.
     template <bool kIndexed>
     void append_run(const mq_record *records, const uint32_t *idx, size_t n, int64_t now,
@@ -54,41 +60,49 @@ public:
     // bytes stay readable until release() passes them.
     int64_t advance(int64_t new_start) noexcept;
     // No view reaches below `floor` any more: their storage may be reused.
-    void release(int64_t floor) noexcept { arena_.trim(floor); }
+    void release(int64_t floor) noexcept {
+        if (!other_) [[likely]] {
+            memory_.release(floor);
+        } else {
+            other_->release(floor);
+        }
+    }
 
     // A view of the message at `offset` (start <= offset < end, or a dropped one not yet
     // released): offset, key, payload, headers, dead-letter origin and timestamp.
-    void view(mq_message &m, int64_t offset) const noexcept;
+    void view(mq_message &m, int64_t offset) const noexcept {
+        if (!other_) [[likely]] {
+            memory_.view(m, offset);  // direct and inlined: MemoryStore is final
+        } else {
+            other_->view(m, offset);
+        }
+    }
 
 private:
-    // A message's place in the log; its bytes lie in the arena as stored_message.h describes.
-    // 24 bytes: what every retained message costs beyond its bytes.
-    struct Slot {
-        const char *data;      // key bytes then payload bytes, or an Extras block first
-        uint32_t key_len;      // low 31 bits: length; kNoKey
-        uint32_t payload_len;  // low 31 bits: length; kExtras
-        int64_t timestamp_ns;
-    };
-    static constexpr uint32_t kNoKey = 1u << 31;   // in key_len: published without a key
-    static constexpr uint32_t kExtras = 1u << 31;  // in payload_len: headers or a dead letter
-    static constexpr uint32_t kLenMask = (1u << 31) - 1;
-    static size_t weight(const Slot &s) noexcept;  // its record_bytes
-
-    Slot &slot(int64_t offset) noexcept {
-        return slots_[static_cast<size_t>(offset) & (slots_.size() - 1)];
+    // Calls f with the store: as a MemoryStore when it is the in-memory one, so that path is
+    // direct code; through the interface otherwise. (The hot paths below spell the branch out:
+    // gcc does not inline the lambda into them.)
+    template <class F>
+    decltype(auto) on_store(F &&f) {
+        if (!other_) [[likely]]
+            return f(memory_);
+        return f(*other_);
     }
-    const Slot &slot(int64_t offset) const noexcept {
-        return slots_[static_cast<size_t>(offset) & (slots_.size() - 1)];
+    template <class F>
+    decltype(auto) on_store(F &&f) const {
+        if (!other_) [[likely]]
+            return f(memory_);
+        return f(std::as_const(*other_));
     }
-    void grow_slots();
     // The timestamp of the next append: `now`, or the previous one's if the clock read earlier.
     int64_t stamp(int64_t now) noexcept { return last_timestamp_ = std::max(now, last_timestamp_); }
 
+    // The in-memory store is a member, not behind a pointer: its hot calls are direct, inlined
+    // code on the log's own fields (a pointer between them cost 10 to 15 instructions a call).
+    MemoryStore memory_;
+    std::unique_ptr<LogStore> other_;  // the store when it is not memory_, else null
     int64_t start_ = 0;
     int64_t end_ = 0;
-    // Offset o lives at slots_[o & (slots_.size() - 1)]; the size is a power of two.
-    std::vector<Slot> slots_;
-    Arena arena_;
     int64_t bytes_ = 0;
     int64_t max_size_ = 0;  // largest end - start seen
     // Clocks are read before the lock is taken (a read is slow, the lock contended), so two
@@ -99,33 +113,19 @@ private:
 
 // The hot paths, inline: every publish appends, every poll views, every ack advances.
 
-inline size_t Log::weight(const Slot &s) noexcept {
-    size_t bytes = (s.key_len & kLenMask) + (s.payload_len & kLenMask);
-    if (s.payload_len & kExtras) bytes += read_extras(s.data).header_bytes;
-    return bytes;
-}
-
 // Always inlined into its one caller, Partition::append: a call boundary costs a tenth of it.
 [[gnu::always_inline]] inline int64_t Log::append(const mq_record &r, size_t bytes,
                                                   const mq_dead_letter *origin, int64_t now) {
-    if (static_cast<size_t>(end_ - start_) == slots_.size()) grow_slots();
     const int64_t offset = end_;
-    const size_t key_len = r.key ? r.key_len : 0;
-    const uint32_t key_field = static_cast<uint32_t>(key_len) | (r.key ? 0 : kNoKey);
-    uint32_t payload_field = static_cast<uint32_t>(r.payload_len);
-    const char *data = kEmptyBytes;
-    if (r.header_count || origin) {
-        const size_t size = extras_message_size(r.header_count, origin != nullptr, bytes);
-        char *at = arena_.allocate(size, offset, static_cast<size_t>(bytes_));
-        data = write_extras_message(at, r, origin, bytes - key_len - r.payload_len);
-        payload_field |= kExtras;
-    } else if (bytes) {
-        char *at = arena_.allocate(bytes, offset, static_cast<size_t>(bytes_));
-        if (key_len) std::memcpy(at, r.key, key_len);
-        if (r.payload_len) std::memcpy(at + key_len, r.payload, r.payload_len);
-        data = at;
+    const int64_t timestamp = std::max(now, last_timestamp_);
+    if (!other_) [[likely]] {
+        memory_.reserve(start_, end_, 1);
+        memory_.put(offset, r, bytes, origin, timestamp, bytes_);
+    } else {
+        other_->reserve(start_, end_, 1);
+        other_->put(offset, r, bytes, origin, timestamp, bytes_);
     }
-    slot(offset) = Slot{data, key_field, payload_field, stamp(now)};
+    last_timestamp_ = timestamp;
     bytes_ += static_cast<int64_t>(bytes);
     end_++;
     max_size_ = std::max(max_size_, end_ - start_);
@@ -135,32 +135,18 @@ inline size_t Log::weight(const Slot &s) noexcept {
 inline int64_t Log::advance(int64_t new_start) noexcept {
     new_start = std::min(new_start, end_);
     if (new_start <= start_) return 0;
-    for (int64_t o = start_; o < new_start; o++) bytes_ -= static_cast<int64_t>(weight(slot(o)));
+    int64_t gone_bytes = 0;
+    if (!other_) [[likely]] {
+        for (int64_t o = start_; o < new_start; o++)
+            gone_bytes += static_cast<int64_t>(memory_.weight(o));
+    } else {
+        for (int64_t o = start_; o < new_start; o++)
+            gone_bytes += static_cast<int64_t>(other_->weight(o));
+    }
+    bytes_ -= gone_bytes;
     const int64_t gone = new_start - start_;
     start_ = new_start;
     return gone;
-}
-
-inline void Log::view(mq_message &m, int64_t offset) const noexcept {
-    const Slot &s = slot(offset);
-    const char *key = s.data;
-    m.dead_letter = nullptr;
-    m.headers = nullptr;
-    m.header_count = 0;
-    if (s.payload_len & kExtras) [[unlikely]] {
-        const ExtrasView ex = read_extras(s.data);
-        m.dead_letter = ex.dead_letter;
-        m.headers = ex.headers;
-        m.header_count = ex.header_count;
-        key = ex.key;
-    }
-    const size_t key_len = s.key_len & kLenMask;
-    m.offset = offset;
-    m.key = (s.key_len & kNoKey) ? nullptr : key;
-    m.key_len = key_len;
-    m.payload = key + key_len;
-    m.payload_len = s.payload_len & kLenMask;
-    m.timestamp_ns = s.timestamp_ns;
 }
 
 }  // namespace mq

@@ -146,7 +146,25 @@ private:
     int64_t seen_ = 0;        // the generation the member last fetched
     uint32_t rotate_ = 0;     // where the next poll starts, for fairness
     std::string failure_;     // set when Kafka removed the member for good
+    std::string join_error_;  // a refusal of the group's coordinator before the first assignment
 };
+
+namespace {
+// JoinGroup errors that retrying cannot cure: librdkafka reports them as consumer errors and
+// keeps retrying the join, so a member waiting for its first assignment would wait out its whole
+// deadline (as long as the session timeout) for nothing.
+bool refuses_the_join(rd_kafka_resp_err_t e) {
+    switch (e) {
+        case RD_KAFKA_RESP_ERR_INVALID_SESSION_TIMEOUT:
+        case RD_KAFKA_RESP_ERR_INCONSISTENT_GROUP_PROTOCOL:
+        case RD_KAFKA_RESP_ERR_INVALID_GROUP_ID:
+        case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+        case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+        case RD_KAFKA_RESP_ERR_GROUP_MAX_SIZE_REACHED: return true;
+        default: return false;
+    }
+}
+}  // namespace
 
 mq_status KafkaMember::begin() {
     const Settings &settings = settings_;
@@ -189,6 +207,10 @@ mq_status KafkaMember::begin() {
     std::unique_lock l(mu_);
     while (generation_ == 0) {
         if (backend_.closed()) return fail_fixed(MQ_CLOSED, "the broker is closed");
+        if (!join_error_.empty()) {
+            return fail(MQ_ERR_BACKEND, "group %s on topic %s: the cluster refused the join: %s",
+                        group_.c_str(), topic_.c_str(), join_error_.c_str());
+        }
         if (cv_.wait_until(l, deadline) == std::cv_status::timeout && generation_ == 0) {
             return fail(MQ_ERR_BACKEND,
                         "group %s on topic %s did not finish its rebalance within %lld ms",
@@ -233,6 +255,12 @@ void KafkaMember::serve() {
             if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
                 std::lock_guard l(mu_);
                 failure_ = rd_kafka_message_errstr(m);
+            } else if (refuses_the_join(m->err)) {
+                {
+                    std::lock_guard l(mu_);
+                    if (generation_ == 0) join_error_ = rd_kafka_message_errstr(m);
+                }
+                cv_.notify_all();
             }
             rd_kafka_message_destroy(m);
             continue;
