@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/copy_out.h"
 #include "mq_test_util.h"
 
 namespace {
@@ -152,6 +153,50 @@ TEST(CopyPoll, CopiesWhatTheViewsShow) {
     ASSERT_EQ(poll_copy(b.get(), "t", "copy", buf, 1, &n, &needed), MQ_OK);
     ASSERT_EQ(n, 1u);
     EXPECT_EQ(buf.read()[0].delivery_count, 2u);
+}
+
+// The writer itself, on views the in-memory log never makes: a key and payload apart (as the
+// Kafka engine's messages are), an empty key, no key; and a message that does not fit.
+TEST(CopyPoll, TheWriterCopiesKeysAndPayloadsWhereverTheyLie) {
+    const std::string key = "the-key", payload = "the payload, apart from its key";
+    const std::string adjacent = "kkpayload";
+    mq_message views[4]{};
+    views[0].key = key.data();
+    views[0].key_len = key.size();
+    views[0].payload = payload.data();
+    views[0].payload_len = payload.size();
+    views[0].offset = 7;
+    views[1].key = "";  // a key of zero bytes is a key
+    views[1].payload = payload.data();
+    views[1].payload_len = 3;
+    views[2].payload = payload.data();  // no key
+    views[2].payload_len = payload.size();
+    views[3].key = adjacent.data();
+    views[3].key_len = 2;
+    views[3].payload = adjacent.data() + 2;
+    views[3].payload_len = adjacent.size() - 2;
+    Buffer buf(512);
+    mq::CopyOut copy(buf.data(), buf.cap);
+    for (const mq_message &m : views) ASSERT_TRUE(copy.put(m));
+    mq_message too_big{};
+    too_big.payload = payload.data();
+    too_big.payload_len = 512;
+    EXPECT_FALSE(copy.put(too_big));
+    copy.finish();
+    const std::vector<Got> got = buf.read();
+    ASSERT_EQ(got.size(), 4u);
+    EXPECT_EQ(got[0].offset, 7);
+    EXPECT_TRUE(got[0].has_key);
+    EXPECT_EQ(got[0].key, key);
+    EXPECT_EQ(got[0].payload, payload);
+    EXPECT_TRUE(got[1].has_key);
+    EXPECT_EQ(got[1].key, "");
+    EXPECT_EQ(got[1].payload, "the");
+    EXPECT_FALSE(got[2].has_key);
+    EXPECT_EQ(got[2].payload, payload);
+    EXPECT_EQ(got[3].key, "kk");
+    EXPECT_EQ(got[3].payload, "payload");
+    EXPECT_EQ(copy.count(), 4u);
 }
 
 TEST(CopyPoll, HandsOutOnlyWhatFits) {
