@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "a2793b1fc40a80b9d6bebdadec3723ac01f7a6c21024c43d0bb964904382dd0c"
+const coreSourcesSHA256 = "510104b98e39d0dd0464c314d6d0fbe38f0664203013c167b1ceb471c1330d54"

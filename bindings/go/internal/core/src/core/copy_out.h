@@ -34,6 +34,68 @@ public:
 
     // Copies m as the next entry, or returns false (and writes nothing) if it does not fit.
     bool put(const mq_message &m) noexcept {
+        if (m.header_count || m.dead_letter) [[unlikely]]
+            return put_with_extras(m);
+        // The common case: key and payload only. The key lands right before the payload, so a
+        // key and payload adjacent at the source (the in-memory log stores them so) take one
+        // copy; the entry is written in place.
+        const size_t key_len = m.key ? m.key_len : 0;
+        const size_t n = key_len + m.payload_len;
+        if (back_ < front_ || back_ - front_ < sizeof(mq_copied_message) + n) return false;
+        back_ -= n;
+        const auto *key = static_cast<const unsigned char *>(m.key);
+        if (key_len && key + key_len == m.payload) {
+            std::memcpy(base_ + back_, key, n);
+        } else {
+            if (key_len) std::memcpy(base_ + back_, key, key_len);
+            if (m.payload_len) std::memcpy(base_ + back_ + key_len, m.payload, m.payload_len);
+        }
+        auto *e = reinterpret_cast<mq_copied_message *>(base_ + front_);
+        e->offset = m.offset;
+        e->partition = m.partition;
+        e->delivery_count = m.delivery_count;
+        e->timestamp_ns = m.timestamp_ns;
+        e->lost = m.lost;
+        e->key_at = m.key ? back_ : MQ_COPY_ABSENT;
+        e->key_len = key_len;
+        e->payload_at = back_ + key_len;
+        e->payload_len = m.payload_len;
+        e->headers_at = MQ_COPY_ABSENT;
+        e->header_count = 0;
+        e->dead_letter_at = MQ_COPY_ABSENT;
+        front_ += sizeof(mq_copied_message);
+        count_++;
+        return true;
+    }
+
+    // Entry i's delivery count and partition, set after the engine counted the delivery.
+    void set_delivery(size_t i, int32_t partition, uint32_t count) noexcept {
+        mq_copied_message *e = entry(i);
+        e->partition = partition;
+        e->delivery_count = count;
+    }
+    void set_lost(size_t i, int64_t lost) noexcept { entry(i)->lost = lost; }
+    void add_lost(size_t i, int64_t lost) noexcept { entry(i)->lost += lost; }
+
+    size_t count() const noexcept { return count_; }
+    // Bytes a caller must keep: the header and entries, and the byte region from back_ on.
+    size_t used() const noexcept { return front_ + (cap_ - back_); }
+
+    // Writes the header; called once, when the poll is over (whatever it returns).
+    void finish() noexcept {
+        mq_copy_header h;
+        h.layout = MQ_COPY_LAYOUT_1;
+        h.count = static_cast<uint32_t>(count_);
+        h.bytes_at = back_;
+        std::memcpy(base_, &h, sizeof h);
+    }
+
+    // Set when the first message did not fit: the room it needs alone (alone()).
+    size_t too_large_need = 0;
+
+private:
+    // put() for a message with headers or a dead-letter origin.
+    bool put_with_extras(const mq_message &m) noexcept {
         const size_t need = sizeof(mq_copied_message) + extent(m);
         if (back_ < front_ || back_ - front_ < need) return false;
         mq_copied_message e;
@@ -80,32 +142,6 @@ public:
         return true;
     }
 
-    // Entry i's delivery count and partition, set after the engine counted the delivery.
-    void set_delivery(size_t i, int32_t partition, uint32_t count) noexcept {
-        mq_copied_message *e = entry(i);
-        e->partition = partition;
-        e->delivery_count = count;
-    }
-    void set_lost(size_t i, int64_t lost) noexcept { entry(i)->lost = lost; }
-    void add_lost(size_t i, int64_t lost) noexcept { entry(i)->lost += lost; }
-
-    size_t count() const noexcept { return count_; }
-    // Bytes a caller must keep: the header and entries, and the byte region from back_ on.
-    size_t used() const noexcept { return front_ + (cap_ - back_); }
-
-    // Writes the header; called once, when the poll is over (whatever it returns).
-    void finish() noexcept {
-        mq_copy_header h;
-        h.layout = MQ_COPY_LAYOUT_1;
-        h.count = static_cast<uint32_t>(count_);
-        h.bytes_at = back_;
-        std::memcpy(base_, &h, sizeof h);
-    }
-
-    // Set when the first message did not fit: the room it needs alone (alone()).
-    size_t too_large_need = 0;
-
-private:
     // The bytes m needs in the byte region, padding for its aligned structs included.
     static size_t extent(const mq_message &m) noexcept {
         size_t n = (m.key ? m.key_len : 0) + m.payload_len;
