@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "510104b98e39d0dd0464c314d6d0fbe38f0664203013c167b1ceb471c1330d54"
+const coreSourcesSHA256 = "fbf6245173a05afed3a1057299fe0a7bdb3a3549be83bfde2ad2487aeb0e4d55"
