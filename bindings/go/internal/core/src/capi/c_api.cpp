@@ -151,13 +151,14 @@ mq_status check_record(const mq_broker *b, const mq::Topic *t, const mq_record &
 }
 
 // True when r passes check_record without looking further: no headers, no NULL pointer with a
-// length, sizes within both limits (budget: the topic's byte budget, 0 for none). The batch
+// length, key + payload within `cap` (the broker's max_message_bytes, or the topic's byte budget
+// if that is less; below 2^63, so the sum cannot wrap once each length is within it). The batch
 // loop runs this inline and calls check_record only for the rest, which then names the fault.
-inline bool plainly_valid(const mq_record &r, size_t limit, size_t budget) noexcept {
-    const bool pointers = (r.key || !r.key_len) & (r.payload || !r.payload_len);
-    const bool sizes = (r.key_len <= limit) & (r.payload_len <= limit - r.key_len);
-    return pointers & sizes & (r.header_count == 0) &
-           (budget == 0 || r.key_len + r.payload_len <= budget);
+inline bool plainly_valid(const mq_record &r, size_t cap) noexcept {
+    const bool sizes = ((r.key_len | r.payload_len) <= cap) & (r.key_len + r.payload_len <= cap);
+    const bool pointers =
+        ((r.key != nullptr) | (r.key_len == 0)) & ((r.payload != nullptr) | (r.payload_len == 0));
+    return sizes & pointers & (r.header_count == 0);
 }
 
 // snprintf-style output of a string.
@@ -541,10 +542,11 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
         if (count > UINT32_MAX)
             return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);
         const mq_record *recs = mq::gather(records, record_size, count);
-        const size_t limit = b->max_message_bytes;
-        const size_t budget = t ? static_cast<size_t>(t->settings().max_bytes) : 0;
+        size_t cap = b->max_message_bytes;
+        if (t && t->settings().max_bytes)
+            cap = std::min(cap, static_cast<size_t>(t->settings().max_bytes));
         for (size_t i = 0; i < count; i++) {
-            if (plainly_valid(recs[i], limit, budget)) [[likely]]
+            if (plainly_valid(recs[i], cap)) [[likely]]
                 continue;
             if (mq_status st = check_record(b, t, recs[i]); st != MQ_OK) {
                 char detail[1024];  // named after the fact: the common path formats nothing
