@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "597ccce645bd87e4eaa02f93470d9e5851e7220dc0e35205ed1a2fdf21555af6"
+const coreSourcesSHA256 = "8f9b9ba312b8072509cd108096f35e2f4004df9414d50018cc892b9e0befbc92"
