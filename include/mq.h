@@ -822,6 +822,13 @@ MQ_API mq_status mq_member_ack_poll_copy(mq_member *member, int32_t partition, i
                                          void *buf, size_t cap, size_t max, int64_t wait_ms,
                                          mq_cancel *cancel, size_t *count_out, size_t *needed_out);
 
+/* Copies one message view into buf (cap bytes, 8-byte aligned) in layout 1, count 1: what a
+ * push handler (or a view poll's caller, while its views are valid) uses to read a lent message
+ * the way the copying polls are read. *needed_out (may be NULL) receives the bytes used, or
+ * with MQ_ERR_TOO_LARGE (nothing written) the cap the message needs. MQ_ERR_INVALID: msg NULL;
+ * buf NULL or not 8-byte aligned, or cap below sizeof(mq_copy_header). */
+MQ_API mq_status mq_message_copy(const mq_message *msg, void *buf, size_t cap, size_t *needed_out);
+
 /* ---- partitioning helpers ---------------------------------------------------------------- */
 
 /* Kafka's default partition for a key: (murmur2(key) & 0x7fffffff) % partitions.

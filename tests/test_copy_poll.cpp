@@ -2,6 +2,10 @@
 // with the room needed, the member forms, and copies that stay right while other threads of
 // the group ack past them (the trap of copying views outside the library).
 #include <cstdint>
+#include <chrono>
+#include <mutex>
+#include <cstring>
+#include <condition_variable>
 #include <map>
 #include <string>
 #include <thread>
@@ -331,6 +335,107 @@ TEST(CopyPoll, DeadLettersCarryTheirOrigin) {
     EXPECT_EQ(got[0].dl_partition, 0);
     EXPECT_EQ(got[0].dl_count, 1u);
     EXPECT_EQ(got[0].payload, "poison");
+}
+
+// mq_message_copy: one lent view in layout 1, as the copying poll would have written it (a
+// dead letter with headers, the richest message), the room it needs, its argument checks.
+TEST(CopyPoll, OneViewCopiesAsThePollWould) {
+    auto b = broker();
+    make_topic(b.get(), "t");
+    make_topic(b.get(), "dlq");
+    ASSERT_EQ(mq_group_subscribe(b.get(), "dlq", "view", nullptr), MQ_OK);
+    ASSERT_EQ(mq_group_subscribe(b.get(), "dlq", "copy", nullptr), MQ_OK);
+    mq_group_options o;
+    mq_group_options_init(&o, sizeof o);
+    o.max_deliveries = 1;
+    o.dead_letter_topic = "dlq";
+    ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", &o), MQ_OK) << mq_last_error();
+    const mq_header hs[2] = {{"h", 1, "v", 1}, {"empty", 5, nullptr, 0}};
+    ASSERT_EQ(mq_topic_publish(b.get(), "t", "key", 3, "payload", 7, hs, 2, MQ_NO_WAIT, nullptr,
+                               nullptr, nullptr),
+              MQ_OK);
+    ASSERT_EQ(poll(b.get(), "t", "g", 0).size(), 1u);
+    ASSERT_EQ(mq_group_nack(b.get(), "t", "g", 0, 0), MQ_OK);
+    size_t n = 0, needed = 0;
+    Buffer polled(4096);
+    EXPECT_EQ(poll_copy(b.get(), "t", "g", polled, 1, &n, &needed), MQ_TIMEOUT);  // dead-lettered
+    ASSERT_EQ(poll_copy(b.get(), "dlq", "copy", polled, 1, &n, &needed), MQ_OK);
+    const auto views = poll(b.get(), "dlq", "view", 0);
+    ASSERT_EQ(views.size(), 1u);
+
+    Buffer one(4096);
+    ASSERT_EQ(mq_message_copy(&views[0], one.data(), one.cap, &needed), MQ_OK) << mq_last_error();
+    const auto a = polled.read(), c = one.read();
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].offset, a[0].offset);
+    EXPECT_EQ(c[0].delivery_count, a[0].delivery_count);
+    EXPECT_EQ(c[0].timestamp_ns, a[0].timestamp_ns);
+    EXPECT_EQ(c[0].key, "key");
+    EXPECT_EQ(c[0].payload, "payload");
+    EXPECT_EQ(c[0].headers, a[0].headers);
+    ASSERT_GE(c[0].headers.size(), 2u);  // the publisher's, then the dead letter's own
+    EXPECT_EQ(c[0].headers[0], (std::pair<std::string, std::string>{"h", "v"}));
+    EXPECT_EQ(c[0].headers[1], (std::pair<std::string, std::string>{"empty", ""}));
+    EXPECT_TRUE(c[0].dead_letter);
+    EXPECT_EQ(c[0].dl_topic, "t");
+    EXPECT_EQ(c[0].dl_group, "g");
+    EXPECT_EQ(c[0].dl_count, 1u);
+    const size_t used = needed;
+    EXPECT_LE(used, one.cap);
+
+    // Too small: nothing written, the room it needs; that room is enough.
+    Buffer small(64);
+    std::memset(small.data(), 0xAB, small.cap);
+    EXPECT_EQ(mq_message_copy(&views[0], small.data(), small.cap, &needed), MQ_ERR_TOO_LARGE);
+    EXPECT_NE(std::strstr(mq_last_error(), "needs"), nullptr) << mq_last_error();
+    EXPECT_EQ(small.bytes()[0], 0xAB);
+    EXPECT_GE(needed, used);
+    Buffer exact(needed);
+    ASSERT_EQ(mq_message_copy(&views[0], exact.data(), exact.cap, nullptr), MQ_OK)
+        << mq_last_error();
+    EXPECT_EQ(exact.read()[0].payload, "payload");
+
+    EXPECT_EQ(mq_message_copy(nullptr, one.data(), one.cap, &needed), MQ_ERR_INVALID);
+    EXPECT_EQ(mq_message_copy(&views[0], nullptr, one.cap, &needed), MQ_ERR_INVALID);
+    EXPECT_EQ(mq_message_copy(&views[0], static_cast<char *>(one.data()) + 4, 100, &needed),
+              MQ_ERR_INVALID);
+    EXPECT_EQ(mq_message_copy(&views[0], one.data(), sizeof(mq_copy_header) - 1, &needed),
+              MQ_ERR_INVALID);
+}
+
+// In a push handler, where the view is lent for the call.
+TEST(CopyPoll, APushHandlerCopiesItsMessage) {
+    auto b = broker();
+    make_topic(b.get(), "t");
+    struct Seen {
+        std::mutex mu;
+        std::condition_variable cv;
+        std::vector<std::string> payloads;
+    } seen;
+    auto handler = [](void *user, const mq_message *m) {
+        auto *s = static_cast<Seen *>(user);
+        Buffer buf(256);
+        size_t needed = 0;
+        if (mq_message_copy(m, buf.data(), buf.cap, &needed) != MQ_OK) return 1;
+        const auto got = buf.read();
+        std::lock_guard l(s->mu);
+        s->payloads.push_back(got.at(0).key + "=" + got.at(0).payload);
+        s->cv.notify_all();
+        return 0;
+    };
+    mq_subscription *sub = nullptr;
+    ASSERT_EQ(mq_subscription_open(b.get(), "t", "push", nullptr, handler, &seen, nullptr, &sub),
+              MQ_OK)
+        << mq_last_error();
+    publish(b.get(), "t", "a", "1");
+    publish(b.get(), "t", "b", "2");
+    {
+        std::unique_lock l(seen.mu);
+        ASSERT_TRUE(seen.cv.wait_for(l, std::chrono::seconds(10),
+                                     [&] { return seen.payloads.size() == 2; }));
+    }
+    ASSERT_EQ(mq_subscription_close(sub), MQ_OK);
+    EXPECT_EQ(seen.payloads, (std::vector<std::string>{"a=1", "b=2"}));
 }
 
 TEST(CopyPoll, MemberForms) {

@@ -673,6 +673,26 @@ MQ_API mq_status mq_group_ack_poll_copy(mq_broker *b, const char *topic, const c
                            count_out, needed_out);
 }
 
+MQ_API mq_status mq_message_copy(const mq_message *msg, void *buf, size_t cap, size_t *needed_out) {
+    return guarded([&] {
+        if (needed_out) *needed_out = 0;
+        if (!msg) return fail(MQ_ERR_INVALID, "msg is NULL");
+        if (mq_status st = mq::check_copy_buffer(buf, cap); st != MQ_OK) return st;
+        mq::CopyOut copy(buf, cap);
+        if (!copy.put(*msg)) {
+            const size_t need = mq::CopyOut::alone(*msg);
+            if (needed_out) *needed_out = need;
+            return fail(MQ_ERR_TOO_LARGE,
+                        "the buffer (%zu bytes) cannot hold the message, which needs %zu bytes "
+                        "(*needed_out)",
+                        cap, need);
+        }
+        copy.finish();
+        if (needed_out) *needed_out = copy.used();
+        return MQ_OK;
+    });
+}
+
 MQ_API mq_status mq_group_ack(mq_broker *b, const char *topic, const char *group, int32_t partition,
                               int64_t offset) {
     if (b && b->backend) {

@@ -140,13 +140,8 @@ inline mq_status check_poll_args(const mq_message *msgs, size_t msg_size, size_t
     return MQ_OK;
 }
 
-// The copying poll (mq.h): checks its buffer arguments (after the call's topic, group and
-// partition, as mq.h orders the statuses), runs poll(copy, max) and then, whatever it returned,
-// writes the buffer's header and *needed_out. max is capped at the entries the buffer could
-// hold: the engines size their scratch by it.
-template <class Poll>
-inline mq_status poll_copy(void *buf, size_t cap, size_t max, int64_t wait_ms, size_t *count_out,
-                           size_t *needed_out, Poll &&poll) {
+// A copying call's buffer (mq.h, "the copying poll"): there, 8-byte aligned, room for the header.
+inline mq_status check_copy_buffer(const void *buf, size_t cap) {
     if (!buf) return fail(MQ_ERR_INVALID, "buf is NULL");
     if (reinterpret_cast<uintptr_t>(buf) % 8 != 0)
         return fail(MQ_ERR_INVALID, "buf is not 8-byte aligned (the copy layout needs it)");
@@ -154,6 +149,17 @@ inline mq_status poll_copy(void *buf, size_t cap, size_t max, int64_t wait_ms, s
         return fail(MQ_ERR_INVALID, "cap is %zu; the buffer must hold at least the %zu-byte header",
                     cap, sizeof(mq_copy_header));
     }
+    return MQ_OK;
+}
+
+// The copying poll (mq.h): checks its buffer arguments (after the call's topic, group and
+// partition, as mq.h orders the statuses), runs poll(copy, max) and then, whatever it returned,
+// writes the buffer's header and *needed_out. max is capped at the entries the buffer could
+// hold: the engines size their scratch by it.
+template <class Poll>
+inline mq_status poll_copy(void *buf, size_t cap, size_t max, int64_t wait_ms, size_t *count_out,
+                           size_t *needed_out, Poll &&poll) {
+    if (mq_status st = check_copy_buffer(buf, cap); st != MQ_OK) return st;
     if (max == 0) return fail(MQ_ERR_INVALID, "max is 0; ask for at least one message");
     if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
     if (!count_out) return fail(MQ_ERR_INVALID, "count_out is NULL");

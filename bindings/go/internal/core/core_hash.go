@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "8f9b9ba312b8072509cd108096f35e2f4004df9414d50018cc892b9e0befbc92"
+const coreSourcesSHA256 = "075154e39088c1dbd8f85f30ffb258012ad105fd207032a7137d0a62e76ce07e"

@@ -1,6 +1,5 @@
 #include "push.h"
 
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -9,80 +8,6 @@
 
 namespace mqj {
 namespace {
-
-// The handler's message in layout 1, so that Java reads pushed and polled messages alike. The
-// C API copies only polls: this is the copying poll's work for the one view a handler call
-// gets (alive for the call). The entry's structs first, then the bytes, front to back.
-class OneCopy {
-public:
-    static size_t size(const mq_message &m) {
-        size_t n = sizeof(mq_copy_header) + sizeof(mq_copied_message) +
-                   m.header_count * sizeof(mq_copied_header) + (m.key ? m.key_len : 0) +
-                   m.payload_len;
-        for (size_t i = 0; i < m.header_count; ++i)
-            n += m.headers[i].name_len + m.headers[i].value_len;
-        if (const mq_dead_letter *d = m.dead_letter)
-            n += sizeof(mq_copied_dead_letter) + std::strlen(d->topic) + std::strlen(d->group);
-        return n;
-    }
-
-    // buf: 8-byte aligned, size(m) bytes.
-    static void write(unsigned char *buf, const mq_message &m) {
-        OneCopy w{buf, sizeof(mq_copy_header) + sizeof(mq_copied_message)};
-        mq_copied_message e{};
-        e.offset = m.offset;
-        e.partition = m.partition;
-        e.delivery_count = m.delivery_count;
-        e.timestamp_ns = m.timestamp_ns;
-        e.lost = m.lost;
-        e.header_count = m.header_count;
-        e.headers_at = e.dead_letter_at = MQ_COPY_ABSENT;
-        const size_t headers_at = w.at_;
-        if (m.header_count) {
-            e.headers_at = headers_at;
-            w.at_ += m.header_count * sizeof(mq_copied_header);
-        }
-        if (m.dead_letter) {
-            e.dead_letter_at = w.at_;
-            w.at_ += sizeof(mq_copied_dead_letter);
-        }
-        const size_t bytes_at = w.at_;
-        e.key_len = m.key ? m.key_len : 0;
-        e.key_at = m.key ? w.put(m.key, m.key_len) : MQ_COPY_ABSENT;
-        e.payload_len = m.payload_len;
-        e.payload_at = w.put(m.payload, m.payload_len);
-        for (size_t i = 0; i < m.header_count; ++i) {
-            const mq_header &h = m.headers[i];
-            const mq_copied_header c{w.put(h.name, h.name_len), h.name_len,
-                                     w.put(h.value, h.value_len), h.value_len};
-            std::memcpy(buf + headers_at + i * sizeof c, &c, sizeof c);
-        }
-        if (const mq_dead_letter *d = m.dead_letter) {
-            mq_copied_dead_letter c{};
-            c.topic_len = std::strlen(d->topic);
-            c.topic_at = w.put(d->topic, c.topic_len);
-            c.group_len = std::strlen(d->group);
-            c.group_at = w.put(d->group, c.group_len);
-            c.offset = d->offset;
-            c.partition = d->partition;
-            c.delivery_count = d->delivery_count;
-            std::memcpy(buf + e.dead_letter_at, &c, sizeof c);
-        }
-        const mq_copy_header h{MQ_COPY_LAYOUT_1, 1, bytes_at};
-        std::memcpy(buf, &h, sizeof h);
-        std::memcpy(buf + sizeof h, &e, sizeof e);
-    }
-
-private:
-    OneCopy(unsigned char *base, size_t at) : base_(base), at_(at) {}
-    uint64_t put(const void *p, size_t n) {
-        if (n) std::memcpy(base_ + at_, p, n);
-        at_ += n;
-        return at_ - n;
-    }
-    unsigned char *base_;
-    size_t at_;
-};
 
 // A library thread's copy area, with the direct ByteBuffer Java reads it through (a global
 // reference, made again only when the storage moves).
@@ -165,8 +90,17 @@ int NativeSubscription::handle(void *user, const mq_message *msg) {
     if (!env) return 1;  // no JVM to run the handler: the message comes again
     try {
         ThreadArena &t = tl_arena;
-        const size_t size = OneCopy::size(*msg);
-        if (t.reserve(size) || !t.view) {
+        // The handler's message in layout 1 (mq_message_copy), so that Java reads pushed and
+        // polled messages alike; the area grows to what a message needs.
+        bool moved = t.reserve(4096);
+        size_t needed = 0;
+        mq_status copied = mq_message_copy(msg, t.data(), t.cap, &needed);
+        if (copied == MQ_ERR_TOO_LARGE) {
+            moved = t.reserve(needed) || moved;
+            copied = mq_message_copy(msg, t.data(), t.cap, &needed);
+        }
+        if (copied != MQ_OK) return 1;  // nacked: the message comes again
+        if (moved || !t.view) {
             if (t.view) env->DeleteGlobalRef(t.view);
             t.view = nullptr;
             jobject local = env->NewDirectByteBuffer(t.data(), static_cast<jlong>(t.cap));
@@ -178,8 +112,7 @@ int NativeSubscription::handle(void *user, const mq_message *msg) {
             env->DeleteLocalRef(local);
             if (!t.view) return 1;
         }
-        OneCopy::write(t.data(), *msg);
-        const int verdict = self->sink_->deliver(t.view, static_cast<int>(size));
+        const int verdict = self->sink_->deliver(t.view, static_cast<int>(t.cap));
         if (env->ExceptionCheck()) {  // the director could not reach the Java sink
             env->ExceptionClear();
             return 1;

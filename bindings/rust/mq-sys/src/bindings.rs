@@ -864,6 +864,14 @@ unsafe extern "C" {
     ) -> mq_status;
 }
 unsafe extern "C" {
+    pub fn mq_message_copy(
+        msg: *const mq_message,
+        buf: *mut ::core::ffi::c_void,
+        cap: usize,
+        needed_out: *mut usize,
+    ) -> mq_status;
+}
+unsafe extern "C" {
     pub fn mq_key_partition(
         key: *const ::core::ffi::c_void,
         key_len: usize,
