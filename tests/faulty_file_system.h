@@ -13,6 +13,7 @@
 // Thread-safe. Paths are plain strings: a file's directory is what precedes its last '/'.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -99,6 +100,10 @@ public:
         for (auto &[path, d] : current_) {
             if (parent(path) == dir) names->push_back(path.substr(dir.size() + 1));
         }
+        for (const std::string &sub : dirs_) {
+            if (parent(sub) == dir) names->push_back(sub.substr(dir.size() + 1));
+        }
+        std::sort(names->begin(), names->end());
         return 0;
     }
     int sync_dir(const std::string &dir) override {

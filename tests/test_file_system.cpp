@@ -78,10 +78,12 @@ TEST(PosixFileSystem, WritesReadsMapsAndLists) {
     uint64_t size = 0;
     ASSERT_EQ(f->size(&size), 0);
     EXPECT_EQ(size, 8192u);
-    const unsigned char *map = nullptr;
+    const unsigned char *map = nullptr, *second = nullptr;
     ASSERT_EQ(f->map(8192, &map), 0);
     ASSERT_EQ(f->write_at("hello", 5, 100), 0);
     EXPECT_EQ(std::memcmp(map + 100, "hello", 5), 0);  // the mapping shows the write
+    ASSERT_EQ(f->map(4096, &second), 0);
+    EXPECT_EQ(std::memcmp(map + 100, second + 100, 5), 0);  // the first mapping stays
     ASSERT_EQ(f->sync(), 0);
     char buf[8] = {};
     size_t got = 0;
@@ -218,6 +220,10 @@ TEST(FaultyFileSystem, BitsRotAndLocksAreExclusive) {
     f.reset();
     fs.flip_bit("/d/x", 1, 0);
     EXPECT_EQ(content(fs, "/d/x"), "acc");
+    fs.make_dir("/d/sub");
+    std::vector<std::string> names;
+    ASSERT_EQ(fs.list("/d", &names), 0);
+    EXPECT_EQ(names, (std::vector<std::string>{"sub", "x"}));
     std::unique_ptr<mq::FileLock> a, b;
     ASSERT_EQ(fs.lock("/d/LOCK", &a), 0);
     EXPECT_EQ(fs.lock("/d/LOCK", &b), EWOULDBLOCK);
