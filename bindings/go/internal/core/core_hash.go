@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "075154e39088c1dbd8f85f30ffb258012ad105fd207032a7137d0a62e76ce07e"
+const coreSourcesSHA256 = "eb347286d22d101accce928920422d06a615ea150b6992f9dd9a3f106c2549c2"

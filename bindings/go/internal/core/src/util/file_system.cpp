@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace mq {
 namespace {
@@ -39,7 +40,7 @@ class PosixFile final : public File {
 public:
     explicit PosixFile(int fd) noexcept : fd_(fd) {}
     ~PosixFile() override {
-        if (map_) munmap(map_, map_len_);
+        for (auto [at, len] : maps_) munmap(at, len);
         ::close(fd_);
     }
 
@@ -100,26 +101,21 @@ public:
         return r;
     }
     int map(size_t len, const unsigned char **out) override {
-        if (map_) {
-            munmap(map_, map_len_);
-            map_ = nullptr;
-        }
         if (len == 0) {
             *out = nullptr;
             return 0;
         }
+        maps_.reserve(maps_.size() + 1);  // may throw before anything is mapped
         void *m = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd_, 0);
         if (m == MAP_FAILED) return errno;
-        map_ = m;
-        map_len_ = len;
+        maps_.emplace_back(m, len);  // every mapping lives as long as the file: views point in
         *out = static_cast<const unsigned char *>(m);
         return 0;
     }
 
 private:
     int fd_;
-    void *map_ = nullptr;
-    size_t map_len_ = 0;
+    std::vector<std::pair<void *, size_t>> maps_;
 };
 
 class PosixLock final : public FileLock {

@@ -34,7 +34,8 @@ public:
     // fail for want of space: ENOSPC comes here, when a segment is made.
     virtual int reserve(uint64_t size) = 0;
     // A read-only view of the file's first len bytes that shows later writes (a shared
-    // mapping); valid until the File goes. len is at most the room reserve() made.
+    // mapping); valid until the File goes (a later map() adds a view, it does not move this
+    // one). len is at most the room reserve() made.
     virtual int map(size_t len, const unsigned char **out) = 0;
 };
 
