@@ -242,8 +242,10 @@ if [ -n "$kafka_starter" ]; then
 fi
 echo "Kafka at $MQ_KAFKA_BOOTSTRAP"
 kafka_bin=$(fresh_venv venv-kafka)
-# The runner the default run built (the Kafka variant's tests need no demo).
-export MQ_CONFORMANCE_RUNNER=$here/build/test-tools/mq_conformance
+# The runner the default run used (the Kafka variant's tests need no demo): the caller's
+# (scripts/test.sh exports the core build's, and then the tests build none), else the one the
+# tests built.
+export MQ_CONFORMANCE_RUNNER=${MQ_CONFORMANCE_RUNNER:-$here/build/test-tools/mq_conformance}
 cat >"$scratch/kafka.sh" <<EOF
 set -euo pipefail
 cd "$copy"
