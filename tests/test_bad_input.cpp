@@ -277,6 +277,7 @@ TEST(BadInputStatusName, EveryStatusAndUnknownValues) {
         {MQ_CLOSED, "MQ_CLOSED"},
         {MQ_CANCELLED, "MQ_CANCELLED"},
         {MQ_REBALANCED, "MQ_REBALANCED"},
+        {MQ_PENDING, "MQ_PENDING"},
         {MQ_ERR_INVALID, "MQ_ERR_INVALID"},
         {MQ_ERR_NO_TOPIC, "MQ_ERR_NO_TOPIC"},
         {MQ_ERR_NO_GROUP, "MQ_ERR_NO_GROUP"},
@@ -298,7 +299,7 @@ TEST(BadInputStatusName, EveryStatusAndUnknownValues) {
         EXPECT_STREQ(mq_status_name(status), name) << "status " << status;
     }
     // The gaps in the numbering and values on both sides of it.
-    for (int unknown : {-1, 6, 9, 25, 100, INT_MIN, INT_MAX}) {
+    for (int unknown : {-1, 7, 9, 25, 100, INT_MIN, INT_MAX}) {
         ASSERT_NE(mq_status_name(unknown), nullptr) << unknown;
         EXPECT_STREQ(mq_status_name(unknown), "MQ_UNKNOWN_STATUS") << "status " << unknown;
     }

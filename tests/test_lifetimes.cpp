@@ -3,7 +3,9 @@
 //
 // - Every order of releasing a broker, two push subscriptions (one a group member, one with a
 //   partition list), two group members and a cancel token, with a thread in mq_group_poll and
-//   one in mq_member_poll during the releases: each release does what it says, the closed
+//   one in mq_member_poll and an asynchronous poll pending (no thread) during the releases:
+//   each release does what it says, the pending call completes exactly once (MQ_CLOSED) by the
+//   time the broker's free returns, the closed
 //   handles answer MQ_CLOSED, user_free runs exactly once, no callback runs after the broker is
 //   freed, and the broker's memory goes with the last release.
 // - mq_broker_free from a push handler and from a rebalance callback (neither may wait for its
@@ -220,6 +222,25 @@ void release_in_order(const std::array<int, kHandles> &order, bool wait_until_bl
     if (wait_until_blocked) {
         ASSERT_TRUE(eventually([&] { return token_in_use(c) && member_poll_asleep(m1); }));
     }
+    // P3, an asynchronous poll (no thread), with a token of its own among the six: only the
+    // broker's free ends it, and its callback has run exactly once when the free returns.
+    mq_cancel *c3 = nullptr;
+    ASSERT_EQ(mq_cancel_new(&c3), MQ_OK);
+    struct AsyncDone {
+        std::atomic<int> calls{0};
+        std::atomic<int> status{-1};
+        static void fn(void *user, mq_status st) {
+            auto *d = static_cast<AsyncDone *>(user);
+            d->status = st;
+            d->calls++;
+        }
+    } p3;
+    mq_message p3_msg;
+    size_t p3_n = 0;
+    ASSERT_EQ(mq_group_poll_async(b, "t", "pull", 1, &p3_msg, sizeof p3_msg, 1, MQ_WAIT_FOREVER,
+                                  c3, &p3_n, &AsyncDone::fn, &p3),
+              MQ_PENDING)
+        << mq_last_error();
 
     bool p2_done = false;
     auto end_p2 = [&](mq_status want) {
@@ -236,6 +257,8 @@ void release_in_order(const std::array<int, kHandles> &order, bool wait_until_bl
                 ASSERT_TRUE(eventually([&] { return b->gate.inside() > 0; }));
                 mq_broker_free(b);
                 freed = true;
+                EXPECT_EQ(p3.calls.load(), 1) << "the pending asynchronous poll was not completed";
+                EXPECT_EQ(p3.status.load(), MQ_CLOSED);
                 EXPECT_EQ(p1.get(), MQ_CLOSED);
                 end_p2(MQ_CLOSED);
                 for (mq_member *m : {m1_open ? m1 : nullptr, m2_open ? m2 : nullptr}) {
@@ -273,10 +296,13 @@ void release_in_order(const std::array<int, kHandles> &order, bool wait_until_bl
                 // before the call that is given it is the caller's use after free.)
                 if (!freed) ASSERT_TRUE(eventually([&] { return token_in_use(c); }));
                 mq_cancel_free(c);
+                mq_cancel_free(c3);  // held by P3 while it is pending
+                EXPECT_EQ(p3.calls.load(), freed ? 1 : 0);
                 break;
         }
     }
     mq_cancel_free(wake_m1);
+    EXPECT_EQ(p3.calls.load(), 1);
     EXPECT_EQ(u1.frees.load(), 1);
     EXPECT_EQ(u2.frees.load(), 1);
     EXPECT_EQ(u1.calls.load(), 2);

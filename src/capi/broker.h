@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "util/async_waits.h"
 #include "util/call_gate.h"
 #include "util/clock.h"
 #include "util/reclaim.h"
@@ -40,7 +41,9 @@ struct mq_broker {
     mq::Reclaimer &reclaimer() noexcept { return reclaimer_; }
     std::vector<std::string> topic_names() const;
 
-    void close();  // Wakes every waiter; idempotent.
+    // Wakes every waiter, and completes every pending asynchronous call (MQ_CLOSED), waiting
+    // for their callbacks unless called from one; idempotent.
+    void close();
     bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
 
     // mq_broker_free: closes, waits until no call made through the handle is inside, and
@@ -58,6 +61,9 @@ struct mq_broker {
     // Brokers whose memory has not gone yet, in this process (for tests).
     static int64_t alive_for_testing() noexcept;
 
+    // The calls started asynchronously (async_waits.h), and their completer thread.
+    mq::AsyncWaits &async() noexcept { return async_; }
+
     mq::Clock clock;
     size_t max_message_bytes;
     int64_t spin_ns;
@@ -74,6 +80,7 @@ private:
     const uint64_t uid_;            // never reused, unlike the broker's address
     std::atomic<int64_t> refs_{1};  // the handle's, and one per subscription and member
     std::atomic<bool> closed_{false};
+    mq::AsyncWaits async_;
     std::atomic<uint64_t> next_id_{1};
     // Bumped by every deletion: a thread's cached topic (broker.cpp) is used only if no topic
     // was deleted since it was cached.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "capi/broker.h"
+#include "capi/c_api_calls.h"
 #include "capi/c_api_util.h"
 #include "util/cancel.h"
 #include "util/error.h"
@@ -187,6 +188,7 @@ MQ_API const char *mq_status_name(int status) {
         case MQ_CLOSED: return "MQ_CLOSED";
         case MQ_CANCELLED: return "MQ_CANCELLED";
         case MQ_REBALANCED: return "MQ_REBALANCED";
+        case MQ_PENDING: return "MQ_PENDING";
         case MQ_ERR_INVALID: return "MQ_ERR_INVALID";
         case MQ_ERR_NO_TOPIC: return "MQ_ERR_NO_TOPIC";
         case MQ_ERR_NO_GROUP: return "MQ_ERR_NO_GROUP";
@@ -498,6 +500,15 @@ MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *k
                                   const void *payload, size_t payload_len, const mq_header *headers,
                                   size_t header_count, int64_t wait_ms, mq_cancel *cancel,
                                   int32_t *partition_out, int64_t *offset_out) {
+    return mq::capi::topic_publish(b, topic, key, key_len, payload, payload_len, headers,
+                                   header_count, wait_ms, cancel, partition_out, offset_out);
+}
+
+extern "C++" mq_status mq::capi::topic_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
+                                  const void *payload, size_t payload_len,
+                                  const mq_header *headers, size_t header_count, int64_t wait_ms,
+                                  mq_cancel *cancel, int32_t *partition_out, int64_t *offset_out,
+                                  const Wait *async, int32_t *routed) {
     return on_broker(b, [&](mq::GateScope &scope) {
         mq::Topic *t = nullptr;
         if (b->backend) {
@@ -518,6 +529,16 @@ MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *k
             }
             return st;
         }
+        if (async) {  // routed once, by its first run
+            if (*routed < 0) *routed = t->route(r);
+            int64_t at = -1;
+            const mq_status st = t->partition(*routed).publish(r, *async, cancel, &at);
+            if (st == MQ_OK) {
+                if (partition_out) *partition_out = *routed;
+                if (offset_out) *offset_out = at;
+            }
+            return st;
+        }
         pin_for_wait(scope, t);
         return t->publish(r, mq::Wait::from_ms(wait_ms, &scope), cancel, partition_out, offset_out);
     });
@@ -527,6 +548,15 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
                                         size_t record_size, size_t count, int64_t wait_ms,
                                         mq_cancel *cancel, mq_publish_result *results,
                                         size_t result_size, size_t *published) {
+    return mq::capi::topic_publish_batch(b, topic, records, record_size, count, wait_ms, cancel,
+                                         results, result_size, published);
+}
+
+extern "C++" mq_status mq::capi::topic_publish_batch(mq_broker *b, const char *topic, const mq_record *records,
+                                        size_t record_size, size_t count, int64_t wait_ms,
+                                        mq_cancel *cancel, mq_publish_result *results,
+                                        size_t result_size, size_t *published, const Wait *async,
+                                        std::vector<mq_publish_result> *routed) {
     if (published) *published = 0;
     return on_broker(b, [&](mq::GateScope &scope) {
         mq::Topic *t = nullptr;
@@ -572,6 +602,18 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
         if (b->backend) {
             return b->backend->publish(topic, recs, count, wait_ms, cancel, out.data(), &done);
         }
+        if (async) {  // routed once, by its first run; each run appends what is left
+            if (routed->empty()) {
+                routed->resize(count);
+                t->route_all(recs, count, routed->data());
+            }
+            const mq_status st = t->publish_rest(recs, count, routed->data(), *async, cancel);
+            for (size_t i = 0; i < count; i++) {
+                out.data()[i] = (*routed)[i];
+                done += (*routed)[i].offset >= 0;
+            }
+            return st;
+        }
         pin_for_wait(scope, t);
         return t->publish_batch(recs, count, mq::Wait::from_ms(wait_ms, &scope), cancel, out.data(),
                                 &done);
@@ -594,9 +636,10 @@ static mq_status kafka_poll(mq_broker *b, const char *topic, const char *group, 
 }
 
 // mq_group_poll and mq_group_ack_poll (ack NULL: no ack).
-static mq_status group_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
-                            const int64_t *ack, mq_message *msgs, size_t msg_size, size_t max,
-                            int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
+extern "C++" mq_status mq::capi::group_poll(mq_broker *b, const char *topic, const char *group,
+                               int32_t partition, const int64_t *ack, mq_message *msgs,
+                               size_t msg_size, size_t max, int64_t wait_ms, mq_cancel *cancel,
+                               size_t *count_out, const mq::Wait *async) {
     if (count_out) *count_out = 0;
     if (b && b->backend) {
         return kafka_poll(b, topic, group, partition, ack, msgs, msg_size, max, wait_ms, cancel,
@@ -609,7 +652,8 @@ static mq_status group_poll(mq_broker *b, const char *topic, const char *group, 
                 return st;
             return mq::into_messages(
                 msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
-                    return mq::poll_group(p, g, {}, out, n, mq::Wait::from_ms(wait_ms, &scope),
+                    return mq::poll_group(p, g, {}, out, n,
+                                          async ? *async : mq::Wait::from_ms(wait_ms, &scope),
                                           cancel, count_out, ack);
                 });
         });
@@ -618,23 +662,23 @@ static mq_status group_poll(mq_broker *b, const char *topic, const char *group, 
 MQ_API mq_status mq_group_poll(mq_broker *b, const char *topic, const char *group,
                                int32_t partition, mq_message *msgs, size_t msg_size, size_t max,
                                int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
-    return group_poll(b, topic, group, partition, nullptr, msgs, msg_size, max, wait_ms, cancel,
-                      count_out);
+    return mq::capi::group_poll(b, topic, group, partition, nullptr, msgs, msg_size, max, wait_ms,
+                                cancel, count_out);
 }
 
 MQ_API mq_status mq_group_ack_poll(mq_broker *b, const char *topic, const char *group,
                                    int32_t partition, int64_t offset, mq_message *msgs,
                                    size_t msg_size, size_t max, int64_t wait_ms, mq_cancel *cancel,
                                    size_t *count_out) {
-    return group_poll(b, topic, group, partition, &offset, msgs, msg_size, max, wait_ms, cancel,
-                      count_out);
+    return mq::capi::group_poll(b, topic, group, partition, &offset, msgs, msg_size, max, wait_ms,
+                                cancel, count_out);
 }
 
 // The copying forms of mq_group_poll and mq_group_ack_poll (ack NULL: no ack).
-static mq_status group_poll_copy(mq_broker *b, const char *topic, const char *group,
-                                 int32_t partition, const int64_t *ack, void *buf, size_t cap,
-                                 size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
-                                 size_t *needed_out) {
+extern "C++" mq_status mq::capi::group_poll_copy(mq_broker *b, const char *topic, const char *group,
+                                    int32_t partition, const int64_t *ack, void *buf, size_t cap,
+                                    size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                    size_t *count_out, size_t *needed_out, const mq::Wait *async) {
     if (count_out) *count_out = 0;
     if (needed_out) *needed_out = 0;
     if (b && b->backend) {
@@ -651,7 +695,8 @@ static mq_status group_poll_copy(mq_broker *b, const char *topic, const char *gr
         [&](mq::Partition &p, const mq::Group *g, mq::GateScope &scope) {
             return mq::poll_copy(
                 buf, cap, max, wait_ms, count_out, needed_out, [&](mq::CopyOut &copy, size_t n) {
-                    return mq::poll_group(p, g, {}, nullptr, n, mq::Wait::from_ms(wait_ms, &scope),
+                    return mq::poll_group(p, g, {}, nullptr, n,
+                                          async ? *async : mq::Wait::from_ms(wait_ms, &scope),
                                           cancel, count_out, ack, &copy);
                 });
         });
@@ -661,16 +706,16 @@ MQ_API mq_status mq_group_poll_copy(mq_broker *b, const char *topic, const char 
                                     int32_t partition, void *buf, size_t cap, size_t max,
                                     int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
                                     size_t *needed_out) {
-    return group_poll_copy(b, topic, group, partition, nullptr, buf, cap, max, wait_ms, cancel,
-                           count_out, needed_out);
+    return mq::capi::group_poll_copy(b, topic, group, partition, nullptr, buf, cap, max, wait_ms,
+                                     cancel, count_out, needed_out);
 }
 
 MQ_API mq_status mq_group_ack_poll_copy(mq_broker *b, const char *topic, const char *group,
                                         int32_t partition, int64_t offset, void *buf, size_t cap,
                                         size_t max, int64_t wait_ms, mq_cancel *cancel,
                                         size_t *count_out, size_t *needed_out) {
-    return group_poll_copy(b, topic, group, partition, &offset, buf, cap, max, wait_ms, cancel,
-                           count_out, needed_out);
+    return mq::capi::group_poll_copy(b, topic, group, partition, &offset, buf, cap, max, wait_ms,
+                                     cancel, count_out, needed_out);
 }
 
 MQ_API mq_status mq_message_copy(const mq_message *msg, void *buf, size_t cap, size_t *needed_out) {

@@ -9,7 +9,7 @@ namespace mq {
 
 Partition::Partition(int32_t index, const TopicSettings &settings, const Clock &clock,
                      const std::atomic<bool> &closed)
-    : waiting_(closed, settings.spin_ns),
+    : waiting_(closed, settings.spin_ns, settings.async),
       index_(index),
       settings_(settings),
       clock_(clock),

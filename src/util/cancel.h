@@ -15,18 +15,23 @@
 #include <cstdint>
 #include <mutex>
 
+#include "util/async_waits.h"
 #include "util/waitable.h"
 
 struct mq_cancel {
     std::mutex mu;
     std::atomic<bool> triggered{false};
     mq::Waitable *where = nullptr;  // guarded by mu: the waitable the call may be sleeping on
+    // Guarded by mu: the asynchronous call holding the token (async_waits.h), if any.
+    mq::AsyncWake *async = nullptr;
+    uint64_t async_call = 0;
     std::atomic<int32_t> refs{1};
 
     void trigger() {
         std::lock_guard token(mu);
         triggered.store(true);
         if (where) where->wake_all();
+        if (async) async->wake(async_call);
     }
     bool is_triggered() const noexcept { return triggered.load(); }
 

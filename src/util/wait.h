@@ -7,6 +7,7 @@
 
 namespace mq {
 
+class AsyncCall;
 class GateScope;
 
 // A wait in milliseconds, turned into a deadline the first time the call would block (most
@@ -21,6 +22,9 @@ struct Wait {
     // The broker call that sleeps in this wait, to park while it sleeps (call_gate.h); NULL for
     // member and push-loop waits, which are outside the gate.
     GateScope *parks = nullptr;
+    // Set for an asynchronous call (async_waits.h): where it would spin or sleep, it parks there
+    // and the call returns MQ_PENDING.
+    AsyncCall *async = nullptr;
 
     static Wait from_ms(int64_t wait_ms, GateScope *parks = nullptr) noexcept {
         if (wait_ms == 0) return {kNone, 0, {}, false, parks};
@@ -41,6 +45,23 @@ struct Wait {
         const int64_t at_ns =
             std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
         return std::min(until, at_ns);
+    }
+    // When a wait that must also end `change_in_ns` from now (INT64_MAX: no such change) is
+    // over, on steady_now_ns()'s scale; INT64_MAX: never.
+    int64_t wake_at_ns(int64_t change_in_ns) const noexcept {
+        int64_t at_ns = INT64_MAX;
+        if (kind == kUntil && started) {
+            at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch())
+                        .count();
+        }
+        if (change_in_ns != INT64_MAX) {
+            const auto t = std::chrono::steady_clock::now() +
+                           std::chrono::nanoseconds(std::max<int64_t>(change_in_ns, 0));
+            at_ns = std::min<int64_t>(
+                at_ns,
+                std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+        }
+        return at_ns;
     }
     bool over() noexcept {
         if (kind != kUntil) return kind == kNone;

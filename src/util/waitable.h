@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "util/async_waits.h"
 #include "util/sync.h"
 
 namespace mq {
@@ -23,6 +24,9 @@ struct Waitable {
     // Group members waiting on several partitions at once; guarded by mu. Signalled whenever
     // not_empty is (lock order: partition, then notifier).
     std::vector<Notifier *> watchers;
+    // The broker's asynchronous calls (async_waits.h): those parked here are keyed by the
+    // condition variable they would sleep on, and poked wherever it is notified.
+    AsyncWaits *async = nullptr;
 
     void signal_watchers();  // with mu held
     void wake_all() {
@@ -30,6 +34,10 @@ struct Waitable {
         not_full.notify_all();
         not_empty.notify_all();
         signal_watchers();
+        if (async) {
+            async->poke(&not_full);
+            async->poke(&not_empty);
+        }
     }
 };
 

@@ -85,11 +85,11 @@ extern "C" {
 
 /* ---- version ----------------------------------------------------------------------------- */
 #define MQ_VERSION_MAJOR 1
-#define MQ_VERSION_MINOR 3
+#define MQ_VERSION_MINOR 4
 #define MQ_VERSION_PATCH 0
 /* major * 1000000 + minor * 1000 + patch */
 #define MQ_VERSION_NUMBER (MQ_VERSION_MAJOR * 1000000 + MQ_VERSION_MINOR * 1000 + MQ_VERSION_PATCH)
-#define MQ_VERSION_STRING "1.3.0"
+#define MQ_VERSION_STRING "1.4.0"
 
 /* The library's version at run time; compare with MQ_VERSION_NUMBER to catch header/library
  * skew (compatible when the majors match and the runtime minor is >= the compiled one). */
@@ -106,6 +106,8 @@ typedef enum mq_status {
     MQ_REBALANCED = 5,         /* member call: the group's generation changed since the member
                                * last fetched its assignment; nothing was done; call
                                * mq_member_get_assignment and carry on */
+    MQ_PENDING = 6,            /* since 1.4, from the *_async calls only: the call waits, and its
+                               * callback will say how it ended */
     MQ_ERR_INVALID = 10,       /* NULL pointer, bad value, illegal name, bad config */
     MQ_ERR_NO_TOPIC = 11,      /* no topic of that name */
     MQ_ERR_NO_GROUP = 12,      /* no such group on that topic */
@@ -828,6 +830,65 @@ MQ_API mq_status mq_member_ack_poll_copy(mq_member *member, int32_t partition, i
  * with MQ_ERR_TOO_LARGE (nothing written) the cap the message needs. MQ_ERR_INVALID: msg NULL;
  * buf NULL or not 8-byte aligned, or cap below sizeof(mq_copy_header). */
 MQ_API mq_status mq_message_copy(const mq_message *msg, void *buf, size_t cap, size_t *needed_out);
+
+/* ---- asynchronous calls (since 1.4) ------------------------------------------------------ */
+/* Each *_async call is its blocking form with two more arguments, and waits without a thread.
+ * It runs on the calling thread exactly as the blocking form until that would wait. If it does
+ * not need to wait (messages are there, there is room, wait_ms is 0, or it fails), it returns
+ * the blocking form's status, its outputs written, and never calls `done`. Otherwise it
+ * returns MQ_PENDING and the call goes on without a thread: whatever would wake the blocking
+ * form (a publish, an ack that makes room, a nack, a lease running out, the deadline, its
+ * cancel token, an unsubscribe, the topic's deletion, close) runs it again on the broker's one
+ * completer thread, and when it ends, done(user, status) is called there exactly once, with the
+ * blocking form's status and outputs (MQ_OK, MQ_TIMEOUT / MQ_FULL at wait_ms, MQ_CANCELLED,
+ * MQ_CLOSED, errors) and mq_last_error() set on that thread for failures. `done` may run
+ * before the call returns MQ_PENDING, runs with no lock of the library held, and may call any
+ * mq function (another *_async call, mq_broker_close, mq_broker_free). It must not block for
+ * long: it delays every other completion of the broker.
+ * While a call is pending, every pointer it was given (buffers, outputs, records, key, payload,
+ * headers, names) must stay valid: the call writes its outputs just before `done`. Close and
+ * free complete every pending call with MQ_CLOSED: mq_broker_close and mq_broker_free return
+ * after their `done` calls have returned (unless called from a `done`). To abandon a pending
+ * call, trigger its cancel token and wait for its `done` (MQ_CANCELLED, or what it completed
+ * with first): that is when its buffers may go.
+ * Pending calls are served with the blocking ones: a publish wakes blocking and asynchronous
+ * polls of its partition alike, and whichever comes first takes the messages.
+ * MQ_ERR_INVALID also for done NULL; MQ_ERR_UNSUPPORTED on the Kafka engine (use the blocking
+ * forms there, docs/KAFKA.md). */
+typedef void (*mq_done_fn)(void *user, mq_status status);
+
+MQ_API mq_status mq_group_poll_async(mq_broker *b, const char *topic, const char *group,
+                                     int32_t partition, mq_message *msgs, size_t msg_size,
+                                     size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                     size_t *count_out, mq_done_fn done, void *user);
+/* The ack is made before the call returns, whatever happens after (as mq_group_ack_poll). */
+MQ_API mq_status mq_group_ack_poll_async(mq_broker *b, const char *topic, const char *group,
+                                         int32_t partition, int64_t offset, mq_message *msgs,
+                                         size_t msg_size, size_t max, int64_t wait_ms,
+                                         mq_cancel *cancel, size_t *count_out, mq_done_fn done,
+                                         void *user);
+MQ_API mq_status mq_group_poll_copy_async(mq_broker *b, const char *topic, const char *group,
+                                          int32_t partition, void *buf, size_t cap, size_t max,
+                                          int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                          size_t *needed_out, mq_done_fn done, void *user);
+MQ_API mq_status mq_group_ack_poll_copy_async(mq_broker *b, const char *topic, const char *group,
+                                              int32_t partition, int64_t offset, void *buf,
+                                              size_t cap, size_t max, int64_t wait_ms,
+                                              mq_cancel *cancel, size_t *count_out,
+                                              size_t *needed_out, mq_done_fn done, void *user);
+/* A keyless record takes its round-robin partition once, on the calling thread. */
+MQ_API mq_status mq_topic_publish_async(mq_broker *b, const char *topic, const void *key,
+                                        size_t key_len, const void *payload, size_t payload_len,
+                                        const mq_header *headers, size_t header_count,
+                                        int64_t wait_ms, mq_cancel *cancel, int32_t *partition_out,
+                                        int64_t *offset_out, mq_done_fn done, void *user);
+/* Each record is routed once, on the calling thread; the batch goes on partition by partition
+ * as room appears, under one deadline, and *published / results are final at `done`. */
+MQ_API mq_status mq_topic_publish_batch_async(mq_broker *b, const char *topic,
+                                              const mq_record *records, size_t record_size,
+                                              size_t count, int64_t wait_ms, mq_cancel *cancel,
+                                              mq_publish_result *results, size_t result_size,
+                                              size_t *published, mq_done_fn done, void *user);
 
 /* ---- partitioning helpers ---------------------------------------------------------------- */
 

@@ -82,7 +82,7 @@ mq_status mq_broker::create_topic(const char *name, const mq_topic_config &cfg) 
         }
         topics_.reserve(topics_.size() + 1);
         std::unique_ptr<mq::Topic, void (*)(mq::Topic *)> t(
-            new mq::Topic(name, cfg, clock, spin_ns, closed_, reclaimer_),
+            new mq::Topic(name, cfg, clock, spin_ns, closed_, reclaimer_, &async_),
             [](mq::Topic *p) { p->release(); });
         table_.insert(t.get());
         topics_.push_back(t.release());
@@ -129,11 +129,17 @@ void mq_broker::close() {
     }
     // The flag is set before each partition's lock is taken to notify, and waiters check it
     // under that lock, so no waiter can miss it.
-    std::lock_guard lk(admin_mu_);
-    for (mq::Topic *t : topics_) {
-        for (int32_t p = 0; p < t->partition_count(); p++) t->partition(p).waitable().wake_all();
-        t->wake_members();
+    {
+        std::lock_guard lk(admin_mu_);
+        for (mq::Topic *t : topics_) {
+            for (int32_t p = 0; p < t->partition_count(); p++)
+                t->partition(p).waitable().wake_all();
+            t->wake_members();
+        }
     }
+    // Outside every lock: it waits for the completion callbacks of pending asynchronous calls,
+    // which may call mq functions.
+    async_.close();
 }
 
 void mq_broker::free_handle() noexcept {

@@ -41,6 +41,7 @@ struct TopicSettings {
     bool bounded;        // MQ_RETAIN_BOUNDED: drop the oldest instead of waiting
     int64_t max_age_ns;  // 0 = no limit
     int64_t spin_ns;     // polls spin this long before blocking (broker option)
+    AsyncWaits *async;   // the broker's asynchronous calls (async_waits.h)
 };
 
 class Partition {

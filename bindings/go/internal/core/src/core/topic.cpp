@@ -26,7 +26,7 @@ int64_t Topic::snapshots_alive_for_testing() noexcept {
 }
 
 Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock, int64_t spin_ns,
-             const std::atomic<bool> &closed, Reclaimer &reclaimer)
+             const std::atomic<bool> &closed, Reclaimer &reclaimer, AsyncWaits *async)
     : clock_(clock),
       closed_(closed),
       name_(std::move(name)),
@@ -36,7 +36,8 @@ Topic::Topic(std::string name, const mq_topic_config &cfg, const Clock &clock, i
                 cfg.ack_timeout_ms * 1000000,
                 cfg.retention == MQ_RETAIN_BOUNDED,
                 cfg.max_age_ms * 1000000,
-                spin_ns},
+                spin_ns,
+                async},
       reclaimer_(reclaimer) {
     partitions_.reserve(static_cast<size_t>(cfg.partitions));
     for (int32_t p = 0; p < cfg.partitions; p++) {
@@ -239,6 +240,34 @@ mq_status Topic::publish_batch(const mq_record *records, size_t count, Wait wait
                                           results, published);
     }
     return st;
+}
+
+void Topic::route_all(const mq_record *records, size_t count,
+                      mq_publish_result *results) noexcept {
+    size_t keyless = 0;
+    for (size_t i = 0; i < count; i++) keyless += records[i].key == nullptr;
+    uint64_t rr = keyless ? round_robin_.fetch_add(keyless, std::memory_order_relaxed) : 0;
+    for (size_t i = 0; i < count; i++) results[i] = mq_publish_result{route(records[i], rr), -1};
+}
+
+mq_status Topic::publish_rest(const mq_record *records, size_t count, mq_publish_result *results,
+                              Wait wait, mq_cancel *cancel) {
+    const CancelHold hold(cancel);
+    std::vector<uint32_t> idx;
+    for (int32_t p = 0; p < partition_count(); p++) {
+        idx.clear();
+        for (size_t i = 0; i < count; i++) {
+            if (results[i].partition == p && results[i].offset < 0)
+                idx.push_back(static_cast<uint32_t>(i));
+        }
+        if (idx.empty()) continue;
+        size_t n = 0;
+        const mq_status st =
+            partitions_[static_cast<size_t>(p)]->publish_many(records, idx.data(), idx.size(), wait,
+                                                              cancel, results, &n);
+        if (st != MQ_OK) return st;
+    }
+    return MQ_OK;
 }
 
 mq_status Topic::publish_dead_letter(const mq_record &r, const mq_dead_letter &origin, Wait wait,

@@ -30,7 +30,7 @@ namespace mq {
 class Topic {
 public:
     Topic(std::string name, const mq_topic_config &cfg, const Clock &clock, int64_t spin_ns,
-          const std::atomic<bool> &closed, Reclaimer &reclaimer);
+          const std::atomic<bool> &closed, Reclaimer &reclaimer, AsyncWaits *async);
     Topic(const Topic &) = delete;
     Topic &operator=(const Topic &) = delete;
 
@@ -82,6 +82,13 @@ public:
     // appended records as they are appended, so it is right also if an allocation throws.
     mq_status publish_batch(const mq_record *records, size_t count, Wait wait, mq_cancel *cancel,
                             mq_publish_result *results, size_t *published);
+    // An asynchronous batch's two halves: route_all routes every record once (as publish_batch
+    // would: offsets -1), and each run of publish_rest appends the records whose offset is still
+    // -1 to their partitions, partition by partition, until one has to wait (async, parked:
+    // MQ_PENDING) or fails.
+    void route_all(const mq_record *records, size_t count, mq_publish_result *results) noexcept;
+    mq_status publish_rest(const mq_record *records, size_t count, mq_publish_result *results,
+                           Wait wait, mq_cancel *cancel);
 
     // Inside the call gate only (the snapshot it reads may be retired meanwhile).
     const Group *find_group(std::string_view name) const noexcept;

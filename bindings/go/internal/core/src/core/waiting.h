@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "util/async_waits.h"
 #include "util/call_gate.h"
 #include "util/cancel.h"
 #include "util/error.h"
@@ -47,8 +48,10 @@ class Waiting {
 public:
     enum Side { kPublisher, kConsumer };
 
-    Waiting(const std::atomic<bool> &closed, int64_t spin_ns)
-        : closed_(closed), spin_ns_(spin_ns) {}
+    Waiting(const std::atomic<bool> &closed, int64_t spin_ns, AsyncWaits *async)
+        : closed_(closed), spin_ns_(spin_ns) {
+        w_.async = async;
+    }
 
     Waitable &waitable() noexcept { return w_; }
     Mutex &mutex() noexcept { return w_.mu; }
@@ -65,12 +68,14 @@ public:
     bool announce() noexcept {
         changes_.store(changes_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
         if (!w_.watchers.empty()) w_.signal_watchers();
+        if (w_.async) w_.async->poke(&w_.not_empty);
         return pollers_waiting_ > 0;
     }
     // Under the lock: how many blocked publishers to wake when `freed` messages left. One per
     // message is enough when only the count limits them; a byte budget (`by_bytes`) may let any
     // of them (or none) fit, so then all of them look.
     int64_t publishers_to_wake(int64_t freed, bool by_bytes) const noexcept {
+        if (freed > 0 && w_.async) w_.async->poke(&w_.not_full);
         if (!publishers_waiting_ || freed <= 0) return 0;
         if (by_bytes || freed >= publishers_waiting_) return INT64_MAX;
         return freed;
@@ -130,6 +135,8 @@ public:
                 lk.lock();
                 continue;
             }
+            if (wait.async) [[unlikely]]
+                return park(side, wait, waited, p.change_in_ns);
             if (side == kConsumer && !spun && spin_ns_ > 0) {  // spin once, then block
                 spun = true;
                 spin(lk, wait);
@@ -144,6 +151,18 @@ public:
     }
 
 private:
+    // An asynchronous call, where a blocking one would spin or sleep: parked on the condition
+    // variable it would sleep on (what wakes that pokes it), or MQ_CLOSED if the broker closes.
+    mq_status park(Side side, const Wait &wait, bool &waited, int64_t change_in_ns) {
+        waited = true;
+        if (side == kPublisher && !wait.async->waited) producer_waits_++;
+        wait.async->waited = true;
+        const CondVar &cv = side == kConsumer ? w_.not_empty : w_.not_full;
+        if (!wait.async->park(&cv, wait.wake_at_ns(change_in_ns)))
+            return fail_fixed(MQ_CLOSED, "the broker is closed");
+        return MQ_PENDING;
+    }
+
     // Spins without the lock up to spin_ns, never past the wait's deadline, until `changes_`
     // moves (or the broker closes).
     void spin(std::unique_lock<Mutex> &lk, const Wait &wait) noexcept {

@@ -1,0 +1,36 @@
+// The bodies of the calls that can wait, shared by their blocking forms (c_api.cpp) and their
+// asynchronous ones (c_api_async.cpp). `async` is null for a blocking call; for an asynchronous
+// one it is the call's wait (its deadline fixed when the call started, Wait::async set), which
+// parks where a blocking call would sleep.
+#pragma once
+
+#include <vector>
+
+#include "mq.h"
+#include "util/wait.h"
+
+namespace mq::capi {
+
+// ack NULL: no ack.
+mq_status group_poll(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                     const int64_t *ack, mq_message *msgs, size_t msg_size, size_t max,
+                     int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                     const Wait *async = nullptr);
+mq_status group_poll_copy(mq_broker *b, const char *topic, const char *group, int32_t partition,
+                          const int64_t *ack, void *buf, size_t cap, size_t max, int64_t wait_ms,
+                          mq_cancel *cancel, size_t *count_out, size_t *needed_out,
+                          const Wait *async = nullptr);
+// *routed (with async): the record's partition, chosen by the first run (-1 before it).
+mq_status topic_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
+                        const void *payload, size_t payload_len, const mq_header *headers,
+                        size_t header_count, int64_t wait_ms, mq_cancel *cancel,
+                        int32_t *partition_out, int64_t *offset_out, const Wait *async = nullptr,
+                        int32_t *routed = nullptr);
+// *routed (with async): every record's partition and offset so far, filled by the first run.
+mq_status topic_publish_batch(mq_broker *b, const char *topic, const mq_record *records,
+                              size_t record_size, size_t count, int64_t wait_ms,
+                              mq_cancel *cancel, mq_publish_result *results, size_t result_size,
+                              size_t *published, const Wait *async = nullptr,
+                              std::vector<mq_publish_result> *routed = nullptr);
+
+}  // namespace mq::capi
