@@ -61,8 +61,8 @@ static int cmp64(const void *a, const void *b) {
 
 typedef struct {
     mq_broker *b;
-    atomic_int polling;   /* the round whose poll is under way */
-    atomic_int finished;  /* the last round whose message arrived */
+    atomic_int polling;  /* the round whose poll is under way */
+    atomic_int finished; /* the last round whose message arrived */
     atomic_llong at_ns;
     int rounds;
 } Blocking;
@@ -102,15 +102,15 @@ int main(int argc, char **argv) {
     check(mq_group_subscribe(b, "wide", "g", NULL), "subscribe");
     Pending *p = calloc((size_t)calls, sizeof *p);
     /* One call first, so that the completer thread exists when the baseline is read. */
-    if (mq_group_poll_async(b, "wide", "g", 0, &p[0].msg, sizeof p[0].msg, 1, MQ_WAIT_FOREVER,
-                            NULL, &p[0].n, on_done, &p[0]) != MQ_PENDING) {
+    if (mq_group_poll_async(b, "wide", "g", 0, &p[0].msg, sizeof p[0].msg, 1, MQ_WAIT_FOREVER, NULL,
+                            &p[0].n, on_done, &p[0]) != MQ_PENDING) {
         fprintf(stderr, "the first poll did not pend: %s\n", mq_last_error());
         return 1;
     }
     const long threads0 = status_field("Threads:"), rss0 = status_field("VmRSS:");
     for (int i = 1; i < calls; i++) {
-        if (mq_group_poll_async(b, "wide", "g", i, &p[i].msg, sizeof p[i].msg, 1,
-                                MQ_WAIT_FOREVER, NULL, &p[i].n, on_done, &p[i]) != MQ_PENDING) {
+        if (mq_group_poll_async(b, "wide", "g", i, &p[i].msg, sizeof p[i].msg, 1, MQ_WAIT_FOREVER,
+                                NULL, &p[i].n, on_done, &p[i]) != MQ_PENDING) {
             fprintf(stderr, "poll %d did not pend: %s\n", i, mq_last_error());
             return 1;
         }

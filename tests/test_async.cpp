@@ -135,9 +135,9 @@ TEST(Async, TheCopyingFormsCopyWhenTheyComplete) {
     EXPECT_EQ(h.count, 1u);
     mq_copied_message cm;
     std::memcpy(&cm, reinterpret_cast<const char *>(buf.data()) + sizeof h, sizeof cm);
-    EXPECT_EQ(std::string(reinterpret_cast<const char *>(buf.data()) + cm.payload_at,
-                          cm.payload_len),
-              "copied");
+    EXPECT_EQ(
+        std::string(reinterpret_cast<const char *>(buf.data()) + cm.payload_at, cm.payload_len),
+        "copied");
 }
 
 TEST(Async, TheAckOfAnAckThenPollStandsWhileThePollWaits) {
@@ -173,9 +173,9 @@ TEST(Async, TheDeadlineEndsAPendingPollWithTimeout) {
     mq_message m{};
     size_t n = 7;
     const auto t0 = std::chrono::steady_clock::now();
-    ASSERT_EQ(mq_group_poll_async(b.get(), "t", "g", 0, &m, sizeof m, 1, 60, nullptr, &n,
-                                  &Done::fn, &d),
-              MQ_PENDING);
+    ASSERT_EQ(
+        mq_group_poll_async(b.get(), "t", "g", 0, &m, sizeof m, 1, 60, nullptr, &n, &Done::fn, &d),
+        MQ_PENDING);
     ASSERT_EQ(d.wait(), MQ_TIMEOUT);
     EXPECT_GE(std::chrono::steady_clock::now() - t0, 60ms);
     EXPECT_EQ(n, 0u);
@@ -238,13 +238,13 @@ TEST(Async, CloseCompletesEveryPendingCallBeforeItReturns) {
     mq_message m[3];
     size_t n[3];
     for (int i = 0; i < 3; i++) {
-        ASSERT_EQ(mq_group_poll_async(b.get(), "t", "g", 1, &m[i], sizeof m[i], 1,
-                                      MQ_WAIT_FOREVER, nullptr, &n[i], &Done::fn, &polls[i]),
+        ASSERT_EQ(mq_group_poll_async(b.get(), "t", "g", 1, &m[i], sizeof m[i], 1, MQ_WAIT_FOREVER,
+                                      nullptr, &n[i], &Done::fn, &polls[i]),
                   MQ_PENDING);
     }
     const char p[] = "waits";
-    ASSERT_EQ(mq_topic_publish_async(b.get(), "t", "user-b", 6, p, 5, nullptr, 0,
-                                     MQ_WAIT_FOREVER, nullptr, nullptr, nullptr, &Done::fn, &pub),
+    ASSERT_EQ(mq_topic_publish_async(b.get(), "t", "user-b", 6, p, 5, nullptr, 0, MQ_WAIT_FOREVER,
+                                     nullptr, nullptr, nullptr, &Done::fn, &pub),
               MQ_PENDING);
     ASSERT_EQ(mq_broker_close(b.get()), MQ_OK);
     for (Done &d : polls) {
@@ -272,8 +272,8 @@ TEST(Async, APublishWaitsForRoomWithoutAThread) {
     int32_t part = -1;
     int64_t off = -1;
     const std::string two = "two";
-    ASSERT_EQ(mq_topic_publish_async(b.get(), "t", "k", 1, two.data(), two.size(), nullptr, 0,
-                                     5000, nullptr, &part, &off, &Done::fn, &d),
+    ASSERT_EQ(mq_topic_publish_async(b.get(), "t", "k", 1, two.data(), two.size(), nullptr, 0, 5000,
+                                     nullptr, &part, &off, &Done::fn, &d),
               MQ_PENDING);
     EXPECT_EQ(partition_info(b.get(), "t").producer_waits, 1);
     auto got = poll(b.get(), "t", "g", 0);
@@ -411,8 +411,8 @@ TEST(Async, AThousandPendingPollsHoldOneThread) {
     std::vector<mq_message> m(kParts);
     std::vector<size_t> n(kParts);
     for (int p = 0; p < kParts; p++) {
-        ASSERT_EQ(mq_group_poll_async(b.get(), "t", "g", p, &m[p], sizeof m[p], 1,
-                                      MQ_WAIT_FOREVER, nullptr, &n[p], &Done::fn, &done[p]),
+        ASSERT_EQ(mq_group_poll_async(b.get(), "t", "g", p, &m[p], sizeof m[p], 1, MQ_WAIT_FOREVER,
+                                      nullptr, &n[p], &Done::fn, &done[p]),
                   MQ_PENDING);
     }
     EXPECT_LE(threads_now(), before + 1) << "one completer thread, whatever the number of calls";
@@ -446,22 +446,22 @@ TEST(Async, ArgumentsAreCheckedAsTheBlockingFormsAre) {
     mq_message m{};
     size_t n = 0;
     Done d;
-    EXPECT_EQ(mq_group_poll_async(b.get(), "t", "g", 0, &m, sizeof m, 1, 100, nullptr, &n,
-                                  nullptr, nullptr),
+    EXPECT_EQ(mq_group_poll_async(b.get(), "t", "g", 0, &m, sizeof m, 1, 100, nullptr, &n, nullptr,
+                                  nullptr),
               MQ_ERR_INVALID);
     EXPECT_NE(std::string(mq_last_error()).find("done"), std::string::npos) << mq_last_error();
-    EXPECT_EQ(mq_group_poll_async(nullptr, "t", "g", 0, &m, sizeof m, 1, 100, nullptr, &n,
-                                  &Done::fn, &d),
-              MQ_ERR_INVALID);
+    EXPECT_EQ(
+        mq_group_poll_async(nullptr, "t", "g", 0, &m, sizeof m, 1, 100, nullptr, &n, &Done::fn, &d),
+        MQ_ERR_INVALID);
     EXPECT_EQ(mq_group_poll_async(b.get(), "t", "nope", 0, &m, sizeof m, 1, 100, nullptr, &n,
                                   &Done::fn, &d),
               MQ_ERR_NO_GROUP);
-    EXPECT_EQ(mq_group_poll_async(b.get(), "t", "g", 3, &m, sizeof m, 1, 100, nullptr, &n,
-                                  &Done::fn, &d),
-              MQ_ERR_PARTITION);
-    EXPECT_EQ(mq_group_poll_async(b.get(), "t", "g", 0, &m, sizeof m, 0, 100, nullptr, &n,
-                                  &Done::fn, &d),
-              MQ_ERR_INVALID);
+    EXPECT_EQ(
+        mq_group_poll_async(b.get(), "t", "g", 3, &m, sizeof m, 1, 100, nullptr, &n, &Done::fn, &d),
+        MQ_ERR_PARTITION);
+    EXPECT_EQ(
+        mq_group_poll_async(b.get(), "t", "g", 0, &m, sizeof m, 0, 100, nullptr, &n, &Done::fn, &d),
+        MQ_ERR_INVALID);
     EXPECT_EQ(mq_topic_publish_async(b.get(), "t", nullptr, 3, "x", 1, nullptr, 0, 100, nullptr,
                                      nullptr, nullptr, &Done::fn, &d),
               MQ_ERR_INVALID);

@@ -237,8 +237,8 @@ void release_in_order(const std::array<int, kHandles> &order, bool wait_until_bl
     } p3;
     mq_message p3_msg;
     size_t p3_n = 0;
-    ASSERT_EQ(mq_group_poll_async(b, "t", "pull", 1, &p3_msg, sizeof p3_msg, 1, MQ_WAIT_FOREVER,
-                                  c3, &p3_n, &AsyncDone::fn, &p3),
+    ASSERT_EQ(mq_group_poll_async(b, "t", "pull", 1, &p3_msg, sizeof p3_msg, 1, MQ_WAIT_FOREVER, c3,
+                                  &p3_n, &AsyncDone::fn, &p3),
               MQ_PENDING)
         << mq_last_error();
 

@@ -52,11 +52,10 @@ MQ_API mq_status mq_group_poll_async(mq_broker *b, const char *topic, const char
                                      int32_t partition, mq_message *msgs, size_t msg_size,
                                      size_t max, int64_t wait_ms, mq_cancel *cancel,
                                      size_t *count_out, mq_done_fn done, void *user) {
-    return start(b, wait_ms, cancel, done, user, MQ_TIMEOUT,
-                 [=](const mq::Wait &w, bool) {
-                     return mq::capi::group_poll(b, topic, group, partition, nullptr, msgs,
-                                                 msg_size, max, wait_ms, cancel, count_out, &w);
-                 });
+    return start(b, wait_ms, cancel, done, user, MQ_TIMEOUT, [=](const mq::Wait &w, bool) {
+        return mq::capi::group_poll(b, topic, group, partition, nullptr, msgs, msg_size, max,
+                                    wait_ms, cancel, count_out, &w);
+    });
 }
 
 MQ_API mq_status mq_group_ack_poll_async(mq_broker *b, const char *topic, const char *group,
@@ -64,24 +63,20 @@ MQ_API mq_status mq_group_ack_poll_async(mq_broker *b, const char *topic, const 
                                          size_t msg_size, size_t max, int64_t wait_ms,
                                          mq_cancel *cancel, size_t *count_out, mq_done_fn done,
                                          void *user) {
-    return start(b, wait_ms, cancel, done, user, MQ_TIMEOUT,
-                 [=](const mq::Wait &w, bool first) {
-                     return mq::capi::group_poll(b, topic, group, partition,
-                                                 first ? &offset : nullptr, msgs, msg_size, max,
-                                                 wait_ms, cancel, count_out, &w);
-                 });
+    return start(b, wait_ms, cancel, done, user, MQ_TIMEOUT, [=](const mq::Wait &w, bool first) {
+        return mq::capi::group_poll(b, topic, group, partition, first ? &offset : nullptr, msgs,
+                                    msg_size, max, wait_ms, cancel, count_out, &w);
+    });
 }
 
 MQ_API mq_status mq_group_poll_copy_async(mq_broker *b, const char *topic, const char *group,
                                           int32_t partition, void *buf, size_t cap, size_t max,
                                           int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
                                           size_t *needed_out, mq_done_fn done, void *user) {
-    return start(b, wait_ms, cancel, done, user, MQ_TIMEOUT,
-                 [=](const mq::Wait &w, bool) {
-                     return mq::capi::group_poll_copy(b, topic, group, partition, nullptr, buf,
-                                                      cap, max, wait_ms, cancel, count_out,
-                                                      needed_out, &w);
-                 });
+    return start(b, wait_ms, cancel, done, user, MQ_TIMEOUT, [=](const mq::Wait &w, bool) {
+        return mq::capi::group_poll_copy(b, topic, group, partition, nullptr, buf, cap, max,
+                                         wait_ms, cancel, count_out, needed_out, &w);
+    });
 }
 
 MQ_API mq_status mq_group_ack_poll_copy_async(mq_broker *b, const char *topic, const char *group,
@@ -89,12 +84,10 @@ MQ_API mq_status mq_group_ack_poll_copy_async(mq_broker *b, const char *topic, c
                                               size_t cap, size_t max, int64_t wait_ms,
                                               mq_cancel *cancel, size_t *count_out,
                                               size_t *needed_out, mq_done_fn done, void *user) {
-    return start(b, wait_ms, cancel, done, user, MQ_TIMEOUT,
-                 [=](const mq::Wait &w, bool first) {
-                     return mq::capi::group_poll_copy(b, topic, group, partition,
-                                                      first ? &offset : nullptr, buf, cap, max,
-                                                      wait_ms, cancel, count_out, needed_out, &w);
-                 });
+    return start(b, wait_ms, cancel, done, user, MQ_TIMEOUT, [=](const mq::Wait &w, bool first) {
+        return mq::capi::group_poll_copy(b, topic, group, partition, first ? &offset : nullptr, buf,
+                                         cap, max, wait_ms, cancel, count_out, needed_out, &w);
+    });
 }
 
 MQ_API mq_status mq_topic_publish_async(mq_broker *b, const char *topic, const void *key,

@@ -38,7 +38,7 @@ struct AsyncWaits::State final : AsyncWake {
     std::unordered_map<uint64_t, std::unique_ptr<Call>> calls;  // every call not yet completed
     std::unordered_multimap<const void *, Call *> by_key;
     std::set<std::pair<int64_t, uint64_t>> timers;  // (wake_at, id) of parked calls
-    std::deque<Call *> ready;                      // due, not running: for the completer
+    std::deque<Call *> ready;                       // due, not running: for the completer
     std::atomic<int64_t> parked{0};
     uint64_t next_id = 1;
     bool closing = false;
@@ -175,8 +175,8 @@ struct AsyncWaits::State final : AsyncWake {
                 cv.wait(lk);
             } else {
                 const int64_t at = timers.begin()->first;
-                cv.wait_until(lk, std::chrono::steady_clock::time_point(
-                                      std::chrono::nanoseconds(at)));
+                cv.wait_until(lk,
+                              std::chrono::steady_clock::time_point(std::chrono::nanoseconds(at)));
             }
         }
     }

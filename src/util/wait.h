@@ -51,8 +51,8 @@ struct Wait {
     int64_t wake_at_ns(int64_t change_in_ns) const noexcept {
         int64_t at_ns = INT64_MAX;
         if (kind == kUntil && started) {
-            at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch())
-                        .count();
+            at_ns =
+                std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
         }
         if (change_in_ns != INT64_MAX) {
             const auto t = std::chrono::steady_clock::now() +

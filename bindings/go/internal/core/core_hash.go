@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "e778d6bc02099c35529ee0b1472f01ec159962a4de5903a5e53554ae99dbd94f"
+const coreSourcesSHA256 = "68186885bd5a97005dab0d8359a91b863af6cf1c8f9d097962d2d5a90900d71a"

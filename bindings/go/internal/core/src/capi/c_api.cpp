@@ -504,11 +504,13 @@ MQ_API mq_status mq_topic_publish(mq_broker *b, const char *topic, const void *k
                                    header_count, wait_ms, cancel, partition_out, offset_out);
 }
 
-extern "C++" mq_status mq::capi::topic_publish(mq_broker *b, const char *topic, const void *key, size_t key_len,
-                                  const void *payload, size_t payload_len,
-                                  const mq_header *headers, size_t header_count, int64_t wait_ms,
-                                  mq_cancel *cancel, int32_t *partition_out, int64_t *offset_out,
-                                  const Wait *async, int32_t *routed) {
+extern "C++" mq_status mq::capi::topic_publish(mq_broker *b, const char *topic, const void *key,
+                                               size_t key_len, const void *payload,
+                                               size_t payload_len, const mq_header *headers,
+                                               size_t header_count, int64_t wait_ms,
+                                               mq_cancel *cancel, int32_t *partition_out,
+                                               int64_t *offset_out, const Wait *async,
+                                               int32_t *routed) {
     return on_broker(b, [&](mq::GateScope &scope) {
         mq::Topic *t = nullptr;
         if (b->backend) {
@@ -552,11 +554,10 @@ MQ_API mq_status mq_topic_publish_batch(mq_broker *b, const char *topic, const m
                                          results, result_size, published);
 }
 
-extern "C++" mq_status mq::capi::topic_publish_batch(mq_broker *b, const char *topic, const mq_record *records,
-                                        size_t record_size, size_t count, int64_t wait_ms,
-                                        mq_cancel *cancel, mq_publish_result *results,
-                                        size_t result_size, size_t *published, const Wait *async,
-                                        std::vector<mq_publish_result> *routed) {
+extern "C++" mq_status mq::capi::topic_publish_batch(
+    mq_broker *b, const char *topic, const mq_record *records, size_t record_size, size_t count,
+    int64_t wait_ms, mq_cancel *cancel, mq_publish_result *results, size_t result_size,
+    size_t *published, const Wait *async, std::vector<mq_publish_result> *routed) {
     if (published) *published = 0;
     return on_broker(b, [&](mq::GateScope &scope) {
         mq::Topic *t = nullptr;
@@ -637,9 +638,10 @@ static mq_status kafka_poll(mq_broker *b, const char *topic, const char *group, 
 
 // mq_group_poll and mq_group_ack_poll (ack NULL: no ack).
 extern "C++" mq_status mq::capi::group_poll(mq_broker *b, const char *topic, const char *group,
-                               int32_t partition, const int64_t *ack, mq_message *msgs,
-                               size_t msg_size, size_t max, int64_t wait_ms, mq_cancel *cancel,
-                               size_t *count_out, const mq::Wait *async) {
+                                            int32_t partition, const int64_t *ack, mq_message *msgs,
+                                            size_t msg_size, size_t max, int64_t wait_ms,
+                                            mq_cancel *cancel, size_t *count_out,
+                                            const mq::Wait *async) {
     if (count_out) *count_out = 0;
     if (b && b->backend) {
         return kafka_poll(b, topic, group, partition, ack, msgs, msg_size, max, wait_ms, cancel,
@@ -676,9 +678,10 @@ MQ_API mq_status mq_group_ack_poll(mq_broker *b, const char *topic, const char *
 
 // The copying forms of mq_group_poll and mq_group_ack_poll (ack NULL: no ack).
 extern "C++" mq_status mq::capi::group_poll_copy(mq_broker *b, const char *topic, const char *group,
-                                    int32_t partition, const int64_t *ack, void *buf, size_t cap,
-                                    size_t max, int64_t wait_ms, mq_cancel *cancel,
-                                    size_t *count_out, size_t *needed_out, const mq::Wait *async) {
+                                                 int32_t partition, const int64_t *ack, void *buf,
+                                                 size_t cap, size_t max, int64_t wait_ms,
+                                                 mq_cancel *cancel, size_t *count_out,
+                                                 size_t *needed_out, const mq::Wait *async) {
     if (count_out) *count_out = 0;
     if (needed_out) *needed_out = 0;
     if (b && b->backend) {

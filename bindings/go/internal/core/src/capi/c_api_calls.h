@@ -28,9 +28,9 @@ mq_status topic_publish(mq_broker *b, const char *topic, const void *key, size_t
                         int32_t *routed = nullptr);
 // *routed (with async): every record's partition and offset so far, filled by the first run.
 mq_status topic_publish_batch(mq_broker *b, const char *topic, const mq_record *records,
-                              size_t record_size, size_t count, int64_t wait_ms,
-                              mq_cancel *cancel, mq_publish_result *results, size_t result_size,
-                              size_t *published, const Wait *async = nullptr,
+                              size_t record_size, size_t count, int64_t wait_ms, mq_cancel *cancel,
+                              mq_publish_result *results, size_t result_size, size_t *published,
+                              const Wait *async = nullptr,
                               std::vector<mq_publish_result> *routed = nullptr);
 
 }  // namespace mq::capi

@@ -242,8 +242,7 @@ mq_status Topic::publish_batch(const mq_record *records, size_t count, Wait wait
     return st;
 }
 
-void Topic::route_all(const mq_record *records, size_t count,
-                      mq_publish_result *results) noexcept {
+void Topic::route_all(const mq_record *records, size_t count, mq_publish_result *results) noexcept {
     size_t keyless = 0;
     for (size_t i = 0; i < count; i++) keyless += records[i].key == nullptr;
     uint64_t rr = keyless ? round_robin_.fetch_add(keyless, std::memory_order_relaxed) : 0;
@@ -262,9 +261,8 @@ mq_status Topic::publish_rest(const mq_record *records, size_t count, mq_publish
         }
         if (idx.empty()) continue;
         size_t n = 0;
-        const mq_status st =
-            partitions_[static_cast<size_t>(p)]->publish_many(records, idx.data(), idx.size(), wait,
-                                                              cancel, results, &n);
+        const mq_status st = partitions_[static_cast<size_t>(p)]->publish_many(
+            records, idx.data(), idx.size(), wait, cancel, results, &n);
         if (st != MQ_OK) return st;
     }
     return MQ_OK;

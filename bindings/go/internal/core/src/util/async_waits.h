@@ -87,7 +87,7 @@ public:
 private:
     void poke_slow(const void *key) noexcept;
 
-    std::shared_ptr<State> s_;          // the completer thread holds it too
+    std::shared_ptr<State> s_;            // the completer thread holds it too
     const std::atomic<int64_t> *parked_;  // calls parked on a key (the hot paths' test)
 };
 
