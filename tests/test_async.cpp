@@ -406,16 +406,19 @@ TEST(Async, AThousandPendingPollsHoldOneThread) {
     constexpr int kParts = 1000;
     make_topic(b.get(), "t", kParts, 4);
     subscribe(b.get(), "t", "g");
-    const int before = threads_now();
     std::vector<Done> done(kParts);
     std::vector<mq_message> m(kParts);
     std::vector<size_t> n(kParts);
+    // Read once the first call has made the completer (under TSan its own background thread
+    // comes with the first thread made): the other calls add none.
+    int before = 0;
     for (int p = 0; p < kParts; p++) {
         ASSERT_EQ(mq_group_poll_async(b.get(), "t", "g", p, &m[p], sizeof m[p], 1, MQ_WAIT_FOREVER,
                                       nullptr, &n[p], &Done::fn, &done[p]),
                   MQ_PENDING);
+        if (p == 0) before = threads_now();
     }
-    EXPECT_LE(threads_now(), before + 1) << "one completer thread, whatever the number of calls";
+    EXPECT_EQ(threads_now(), before) << "one completer thread, whatever the number of calls";
     // A publish completes its partition's poll and no other.
     ASSERT_EQ(mq_topic_publish(b.get(), "t", nullptr, 0, "x", 1, nullptr, 0, 0, nullptr, nullptr,
                                nullptr),
