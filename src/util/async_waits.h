@@ -52,8 +52,8 @@ protected:
     ~AsyncCall() = default;
 };
 
-// first: true for the run on the caller's thread (an ack-then-poll acks only then).
-using AsyncRun = std::function<mq_status(AsyncCall &call, bool first)>;
+// One run of a pending call: its blocking form's body with the call's wait.
+using AsyncRun = std::function<mq_status(AsyncCall &call)>;
 
 class AsyncWaits {
 public:
@@ -78,9 +78,6 @@ public:
     // and later runs refuse to park. Waits for the completer to finish them, unless called
     // from a callback (then the completer finishes them after it returns).
     void close() noexcept;
-
-    // Calls not yet completed (tests, and the memory figure of docs/BENCHMARKS.md).
-    int64_t pending() const noexcept;
 
     struct State;
 

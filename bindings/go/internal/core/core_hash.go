@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "68186885bd5a97005dab0d8359a91b863af6cf1c8f9d097962d2d5a90900d71a"
+const coreSourcesSHA256 = "4f8969164584dbefaac45feff9d0b7fe5ead181526f55488de010812b15c7da0"

@@ -2,7 +2,6 @@
 // runs its blocking form's body without waiting, which is all most calls need; only a call that
 // would wait becomes a pending call (async_waits.h), whose runs are that same body with the
 // call's one deadline.
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -35,7 +34,7 @@ mq_status start(mq_broker *b, int64_t wait_ms, mq_cancel *cancel, mq_done_fn don
         mq::Wait w = mq::Wait::from_ms(wait_ms);
         w.start();  // one deadline for every run
         return b->async().start(
-            [w, body = std::move(body)](mq::AsyncCall &call, bool) mutable {
+            [w, body = std::move(body)](mq::AsyncCall &call) mutable {
                 mq::Wait run = w;
                 run.async = &call;
                 return body(run, false);

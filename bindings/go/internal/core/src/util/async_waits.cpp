@@ -165,7 +165,7 @@ struct AsyncWaits::State final : AsyncWake {
                 }
                 c.running = true;
                 lk.unlock();
-                const mq_status st = c.run(c, false);
+                const mq_status st = c.run(c);
                 if (std::unique_ptr<Call> done = after_run(c, st)) complete(std::move(done), st);
                 lk.lock();
                 continue;
@@ -211,7 +211,7 @@ mq_status AsyncWaits::start(AsyncRun run, mq_cancel *cancel, mq_done_fn done, vo
         cancel->async = &s;
         cancel->async_call = c.id;
     }
-    const mq_status st = c.run(c, true);
+    const mq_status st = c.run(c);
     std::unique_ptr<State::Call> finished = s.after_run(c, st);
     if (!finished) return MQ_PENDING;
     s.unhook(*finished);
@@ -235,11 +235,6 @@ void AsyncWaits::close() noexcept {
     } else {
         s.thread.join();
     }
-}
-
-int64_t AsyncWaits::pending() const noexcept {
-    std::lock_guard lk(s_->mu);
-    return static_cast<int64_t>(s_->calls.size());
 }
 
 }  // namespace mq
