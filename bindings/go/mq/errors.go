@@ -18,12 +18,15 @@ type Status int32
 
 // The statuses of mq.h, read from the header by cgo.
 const (
-	StatusOK          Status = C.MQ_OK
-	StatusTimeout     Status = C.MQ_TIMEOUT
-	StatusFull        Status = C.MQ_FULL
-	StatusClosed      Status = C.MQ_CLOSED
-	StatusCancelled   Status = C.MQ_CANCELLED
-	StatusRebalanced  Status = C.MQ_REBALANCED
+	StatusOK         Status = C.MQ_OK
+	StatusTimeout    Status = C.MQ_TIMEOUT
+	StatusFull       Status = C.MQ_FULL
+	StatusClosed     Status = C.MQ_CLOSED
+	StatusCancelled  Status = C.MQ_CANCELLED
+	StatusRebalanced Status = C.MQ_REBALANCED
+	// StatusPending (since 1.4) is not a failure: an asynchronous C call returns it when it
+	// will report through its callback. No call of this package returns it as an error.
+	StatusPending     Status = C.MQ_PENDING
 	StatusInvalid     Status = C.MQ_ERR_INVALID
 	StatusNoTopic     Status = C.MQ_ERR_NO_TOPIC
 	StatusNoGroup     Status = C.MQ_ERR_NO_GROUP

@@ -180,7 +180,7 @@ private:
         const std::string &verb = toks[0].text;
         if (!started_ && verb != "broker_new") fail("the first command must be 'broker_new'");
         if (!toks[0].quoted && verb == "eventually") return eventually(toks);
-        if (!toks[0].quoted && verb == "async") return start_background(toks);
+        if (!toks[0].quoted && (verb == "async" || verb == "start")) return start_background(toks);
         if (!toks[0].quoted && verb == "kafka_differs") return kafka_differs(toks);
         Call c = parse_call(toks);
         if (c.verb == "await") return await_background(c);
@@ -227,12 +227,21 @@ private:
         if (!o_.kafka) check(c, out);
     }
 
+    // async NAME CALL: the blocking call on a thread of the testee's. start NAME CALL: the
+    // call through the front door's asynchronous form (C: its *_async function; a binding: its
+    // future, coroutine or parked goroutine), which holds no thread while it waits.
     void start_background(const std::vector<Token> &toks) {
+        const std::string &how = toks[0].text;
         if (toks.size() < 3 || toks[1].quoted || as_option(toks[1]) || is_separator(toks[1]))
-            fail("usage: async NAME CALL...");
+            fail("usage: " + how + " NAME CALL...");
         const std::string &name = toks[1].text;
         take_name(name);
         Call c = parse_call(toks, 2);
+        if (how == "start" && c.verb != "publish" && c.verb != "publish_batch" &&
+            c.verb != "poll" && c.verb != "ack_poll")
+            fail(
+                "'start' runs publish, publish_batch, poll or ack_poll (the calls with an "
+                "asynchronous form)");
         if (!find_spec(c.verb)->background)
             fail(
                 "'async' runs publish, publish_batch, poll, member_poll, ack_poll or "
@@ -241,7 +250,7 @@ private:
         need_broker();
         if (c.verb == "member_poll" || c.verb == "member_ack_poll") open_member(c.words[0]);
         Request req = request_for(c);
-        req.bytes("async", name);
+        req.bytes(how == "start" ? "start" : "async", name);
         Reply r = ask(req);
         if (r.status != "MQ_OK") fail("the testee did not start the call: " + r.text);
         background_[name] = Background{c, false};

@@ -81,9 +81,19 @@ typedef struct background {
     request req;
     mq_cancel *cancel;
     pthread_t thread;
+    int threaded; /* async=: a thread to join; start=: an *_async call, no thread */
     atomic_int done;
     char *reply;
     size_t reply_len;
+    /* start=: what the pending call writes into, alive until its reply is written */
+    mq_record *recs;
+    mq_header *headers;
+    size_t n;
+    mq_publish_result *results;
+    mq_message *msgs;
+    size_t max, count, published;
+    int32_t partition;
+    int64_t offset;
 } background;
 
 /* Named objects. Background threads look members up, so the table has a lock. */
@@ -406,7 +416,9 @@ static void end(FILE *out) {
     for (size_t i = 0; i < name_count; ++i) {
         if (names[i].kind == BACKGROUND) {
             background *bg = names[i].obj;
-            pthread_join(bg->thread, NULL);
+            /* An *_async call has completed: mq_broker_close returned after its done. */
+            if (bg->threaded) pthread_join(bg->thread, NULL);
+            if (!atomic_load(&bg->done)) good = 0;
             mq_cancel_free(bg->cancel);
             bg->cancel = NULL;
         } else if (names[i].kind == PUSH && ((push *)names[i].obj)->open) {
@@ -636,8 +648,88 @@ static void start_background(request *r, FILE *out) {
     request_parse(&bg->req, strdup(r->text));
     if (mq_cancel_new(&bg->cancel) != MQ_OK || !add(r, "async", BACKGROUND, bg))
         REFUSE("cannot start the call");
+    bg->threaded = 1;
     if (pthread_create(&bg->thread, NULL, &background_main, bg) != 0)
         REFUSE("cannot start a thread");
+    fputs("MQ_OK", out);
+}
+
+/* start=NAME: the call through its *_async form. Its reply is written where it ends: on this
+ * thread when it need not wait, else in `done` on the broker's completer thread (where
+ * mq_last_error() holds its detail). Either way exactly once. */
+static void async_reply(background *bg, mq_status st) {
+    FILE *out = open_memstream(&bg->reply, &bg->reply_len);
+    request *r = &bg->req;
+    status(out, st);
+    if (strcmp(r->verb, "publish") == 0) {
+        if (st == MQ_OK)
+            fprintf(out, " partition=%" PRId32 " offset=%" PRId64, bg->partition, bg->offset);
+    } else if (strcmp(r->verb, "publish_batch") == 0) {
+        if (bg->published != SIZE_MAX) fprintf(out, " published=%zu", bg->published);
+        int written = 1;
+        for (size_t i = 0; i < bg->n; ++i) written &= bg->results[i].partition != INT32_MIN;
+        for (size_t i = 0; written && i < bg->n; ++i)
+            fprintf(out, " result=%" PRId32 ":%" PRId64, bg->results[i].partition,
+                    bg->results[i].offset);
+    } else {
+        fprintf(out, " count=%zu", bg->count);
+        for (size_t i = 0; i < bg->count && i < bg->max; ++i) put_message(out, &bg->msgs[i]);
+    }
+    fclose(out);
+    free(bg->recs);
+    free(bg->headers);
+    free(bg->results);
+    free(bg->msgs);
+    atomic_store(&bg->done, 1);
+}
+
+static void async_done(void *user, mq_status st) { async_reply(user, st); }
+
+static void start_async(request *r, FILE *out) {
+    const char *v = r->verb;
+    if (strcmp(v, "publish") != 0 && strcmp(v, "publish_batch") != 0 && strcmp(v, "poll") != 0 &&
+        strcmp(v, "ack_poll") != 0)
+        REFUSE("no asynchronous form of that call");
+    background *bg = calloc(1, sizeof *bg);
+    request_parse(&bg->req, strdup(r->text));
+    if (mq_cancel_new(&bg->cancel) != MQ_OK || !add(r, "start", BACKGROUND, bg))
+        REFUSE("cannot start the call");
+    r = &bg->req; /* the call's strings must outlive it: S() reads this copy */
+    mq_status st;
+    if (strcmp(v, "publish") == 0 || strcmp(v, "publish_batch") == 0) {
+        bg->n = records(r, &bg->recs, &bg->headers);
+        bg->partition = -1;
+        bg->offset = -1;
+        bg->published = SIZE_MAX;
+        if (v[7] != '_') {
+            const mq_record *rec = &bg->recs[0];
+            st = mq_topic_publish_async(broker, S("topic"), rec->key, rec->key_len, rec->payload,
+                                        rec->payload_len, rec->headers, rec->header_count,
+                                        I("wait", 0), bg->cancel, &bg->partition, &bg->offset,
+                                        &async_done, bg);
+        } else {
+            bg->results = calloc(bg->n ? bg->n : 1, sizeof *bg->results);
+            for (size_t i = 0; i < bg->n; ++i)
+                bg->results[i] = (mq_publish_result){INT32_MIN, INT64_MIN};
+            st = mq_topic_publish_batch_async(broker, S("topic"), bg->recs, sizeof *bg->recs, bg->n,
+                                              I("wait", 0), bg->cancel, bg->results,
+                                              sizeof *bg->results, &bg->published, &async_done, bg);
+        }
+    } else {
+        bg->max = (size_t)I("max", 10);
+        bg->count = SIZE_MAX;
+        bg->msgs = calloc(bg->max ? bg->max : 1, sizeof *bg->msgs);
+        if (strcmp(v, "ack_poll") == 0)
+            st = mq_group_ack_poll_async(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
+                                         I("offset", 0), bg->msgs, sizeof *bg->msgs, bg->max,
+                                         I("wait", 0), bg->cancel, &bg->count, &async_done, bg);
+        else
+            st = mq_group_poll_async(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
+                                     bg->msgs, sizeof *bg->msgs, bg->max, I("wait", 0), bg->cancel,
+                                     &bg->count, &async_done, bg);
+    }
+    /* MQ_PENDING: `done` writes the reply (perhaps already has); bg is its own from here. */
+    if (st != MQ_PENDING) async_reply(bg, st);
     fputs("MQ_OK", out);
 }
 
@@ -653,6 +745,8 @@ int main(void) {
         FILE *out = open_memstream(&reply, &reply_len);
         if (request_parse(&r, strdup(line)) != 0) testee_error(out, "not a request line");
         else if (req_field(&r, "async")) start_background(&r, out);
+        else if (req_field(&r, "start") && strcmp(r.verb, "subscribe") != 0)
+            start_async(&r, out); /* subscribe's start= is where the group starts */
         else run(&r, out, NULL);
         fclose(out);
         printf("%s\n", reply);

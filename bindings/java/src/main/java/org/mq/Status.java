@@ -17,6 +17,11 @@ public enum Status {
     CANCELLED(4, "MQ_CANCELLED"),
     /** A member's group rebalanced since it last fetched its assignment: {@link MqRebalancedException}. */
     REBALANCED(5, "MQ_REBALANCED"),
+    /**
+     * Not a failure (ABI 1.4): an asynchronous C call will report through its callback. No
+     * exception carries it.
+     */
+    PENDING(6, "MQ_PENDING"),
     /** A bad argument (null, illegal name, bad value or config): {@link MqInvalidArgumentException}. */
     INVALID(10, "MQ_ERR_INVALID"),
     /** No topic of that name: {@link MqNoSuchTopicException}. */
