@@ -12,7 +12,12 @@
  * may ack what it got with its next poll (mq_group_ack_poll, mq_member_ack_poll): the ack and
  * the poll's first step in one critical section, the publishers the ack owes (`owed`, the code's
  * Wakeup `freed` / `pending`) sent without the lock before the poll first blocks, or after the
- * poll's unlock.
+ * poll's unlock. With -DASYNC the second poll is an asynchronous one (mq_group_poll_async:
+ * util/async_waits): where a blocking poll would sleep it parks, under the partition lock, keyed
+ * by not_empty, and holds no thread; whatever announces pokes that key (the broker-wide parked
+ * count read under the partition lock), its cancel token makes it due, close completes it; the
+ * completer runs it again. -DASYNC_PUB makes publisher 0 asynchronous too (parked on not_full,
+ * poked by publishers_to_wake when room was freed).
  *
  * Checked: at every state where nothing can move any more (spin's `timeout`), no waiter sleeps
  * next to something it could use: a publisher asleep has no room, a poll asleep has no message
@@ -73,6 +78,25 @@ bool signalled;            /* Notifier::signalled, guarded by nmu */
 bool nsleep;               /* the member sleeps on Notifier::not_empty */
 byte nmu = FREE;           /* Notifier::mu */
 
+/* ---- ASYNC: the asynchronous calls (AsyncWaits::State, guarded by its own mutex: atomic) ---- */
+bool aparked[NW];          /* Call::parked: in by_key under the key of its side's condvar */
+bool adue[NW];             /* Call::due: poked, cancelled or its time came; runs again */
+bool aclosing;             /* AsyncWaits::close: every call completes with MQ_CLOSED */
+#define async_slot(k) (k == 3 && ASYNC_POLL || k == 0 && ASYNC_PUBLISH)
+#if defined(ASYNC) || defined(ASYNC_PUB)
+#define ANY_ASYNC 1
+#endif
+#ifdef ASYNC
+#define ASYNC_POLL 1
+#else
+#define ASYNC_POLL 0
+#endif
+#ifdef ASYNC_PUB
+#define ASYNC_PUBLISH 1
+#else
+#define ASYNC_PUBLISH 0
+#endif
+
 #define cursors (sub[0] + sub[1])
 #define has_room (cursors == 0 || end - start < CAP)  /* Partition::has_room */
 #define can_take(g) (sub[g] && !paused[g] && next[g] < end)
@@ -123,9 +147,24 @@ inline send_publishers(n) {
     fi;
     n = 0
 }
+/* AsyncWaits::poke(&not_empty) / poke(&not_full) under the partition lock: every call parked
+ * on that key becomes due. */
+#ifdef M_ASYNC_NO_POKE
+#define poke_polls() skip
+#else
+#define poke_polls() atomic { if :: aparked[3] -> aparked[3] = 0; adue[3] = 1 :: else fi }
+#endif
+#ifdef M_ASYNC_PUB_NO_POKE
+#define poke_publishers() skip
+#else
+#define poke_publishers() atomic { if :: aparked[0] -> aparked[0] = 0; adue[0] = 1 :: else fi }
+#endif
 /* Waitable::signal_watchers, called by announce() under the partition lock: Notifier::signal
- * (its lock, signalled = true, notify_all) for each watching member poll. */
-#ifdef MEMBER
+ * (its lock, signalled = true, notify_all) for each watching member poll; announce() also pokes
+ * the parked asynchronous polls. */
+#if defined(ASYNC) || defined(ASYNC_PUB)
+#define signal_watchers() poke_polls()
+#elif defined(MEMBER)
 #ifdef M_NO_SIGNAL_WATCHERS
 #define signal_watchers() skip
 #else
@@ -137,6 +176,9 @@ inline send_publishers(n) {
 
 /* Waiting::publishers_to_wake (under the lock). */
 inline publishers_to_wake(freed, n) {
+#ifdef ANY_ASYNC
+    if :: freed > 0 -> poke_publishers() :: else fi;
+#endif
     if
     :: publishers_waiting == 0 || freed == 0 -> n = 0
     :: publishers_waiting > 0 && freed >= publishers_waiting -> n = ALL
@@ -172,7 +214,37 @@ inline wake_all(me, nolock) {
     if :: !nolock -> lock(me) :: else fi;
     notify_all(nf);
     notify_all(ne);
+#ifdef ANY_ASYNC
+    poke_publishers();  /* Waitable::wake_all pokes both keys */
+    poke_polls();
+#endif
     if :: !nolock -> signal_watchers(); unlock() :: else fi
+}
+
+/* Waiting::park, for an asynchronous call where the blocking one would sleep: under the
+ * partition lock, AsyncWaits::park refuses if closing (the call ends MQ_CLOSED, the lock still
+ * held), else parks the call unless it was made due during its run (then it runs again at
+ * once); the run returns MQ_PENDING and unlocks. The completer runs it again once it is due
+ * (poked, cancelled, closing) or its time came: the lock again, and the loop's next round. */
+inline park(me, st, timed) {
+#ifdef M_ASYNC_PARK_AFTER_UNLOCK
+    atomic { unlock(); registered[me] = 0 };
+#endif
+    atomic {
+        if
+        :: aclosing -> st = CLOSED
+        :: else ->
+            if :: !adue[me] -> aparked[me] = 1 :: else fi;
+#ifndef M_ASYNC_PARK_AFTER_UNLOCK
+            unlock(); registered[me] = 0
+#else
+            skip
+#endif
+        fi
+    }
+#ifdef M_ASYNC_PARK_AFTER_UNLOCK
+    if :: st == CLOSED -> lock(me) :: else fi
+#endif
 }
 
 /* Waiting::wait, publisher side: returns st with the lock held. */
@@ -187,9 +259,19 @@ inline publisher_wait(me, st) {
         if
         :: st != FULL -> break
         :: else ->
-            /* Waiting::block: counted, then asleep with the lock released */
-            atomic { publishers_waiting++; nf[me] = 1; unlock() }
+            if
+            :: async_slot(me) ->
+                park(me, st, 0);
+                if :: st == CLOSED -> break :: else fi;
+end_pub_parked: atomic {
+                    (adue[me] || aclosing) && mu == FREE ->
+                    mu = me; registered[me] = 1; aparked[me] = 0; adue[me] = 0
+                }
+            :: else ->
+                /* Waiting::block: counted, then asleep with the lock released */
+                atomic { publishers_waiting++; nf[me] = 1; unlock() }
 end_pub_asleep: atomic { !nf[me] && mu == FREE -> mu = me; publishers_waiting-- }
+            fi
         fi
     od
 }
@@ -365,12 +447,24 @@ proctype Poller(byte me; byte g) {
                 lock(me)
 #endif
             :: else ->
-                atomic { pollers_waiting++; ne[me] = 1; unlock() }
-end_poll_asleep: atomic {
-                    ((!ne[me] || timed_lease && expired[g] || timed_pause && !paused[g]) &&
-                     mu == FREE) ->
-                    mu = me; ne[me] = 0; pollers_waiting--; timed_lease = 0; timed_pause = 0
-                }
+                if
+                :: async_slot(me) ->  /* parked; its timer is the lease's or the pause's end */
+                    park(me, st, timed_lease || timed_pause);
+                    if :: st == CLOSED -> timed_lease = 0; timed_pause = 0; break :: else fi;
+end_poll_parked:    atomic {
+                        ((adue[me] || aclosing || timed_lease && expired[g] ||
+                          timed_pause && !paused[g]) && mu == FREE) ->
+                        mu = me; registered[me] = 1; aparked[me] = 0; adue[me] = 0;
+                        timed_lease = 0; timed_pause = 0
+                    }
+                :: else ->
+                    atomic { pollers_waiting++; ne[me] = 1; unlock() }
+end_poll_asleep:    atomic {
+                        ((!ne[me] || timed_lease && expired[g] || timed_pause && !paused[g]) &&
+                         mu == FREE) ->
+                        mu = me; ne[me] = 0; pollers_waiting--; timed_lease = 0; timed_pause = 0
+                    }
+                fi
             fi
         od;
 polled:
@@ -565,6 +659,10 @@ end_admin:
             ;  /* Topic::wake_members: every member's Notifier::signal */
             atomic { nmu == FREE -> signalled = 1; nsleep = 0 }
 #endif
+#ifdef ANY_ASYNC
+            ;  /* AsyncWaits::close: parked and due calls complete with MQ_CLOSED */
+            aclosing = 1
+#endif
         :: /* mq_cancel::trigger on waiter k's token: the flag, then where->wake_all() */
             if :: k = 0 :: k = 1 :: k = 2 :: k = 3 fi;
             cancelled[k] = 1;
@@ -583,6 +681,10 @@ end_admin:
 #endif
             :: else -> skip
             fi;
+            /* the token's asynchronous call (mq_cancel::async): AsyncWake::wake, made due */
+#ifdef ANY_ASYNC
+            atomic { if :: async_slot(k) -> aparked[k] = 0; adue[k] = 1 :: else fi };
+#endif
             k = 0
         fi
     :: else -> break
@@ -592,11 +694,16 @@ end_admin:
 /* Nothing can move: every sleeper must have a reason to sleep. */
 #define pub_ok(p) (!nf[p] || !closed && !cancelled[p] && !has_room)
 #define poll_ok(c, g) (!ne[c] || !closed && !cancelled[c] && sub[g] && !can_take(g))
+/* A parked asynchronous call has nothing to run for: nothing it could use, not cancelled, not
+ * closing (a due one is not stuck: the completer runs it). */
+#define apoll_ok(c, g) (!aparked[c] || !aclosing && !closed && !cancelled[c] && sub[g] && !can_take(g))
+#define apub_ok(p) (!aparked[p] || !aclosing && !closed && !cancelled[p] && !has_room)
+#define async_ok (apoll_ok(3, POLL2_GROUP) && apub_ok(0))
 #ifdef MEMBER
 #define member_ok(c, g) (!nsleep || !closed && !cancelled[c] && sub[g] && !can_take(g))
 #define stable_ok (mu == FREE && nmu == FREE && pub_ok(0) && pub_ok(1) && poll_ok(2, 0) && member_ok(3, POLL2_GROUP))
 #else
-#define stable_ok (mu == FREE && pub_ok(0) && pub_ok(1) && poll_ok(2, 0) && poll_ok(3, POLL2_GROUP))
+#define stable_ok (mu == FREE && pub_ok(0) && pub_ok(1) && poll_ok(2, 0) && poll_ok(3, POLL2_GROUP) && async_ok)
 #endif
 
 active proctype Watchdog() {
