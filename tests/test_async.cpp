@@ -442,6 +442,119 @@ TEST(Async, AThousandPendingPollsHoldOneThread) {
     }
 }
 
+// A poll that must dead-letter into a full dead-letter topic waits for room there, as the
+// blocking poll does: pending, it is run again when the dead-letter topic's ack makes room,
+// dead-letters, and goes on waiting for the next message of its own topic.
+TEST(Async, APollWaitsForRoomInAFullDeadLetterTopic) {
+    BrokerPtr b = new_broker();
+    make_topic(b.get(), "t", 1, 8);
+    make_topic(b.get(), "dlq", 1, 1);
+    subscribe(b.get(), "dlq", "keep");
+    mq_group_options o;
+    mq_group_options_init(&o, sizeof o);
+    o.max_deliveries = 1;
+    o.dead_letter_topic = "dlq";
+    ASSERT_EQ(mq_group_subscribe(b.get(), "t", "g", &o), MQ_OK) << mq_last_error();
+    publish(b.get(), "dlq", nullptr, "filler");  // the dead-letter topic is full
+    publish(b.get(), "t", nullptr, "poison");
+    ASSERT_EQ(poll(b.get(), "t", "g", 0).size(), 1u);
+    ASSERT_EQ(mq_group_nack(b.get(), "t", "g", 0, 0), MQ_OK) << mq_last_error();
+
+    Done d;
+    mq_message m{};
+    size_t n = 0;
+    ASSERT_EQ(mq_group_poll_async(b.get(), "t", "g", 0, &m, sizeof m, 1, 10000, nullptr, &n,
+                                  &Done::fn, &d),
+              MQ_PENDING)
+        << mq_last_error();
+    mq_partition_info info;
+    ASSERT_EQ(mq_partition_get_info(b.get(), "dlq", 0, &info, sizeof info), MQ_OK);
+    EXPECT_EQ(info.end, 1);  // nothing dead-lettered yet: no room
+    EXPECT_EQ(d.count(), 0);
+
+    const std::vector<mq_message> filler = poll(b.get(), "dlq", "keep", 0);
+    ASSERT_EQ(filler.size(), 1u);
+    ASSERT_EQ(mq_group_ack(b.get(), "dlq", "keep", 0, 0), MQ_OK) << mq_last_error();
+    // The room lets the poll dead-letter the poison message; then it waits for its own topic.
+    mq_message dead{};
+    size_t got = 0;
+    ASSERT_EQ(mq_group_poll(b.get(), "dlq", "keep", 0, &dead, sizeof dead, 1, 10000, nullptr, &got),
+              MQ_OK)
+        << mq_last_error();
+    EXPECT_EQ(payload_of(dead), "poison");
+    publish(b.get(), "t", nullptr, "after");
+    ASSERT_EQ(d.wait(), MQ_OK) << d.error;
+    EXPECT_EQ(n, 1u);
+    EXPECT_EQ(payload_of(m), "after");
+    EXPECT_EQ(d.count(), 1);
+}
+
+// Blocking and asynchronous polls of one group partition race for each message under the same
+// lock (no hand-off queue): neither kind may starve. One message at a time, each taken before
+// the next is published, with a blocking poller and a chain of asynchronous polls (each
+// callback acks and starts the next) both waiting: each side takes a fair share.
+TEST(Async, BlockingAndAsynchronousPollsOfOnePartitionBothGetMessages) {
+    struct Chain {
+        mq_broker *b;
+        mq_message m{};
+        size_t n = 0;
+        std::atomic<int> taken{0};
+        std::atomic<int> *total;
+        std::atomic<bool> stop{false};
+        static void done(void *user, mq_status st) {
+            auto *c = static_cast<Chain *>(user);
+            if (st == MQ_OK) c->took();
+            if (!c->stop.load()) c->issue();
+        }
+        void took() {
+            mq_group_ack(b, "t", "g", 0, m.offset);
+            taken++;
+            (*total)++;
+        }
+        void issue() {
+            for (;;) {  // a poll that completes at once calls no callback: take it here
+                const mq_status st = mq_group_poll_async(b, "t", "g", 0, &m, sizeof m, 1, 100000,
+                                                         nullptr, &n, &Chain::done, this);
+                if (st != MQ_OK) return;  // MQ_PENDING, or the broker closed
+                took();
+            }
+        }
+    };
+    BrokerPtr b = new_broker();
+    make_topic(b.get(), "t", 1, 64);
+    subscribe(b.get(), "t", "g");
+    std::atomic<int> total{0};
+    Chain chain{b.get()};
+    chain.total = &total;
+    std::atomic<int> blocking{0};
+    std::thread poller([&] {
+        for (;;) {
+            mq_message m{};
+            size_t n = 0;
+            if (mq_group_poll(b.get(), "t", "g", 0, &m, sizeof m, 1, 100000, nullptr, &n) != MQ_OK)
+                return;
+            mq_group_ack(b.get(), "t", "g", 0, m.offset);
+            blocking++;
+            total++;
+        }
+    });
+    chain.issue();
+    constexpr int kMessages = 1000;
+    for (int i = 0; i < kMessages; i++) {
+        publish(b.get(), "t", nullptr, "x");
+        const auto limit = std::chrono::steady_clock::now() + 10s;
+        while (total.load() <= i && std::chrono::steady_clock::now() < limit)
+            std::this_thread::yield();  // each message taken before the next: both race for it
+        ASSERT_EQ(total.load(), i + 1) << "message " << i << " not taken within 10 s";
+    }
+    chain.stop = true;
+    mq_broker_close(b.get());  // ends the blocking poll and the chain's pending poll
+    poller.join();
+    // Measured: about 35 to 65% each way, spin or not. Starving would be (near) zero.
+    EXPECT_GE(blocking.load(), kMessages / 20) << "asynchronous " << chain.taken.load();
+    EXPECT_GE(chain.taken.load(), kMessages / 20) << "blocking " << blocking.load();
+}
+
 TEST(Async, ArgumentsAreCheckedAsTheBlockingFormsAre) {
     BrokerPtr b = new_broker();
     make_topic(b.get(), "t", 1, 8);
