@@ -15,8 +15,8 @@
 // Lock order: a key's lock (partition, member notifier), then this class's; a cancel token's
 // lock, then this class's. The completer never holds this class's lock while it runs a call or
 // a callback, so a callback may call anything (another asynchronous call, close, free).
-// Not yet in tests/model/wake.pml: the park is the sleep's decision under the same lock, and
-// every notify of a condition variable pokes its key, which tests/test_async.cpp exercises.
+// Model-checked: tests/model/wake.pml (-DASYNC, -DASYNC_PUB: the park under the partition
+// lock, the pokes of announce, publishers_to_wake and wake_all, due-while-running, close).
 #pragma once
 
 #include <atomic>
