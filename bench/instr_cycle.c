@@ -2,11 +2,13 @@
  * (no contention, no waiting), so the count per message is the same on every run and machine
  * load does not change it. Times on a shared machine vary; instruction counts do not.
  *
- *   mq_instr_cycle single|batch|headers|ackpoll|copy N
+ *   mq_instr_cycle single|batch|headers|ackpoll|copy|parked N
  *
  * single: publish one, poll one, ack it; batch: 64 at a time; headers: single with two
  * headers; ackpoll: single, but each ack travels with the next poll (mq_group_ack_poll, 1.1);
- * copy: batch, polled with the copying poll (mq_group_poll_copy, 1.3) into one 16 KiB buffer.
+ * copy: batch, polled with the copying poll (mq_group_poll_copy, 1.3) into one 16 KiB buffer;
+ * parked: single, while an asynchronous poll (1.4) of another topic is pending all along (what
+ * the cycle pays for a parked call elsewhere on the broker).
  * Run it twice under callgrind with two message counts, and the difference of the
  * totals over the difference of the counts is the cost per message, start-up excluded:
  *
@@ -27,9 +29,14 @@ static void must(mq_status st, const char *what) {
     }
 }
 
+static void idle_done(void *user, mq_status st) { /* at mq_broker_free: MQ_CLOSED */
+    (void)user;
+    (void)st;
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s single|batch|headers|ackpoll|copy N\n", argv[0]);
+        fprintf(stderr, "usage: %s single|batch|headers|ackpoll|copy|parked N\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1];
@@ -49,6 +56,15 @@ int main(int argc, char **argv) {
     static uint64_t buf[2048]; /* 16 KiB, 8-byte aligned: 64 entries and their bytes fit */
     int64_t last = -1;
     const int ackpoll = strcmp(mode, "ackpoll") == 0;
+    mq_message idle_msg;
+    size_t idle_count = 0;
+    if (strcmp(mode, "parked") == 0) {
+        must(mq_topic_create(b, "idle", &cfg), "topic idle");
+        must(mq_group_subscribe(b, "idle", "g", NULL), "subscribe idle");
+        if (mq_group_poll_async(b, "idle", "g", 0, &idle_msg, sizeof idle_msg, 1, MQ_WAIT_FOREVER,
+                                NULL, &idle_count, &idle_done, NULL) != MQ_PENDING)
+            return 1;
+    }
     int64_t unacked = -1; /* ackpoll: the offset the next poll acks */
     const size_t hcount = strcmp(mode, "headers") == 0 ? 2 : 0;
     mq_record recs[64];

@@ -68,14 +68,14 @@ public:
     bool announce() noexcept {
         changes_.store(changes_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
         if (!w_.watchers.empty()) w_.signal_watchers();
-        if (w_.async) w_.async->poke(&w_.not_empty);
+        if (w_.async) w_.async->poke(&w_.not_empty, w_.parked);
         return pollers_waiting_ > 0;
     }
     // Under the lock: how many blocked publishers to wake when `freed` messages left. One per
     // message is enough when only the count limits them; a byte budget (`by_bytes`) may let any
     // of them (or none) fit, so then all of them look.
     int64_t publishers_to_wake(int64_t freed, bool by_bytes) const noexcept {
-        if (freed > 0 && w_.async) w_.async->poke(&w_.not_full);
+        if (freed > 0 && w_.async) w_.async->poke(&w_.not_full, w_.parked);
         if (!publishers_waiting_ || freed <= 0) return 0;
         if (by_bytes || freed >= publishers_waiting_) return INT64_MAX;
         return freed;
@@ -158,7 +158,7 @@ private:
         if (side == kPublisher && !wait.async->waited) producer_waits_++;
         wait.async->waited = true;
         const CondVar &cv = side == kConsumer ? w_.not_empty : w_.not_full;
-        if (!wait.async->park(&cv, wait.wake_at_ns(change_in_ns)))
+        if (!wait.async->park(&cv, &w_.parked, wait.wake_at_ns(change_in_ns)))
             return fail_fixed(MQ_CLOSED, "the broker is closed");
         return MQ_PENDING;
     }

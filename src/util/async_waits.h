@@ -41,8 +41,11 @@ class AsyncCall {
 public:
     // Under the lock of `key`'s owner, where a blocking call would sleep: the run found nothing
     // to do and waits until `key` is poked or until `wake_at_ns` (steady clock; INT64_MAX:
-    // never). False: the broker is closing, and the run ends with MQ_CLOSED.
-    virtual bool park(const void *key, int64_t wake_at_ns) noexcept = 0;
+    // never). `parked` is the owner's count of calls parked on its keys: raised here while the
+    // call is parked (the owner's pokes test it under the same lock), lowered when it leaves.
+    // False: the broker is closing, and the run ends with MQ_CLOSED.
+    virtual bool park(const void *key, std::atomic<int32_t> *parked,
+                      int64_t wake_at_ns) noexcept = 0;
 
     // Set by the first park: a publish that waits is counted once (producer_waits), however
     // many runs it takes.
@@ -69,9 +72,11 @@ public:
     // only before the run (bad_alloc, system_error: no thread), leaving nothing behind.
     mq_status start(AsyncRun run, mq_cancel *cancel, mq_done_fn done, void *user);
 
-    // Under the lock of `key`'s owner, when what its waiters wait for may have happened.
-    void poke(const void *key) noexcept {
-        if (parked_->load(std::memory_order_relaxed) != 0) poke_slow(key);
+    // Under the lock of `key`'s owner, when what its waiters wait for may have happened;
+    // `parked` is the owner's count (park): nothing to do, and no lock taken, while no call is
+    // parked there, whatever is parked elsewhere on the broker.
+    void poke(const void *key, const std::atomic<int32_t> &parked) noexcept {
+        if (parked.load(std::memory_order_relaxed) != 0) poke_slow(key);
     }
 
     // Every pending call completes with MQ_CLOSED (their runs would find the broker closed),
@@ -84,8 +89,7 @@ public:
 private:
     void poke_slow(const void *key) noexcept;
 
-    std::shared_ptr<State> s_;            // the completer thread holds it too
-    const std::atomic<int64_t> *parked_;  // calls parked on a key (the hot paths' test)
+    std::shared_ptr<State> s_;  // the completer thread holds it too
 };
 
 }  // namespace mq

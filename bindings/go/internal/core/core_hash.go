@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "68a62c6620b407b888b4fdec5804841fb980871ddb5371e2530627751c28cb58"
+const coreSourcesSHA256 = "27fd624cbfa8ea7f4627596f155b627356311cfdb0153970789a4c0de0970381"

@@ -28,9 +28,12 @@ struct AsyncWaits::State final : AsyncWake {
         bool due = false;     // to run again: poked, its time came, cancelled, or closing
         bool queued = false;  // in ready
         const void *key = nullptr;
+        std::atomic<int32_t> *count = nullptr;  // its key's owner's parked count
         int64_t wake_at = INT64_MAX;
 
-        bool park(const void *k, int64_t at) noexcept override { return s->park(*this, k, at); }
+        bool park(const void *k, std::atomic<int32_t> *n, int64_t at) noexcept override {
+            return s->park(*this, k, n, at);
+        }
     };
 
     std::mutex mu;
@@ -39,7 +42,6 @@ struct AsyncWaits::State final : AsyncWake {
     std::unordered_multimap<const void *, Call *> by_key;
     std::set<std::pair<int64_t, uint64_t>> timers;  // (wake_at, id) of parked calls
     std::deque<Call *> ready;                       // due, not running: for the completer
-    std::atomic<int64_t> parked{0};
     uint64_t next_id = 1;
     bool closing = false;
     bool started = false;
@@ -47,12 +49,16 @@ struct AsyncWaits::State final : AsyncWake {
     std::thread::id completer;
     std::mutex join_mu;  // close() from two threads at once: one joins
 
-    bool park(Call &c, const void *key, int64_t at) noexcept {
+    bool park(Call &c, const void *key, std::atomic<int32_t> *count, int64_t at) noexcept {
         std::lock_guard lk(mu);
         if (closing) return false;
         if (c.due) return true;  // poked while it ran: it runs again as soon as this run ends
         c.parked = true;
         c.key = key;
+        c.count = count;
+        // Raised under the key owner's lock, which its pokes test the count under: a poke never
+        // misses this call. Lowered anywhere (unpark): at worst a poke finds nobody.
+        count->fetch_add(1, std::memory_order_relaxed);
         c.wake_at = at;
         by_key.emplace(key, &c);
         if (at != INT64_MAX) {
@@ -60,7 +66,6 @@ struct AsyncWaits::State final : AsyncWake {
             timers.emplace(at, c.id);
             if (first) cv.notify_one();  // the completer may sleep past it
         }
-        parked.fetch_add(1, std::memory_order_relaxed);
         return true;
     }
 
@@ -75,7 +80,9 @@ struct AsyncWaits::State final : AsyncWake {
         }
         if (c.wake_at != INT64_MAX) timers.erase({c.wake_at, c.id});
         c.parked = false;
-        parked.fetch_sub(1, std::memory_order_relaxed);
+        // The owner outlives the call's stay: deletion and close poke (unpark) every call
+        // parked on a partition before it can go.
+        c.count->fetch_sub(1, std::memory_order_relaxed);
     }
 
     void make_due(Call &c) noexcept {  // under mu
@@ -182,7 +189,7 @@ struct AsyncWaits::State final : AsyncWake {
     }
 };
 
-AsyncWaits::AsyncWaits() : s_(std::make_shared<State>()), parked_(&s_->parked) {}
+AsyncWaits::AsyncWaits() : s_(std::make_shared<State>()) {}
 
 AsyncWaits::~AsyncWaits() { close(); }
 

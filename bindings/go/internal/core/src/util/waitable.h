@@ -27,6 +27,9 @@ struct Waitable {
     // The broker's asynchronous calls (async_waits.h): those parked here are keyed by the
     // condition variable they would sleep on, and poked wherever it is notified.
     AsyncWaits *async = nullptr;
+    // How many of them are parked here now (AsyncCall::park): raised under mu, so a poke
+    // under mu that reads 0 has nobody to poke.
+    std::atomic<int32_t> parked{0};
 
     void signal_watchers();  // with mu held
     void wake_all() {
@@ -35,8 +38,8 @@ struct Waitable {
         not_empty.notify_all();
         signal_watchers();
         if (async) {
-            async->poke(&not_full);
-            async->poke(&not_empty);
+            async->poke(&not_full, parked);
+            async->poke(&not_empty, parked);
         }
     }
 };
