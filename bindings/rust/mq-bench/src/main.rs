@@ -1,7 +1,9 @@
 //! The Rust binding's benchmark: the C suite's workloads 1, 2, 3 and 5 through the `mq` crate,
 //! beside the same workloads through the C API (bench/suite, compiled in) and beside
 //! `tokio::sync::mpsc` and `crossbeam_channel::bounded(1024)` carrying the same 64-byte
-//! messages between two threads. Rounds are interleaved (each round runs everything once), so
+//! messages between two threads; and the futures (on the library's asynchronous calls) of a
+//! producer task and a consumer task on a tokio runtime beside `tokio::sync::mpsc` between two
+//! tasks of the same runtime. Rounds are interleaved (each round runs everything once), so
 //! load from elsewhere hits all alike; figures are medians over rounds, ratios medians of the
 //! per-round ratios.
 //!
@@ -222,6 +224,155 @@ fn rust_push(n: u64, prefetch: i32, want: u64) -> f64 {
     n as f64 / elapsed
 }
 
+// ---- the futures (library 1.4's asynchronous calls) ------------------------------------------
+
+/// The runtime of the async workloads: 2 workers (this machine's cores).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// A producer task (`publish_async`, or `publish_batch_async` of `batch`) and a consumer task
+/// (`poll_async`, then `Batch::ack_and_poll_async`) of one partition.
+fn rust_async(n: u64, batch: usize, want: u64) -> f64 {
+    let b = broker();
+    b.subscribe_group(TOPIC, "g0", &GroupOptions::new())
+        .unwrap();
+    let mut c = b.consumer(TOPIC, "g0", 0).unwrap();
+    let wait = Duration::from_secs(10);
+    // The producer's clone: `b` stays (the broker closes when its last clone goes).
+    let pb = b.clone();
+    runtime().block_on(async move {
+        let consumer = tokio::spawn(async move {
+            let mut v = Verifier::new("rust async");
+            let mut cur = c.poll_async(batch, wait).await.expect("poll_async");
+            loop {
+                for m in &cur {
+                    v.take(m.payload());
+                }
+                if v.next >= n {
+                    cur.ack().expect("ack");
+                    return v;
+                }
+                cur = cur
+                    .ack_and_poll_async(batch, wait)
+                    .await
+                    .expect("ack_and_poll_async");
+            }
+        });
+        let t0 = Instant::now();
+        let producer = tokio::spawn(async move {
+            let mut bufs = vec![[0u8; PAYLOAD]; batch];
+            let mut seq = 0u64;
+            while seq < n {
+                let k = (batch as u64).min(n - seq) as usize;
+                for (i, buf) in bufs[..k].iter_mut().enumerate() {
+                    *buf = fill(seq + i as u64);
+                }
+                seq += k as u64;
+                if batch == 1 {
+                    pb.publish_async(TOPIC, Record::new(&bufs[0]), Wait::Forever)
+                        .await
+                        .expect("publish_async");
+                } else {
+                    let recs: Vec<Record<'_>> = bufs[..k].iter().map(|p| Record::new(p)).collect();
+                    pb.publish_batch_async(TOPIC, &recs, Wait::Forever)
+                        .await
+                        .expect("publish_batch_async");
+                }
+            }
+        });
+        producer.await.expect("the producer");
+        let v = consumer.await.expect("the consumer");
+        let elapsed = t0.elapsed().as_secs_f64();
+        v.finish(n, want);
+        drop(b);
+        n as f64 / elapsed
+    })
+}
+
+/// `tokio::sync::mpsc::channel(1024)` between a producer task and a consumer task of the same
+/// runtime, one message at a time.
+fn tokio_mpsc_async(n: u64, want: u64) -> f64 {
+    runtime().block_on(async move {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<[u8; PAYLOAD]>(CAPACITY as usize);
+        let consumer = tokio::spawn(async move {
+            let mut v = Verifier::new("tokio mpsc async");
+            while v.next < n {
+                v.take(&rx.recv().await.expect("the sender lives"));
+            }
+            v
+        });
+        let t0 = Instant::now();
+        let producer = tokio::spawn(async move {
+            for seq in 0..n {
+                tx.send(fill(seq)).await.unwrap();
+            }
+        });
+        producer.await.expect("the producer");
+        let v = consumer.await.expect("the consumer");
+        let elapsed = t0.elapsed().as_secs_f64();
+        v.finish(n, want);
+        n as f64 / elapsed
+    })
+}
+
+/// Wake-up latency of a consumer parked in a poll of an empty partition (a blocking poll on a
+/// thread, or `poll_async` in a task of the runtime): from just before a publish to the
+/// consumer's return, one message at a time, paced 200 µs apart so that the consumer is parked
+/// again before the next. Returns the (p50, p99) in microseconds.
+fn wake_latency(n: usize, asynchronous: bool) -> (f64, f64) {
+    let b = broker();
+    b.subscribe_group(TOPIC, "g0", &GroupOptions::new())
+        .unwrap();
+    let mut c = b.consumer(TOPIC, "g0", 0).unwrap();
+    let base = Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel::<u64>();
+    let wait = Duration::from_secs(10);
+    let took = move |p: &[u8]| {
+        let now = base.elapsed().as_nanos() as u64;
+        now - u64::from_le_bytes(p[..8].try_into().unwrap())
+    };
+    let rt = runtime();
+    let consumer = if asynchronous {
+        rt.spawn(async move {
+            for _ in 0..n {
+                let batch = c.poll_async(1, wait).await.expect("poll_async");
+                tx.send(took(batch.messages()[0].payload())).unwrap();
+                batch.ack().expect("ack");
+            }
+        });
+        None
+    } else {
+        Some(thread::spawn(move || {
+            for _ in 0..n {
+                let batch = c.poll(1, wait).expect("poll");
+                tx.send(took(batch.messages()[0].payload())).unwrap();
+                batch.ack().expect("ack");
+            }
+        }))
+    };
+    let mut lat = Vec::with_capacity(n);
+    for _ in 0..n {
+        let paced = Instant::now() + Duration::from_micros(200);
+        while Instant::now() < paced {
+            std::hint::spin_loop();
+        }
+        let mut p = [0u8; PAYLOAD];
+        p[..8].copy_from_slice(&(base.elapsed().as_nanos() as u64).to_le_bytes());
+        b.publish(TOPIC, Record::new(&p), Wait::Forever)
+            .expect("publish");
+        lat.push(rx.recv().expect("the consumer") as f64 / 1e3);
+    }
+    if let Some(t) = consumer {
+        t.join().unwrap();
+    }
+    lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (lat[n / 2], lat[n * 99 / 100])
+}
+
 // ---- what a Rust user would otherwise use ---------------------------------------------------
 
 fn tokio_mpsc(n: u64, want: u64) -> f64 {
@@ -387,6 +538,27 @@ fn main() {
             samples: vec![],
         },
         Row {
+            id: "ra1",
+            label: "Rust async 1. batch 64, ack_and_poll",
+            n: s(2e6),
+            run: Box::new(|n, w| rust_async(n, BATCH, w)),
+            samples: vec![],
+        },
+        Row {
+            id: "ra2",
+            label: "Rust async 2. single",
+            n: s(4e5),
+            run: Box::new(|n, w| rust_async(n, 1, w)),
+            samples: vec![],
+        },
+        Row {
+            id: "tka",
+            label: "tokio::sync::mpsc(1024) tasks, 64 B",
+            n: s(1e6),
+            run: Box::new(tokio_mpsc_async),
+            samples: vec![],
+        },
+        Row {
             id: "tk",
             label: "tokio::sync::mpsc(1024), 64 B",
             n: s(1e6),
@@ -480,6 +652,31 @@ fn main() {
         "1. batch 64, ack_and_poll ÷ crossbeam bounded(1024) (≥ 3)",
         cb,
         cb >= 3.0,
+    );
+    // The futures (tasks on a tokio runtime) against tokio's own channel between two tasks.
+    let a1 = ratio("ra1", "tka");
+    target(
+        "async 1. batch 64 ÷ tokio::sync::mpsc tasks (≥ 2)",
+        a1,
+        a1 >= 2.0,
+    );
+    let a2 = ratio("ra2", "tka");
+    target(
+        "async 2. single ÷ tokio::sync::mpsc tasks (≥ 1)",
+        a2,
+        a2 >= 1.0,
+    );
+    let n = if scale < 1.0 { 200 } else { 2000 };
+    let (bp50, bp99) = wake_latency(n, false);
+    let (ap50, ap99) = wake_latency(n, true);
+    println!(
+        "\nwake-up latency, {n} publishes to a parked consumer: blocking poll p50 {bp50:.1} µs \
+         p99 {bp99:.1} µs; poll_async (tokio task) p50 {ap50:.1} µs p99 {ap99:.1} µs"
+    );
+    target(
+        "wake-up p50: poll_async ÷ blocking poll (≤ 2)",
+        ap50 / bp50,
+        ap50 / bp50 <= 2.0,
     );
     let own = ratio("r1a", "r1");
     println!("\n1. batch 64: ack_and_poll ÷ ack then poll = {own:.2}");

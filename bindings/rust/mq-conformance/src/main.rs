@@ -2,15 +2,18 @@
 //! stdin, one reply line on stdout; see tests/conformance/FORMAT.md) through the `mq` crate's
 //! public API, and reports what the library did. It checks nothing: the runner compares.
 use std::collections::HashMap;
+use std::future::Future;
 use std::io::{BufRead, Write};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use mq::{
-    Broker, BrokerOptions, CancelToken, Error, GroupOptions, Header, ManualClock, Member,
-    MemberOptions, Message, Published, Record, Retention, SeekTo, Start, Subscription,
+    BatchError, Broker, BrokerOptions, CancelToken, Error, GroupOptions, Header, ManualClock,
+    Member, MemberOptions, Message, Published, Record, Retention, SeekTo, Start, Subscription,
     SubscriptionOptions, TopicConfig, Wait,
 };
 
@@ -201,6 +204,7 @@ struct World {
     pushes: HashMap<String, Push>,
     members: HashMap<String, MemberRec>,
     background: HashMap<String, Background>,
+    started: HashMap<String, StartedCall>,
 }
 
 /// Counts the drops of a push handler: its user data must be released exactly once.
@@ -262,9 +266,8 @@ fn wait_of(r: &Req) -> Result<Wait, Error> {
     Wait::from_millis(r.int("wait", 0))
 }
 
-/// A call that may run in the background: it needs only the broker (and a member).
-fn publish(b: &Broker, r: &Req, token: Option<&CancelToken>, batch: bool) -> String {
-    let mut out = Out::default();
+/// Builds the records of a request's payload=/key=/header= runs and hands them to `f`.
+fn with_records<R>(r: &Req, f: impl FnOnce(&[Record<'_>]) -> R) -> R {
     let owned = records(r);
     let hdrs: Vec<Vec<Header<'_>>> = owned
         .iter()
@@ -279,44 +282,163 @@ fn publish(b: &Broker, r: &Req, token: Option<&CancelToken>, batch: bool) -> Str
                 .headers(h)
         })
         .collect();
+    f(&recs)
+}
+
+/// A call that may run in the background: it needs only the broker (and a member).
+fn publish(b: &Broker, r: &Req, token: Option<&CancelToken>, batch: bool) -> String {
     let wait = match wait_of(r) {
         Ok(w) => w,
         Err(e) => {
+            let mut out = Out::default();
             out.error(&e);
             return out.0;
         }
     };
     let topic = r.name("topic");
-    if !batch {
-        let rec = recs.first().copied().unwrap_or_else(|| Record::new(&[]));
-        let res = match token {
-            Some(t) => b.publish_cancellable(&topic, rec, wait, t),
-            None => b.publish(&topic, rec, wait),
-        };
-        out.status(&res);
-        if let Ok(at) = res {
-            out.field("partition", at.partition);
-            out.field("offset", at.offset);
-        }
-    } else {
-        let unwritten = Published {
-            partition: i32::MIN,
-            offset: i64::MIN,
-        };
-        let mut results = vec![unwritten; recs.len()];
-        let res = b.publish_batch_with(&topic, &recs, wait, token, &mut results);
-        let published = match &res {
-            Ok(()) => recs.len(),
-            Err(e) => e.published,
-        };
-        out.status(&res.map_err(|e| e.error));
-        out.field("published", published);
-        if results.iter().all(|p| p.partition != i32::MIN) {
-            for p in &results {
-                out.field("result", format!("{}:{}", p.partition, p.offset));
+    with_records(r, |recs| {
+        if !batch {
+            let rec = recs.first().copied().unwrap_or_else(|| Record::new(&[]));
+            let res = match token {
+                Some(t) => b.publish_cancellable(&topic, rec, wait, t),
+                None => b.publish(&topic, rec, wait),
+            };
+            publish_reply(&res)
+        } else {
+            let unwritten = Published {
+                partition: i32::MIN,
+                offset: i64::MIN,
+            };
+            let mut results = vec![unwritten; recs.len()];
+            let res = b.publish_batch_with(&topic, recs, wait, token, &mut results);
+            if !results.iter().all(|p| p.partition != i32::MIN) {
+                results.clear();
             }
+            batch_reply(res, recs.len(), &results)
+        }
+    })
+}
+
+/// A call started through the binding's native async form (`start=NAME`): a future whose
+/// output is the reply line the blocking call would have given.
+type Started = Pin<Box<dyn Future<Output = String> + Send>>;
+
+fn start_call(b: &Broker, r: &Req, token: &CancelToken) -> Started {
+    let poll = !r.verb.starts_with("publish");
+    let wait = match wait_of(r) {
+        Ok(w) => w,
+        Err(e) => {
+            let mut out = Out::default();
+            out.error(&e);
+            if poll {
+                out.field("count", 0);
+            }
+            return Box::pin(std::future::ready(out.0));
+        }
+    };
+    let topic = r.name("topic");
+    match r.verb.as_str() {
+        "publish" => {
+            let f = with_records(r, |recs| {
+                let rec = recs.first().copied().unwrap_or_else(|| Record::new(&[]));
+                b.publish_async_cancellable(&topic, rec, wait, token)
+            });
+            Box::pin(async move { publish_reply(&f.await) })
+        }
+        "publish_batch" => {
+            let (n, f) = with_records(r, |recs| {
+                (
+                    recs.len(),
+                    b.publish_batch_async_with(&topic, recs, wait, Some(token)),
+                )
+            });
+            Box::pin(async move {
+                let (res, results) = f.await;
+                batch_reply(res, n, &results)
+            })
+        }
+        _ => {
+            let max = r.int("max", 10).max(0) as usize;
+            let ack = (r.verb == "ack_poll").then(|| r.int("offset", 0));
+            let consumer = b.consumer(&topic, &r.name("group"), r.int("partition", 0) as i32);
+            let token = token.clone();
+            Box::pin(async move {
+                let mut c = match consumer {
+                    Ok(c) => c,
+                    Err(e) => return poll_reply(Err(e), ""),
+                };
+                let got = match ack {
+                    Some(o) => c.ack_and_poll_async_cancellable(o, max, wait, &token).await,
+                    None => c.poll_async_cancellable(max, wait, &token).await,
+                };
+                let mut body = String::new();
+                let res = got.map(|batch| {
+                    batch.iter().for_each(|m| put_message(&mut body, m));
+                    batch.len()
+                });
+                poll_reply(res, &body)
+            })
         }
     }
+}
+
+/// The executor of the started calls: polled when started, on `await` and at `end`. The waker
+/// does nothing (the runner asks again): whether a call has ended is in its future's state.
+struct NoWake;
+impl std::task::Wake for NoWake {
+    fn wake(self: Arc<Self>) {}
+}
+
+struct StartedCall {
+    token: CancelToken,
+    future: Option<Started>,
+    reply: Option<String>,
+}
+
+impl StartedCall {
+    /// The reply once the call has ended.
+    fn step(&mut self) -> Option<&str> {
+        if let Some(f) = &mut self.future {
+            let waker = std::task::Waker::from(Arc::new(NoWake));
+            if let Poll::Ready(line) = f.as_mut().poll(&mut Context::from_waker(&waker)) {
+                self.reply = Some(line);
+                self.future = None;
+            }
+        }
+        self.reply.as_deref()
+    }
+}
+
+fn publish_reply(res: &Result<Published, Error>) -> String {
+    let mut out = Out::default();
+    out.status(res);
+    if let Ok(at) = res {
+        out.field("partition", at.partition);
+        out.field("offset", at.offset);
+    }
+    out.0
+}
+
+/// `results`: one per record, or none when the library wrote none.
+fn batch_reply(res: Result<(), BatchError>, records: usize, results: &[Published]) -> String {
+    let mut out = Out::default();
+    let published = match &res {
+        Ok(()) => records,
+        Err(e) => e.published,
+    };
+    out.status(&res.map_err(|e| e.error));
+    out.field("published", published);
+    for p in results {
+        out.field("result", format!("{}:{}", p.partition, p.offset));
+    }
+    out.0
+}
+
+fn poll_reply(res: Result<usize, Error>, body: &str) -> String {
+    let mut out = Out::default();
+    out.status(&res);
+    out.field("count", *res.as_ref().unwrap_or(&0));
+    out.0.push_str(body);
     out.0
 }
 
@@ -370,10 +492,7 @@ fn poll(b: &Broker, member: Option<&Member>, r: &Req, token: Option<&CancelToken
             })
         }
     };
-    out.status(&res);
-    out.field("count", *res.as_ref().unwrap_or(&0));
-    out.0.push_str(&body);
-    out.0
+    poll_reply(res, &body)
 }
 
 impl World {
@@ -426,6 +545,23 @@ impl World {
                 thread: Some(thread),
             },
         );
+        "MQ_OK".into()
+    }
+
+    fn start_native(&mut self, r: &Req) -> String {
+        let Ok(b) = self.broker().cloned() else {
+            return "testee_error detail=no%20broker".into();
+        };
+        let Ok(token) = CancelToken::new() else {
+            return "testee_error detail=cannot%20make%20a%20cancel%20token".into();
+        };
+        let mut call = StartedCall {
+            future: Some(start_call(&b, r, &token)),
+            token,
+            reply: None,
+        };
+        call.step(); // the call starts here, on this thread
+        self.started.insert(r.name("start"), call);
         "MQ_OK".into()
     }
 
@@ -745,6 +881,18 @@ impl World {
                     .ok_or("no such member")?;
                 out.0 = format!("MQ_OK{}", m.rebalances.lock().unwrap());
             }
+            "await" if self.started.contains_key(&r.name("call")) => {
+                let call = self
+                    .started
+                    .get_mut(&r.name("call"))
+                    .ok_or("no such call")?;
+                out.0 = call.step().unwrap_or("pending").to_owned();
+            }
+            "cancel" if self.started.contains_key(&r.name("call")) => {
+                let call = self.started.get(&r.name("call")).ok_or("no such call")?;
+                call.token.cancel();
+                out.0 = "MQ_OK".into();
+            }
             "await" => {
                 let bg = self
                     .background
@@ -911,7 +1059,12 @@ impl World {
                 let _ = t.join();
             }
         }
+        // Close has completed every pending call (MQ_CLOSED): each started one has ended.
         let mut good = true;
+        for call in self.started.values_mut() {
+            good &= call.step().is_some();
+        }
+        self.started.clear();
         for p in self.pushes.values_mut() {
             if let Some(s) = p.sub.take() {
                 good &= s.close().is_ok();
@@ -929,7 +1082,7 @@ impl World {
         Ok(if good {
             "MQ_OK".into()
         } else {
-            "testee_error detail=closing%20what%20the%20scenario%20left%20open%20failed".into()
+            "testee_error detail=closing%20what%20the%20scenario%20left%20open%20failed%2C%20or%20a%20started%20call%20had%20not%20ended".into()
         })
     }
 }
@@ -961,6 +1114,15 @@ fn main() {
         let reply = match Req::parse(line) {
             None => "testee_error detail=not%20a%20request%20line".to_owned(),
             Some(r) if r.has("async") => world.start_background(r),
+            Some(r)
+                if r.has("start")
+                    && matches!(
+                        r.verb.as_str(),
+                        "publish" | "publish_batch" | "poll" | "ack_poll"
+                    ) =>
+            {
+                world.start_native(&r)
+            }
             Some(r) => world
                 .run(&r)
                 .unwrap_or_else(|e| format!("testee_error detail={}", enc(e.as_bytes()))),

@@ -55,6 +55,7 @@ mod tests {
         assert_eq!(name(mq_status::MQ_FULL), b"MQ_FULL");
         assert_eq!(name(mq_status::MQ_ERR_UNSUPPORTED), b"MQ_ERR_UNSUPPORTED");
         assert_eq!(name(mq_status::MQ_ERR_BACKEND), b"MQ_ERR_BACKEND");
+        assert_eq!(name(mq_status::MQ_PENDING), b"MQ_PENDING");
         assert_eq!(name(mq_status(999)), b"MQ_UNKNOWN_STATUS");
     }
 }

@@ -1,5 +1,5 @@
 //! Pull consumption of one group partition, with messages copied into the consumer's buffer.
-use std::ffi::CString;
+use std::ffi::CStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,10 +38,13 @@ pub enum SeekTo {
 /// [`Broker`] dropped), calls return [`Error::Closed`].
 pub struct PartitionConsumer {
     pub(crate) raw: Arc<Raw>,
-    pub(crate) topic: CString,
-    pub(crate) group: CString,
+    pub(crate) topic: Arc<CStr>,
+    pub(crate) group: Arc<CStr>,
     pub(crate) partition: i32,
     pub(crate) copies: Copies,
+    /// The async polls' cancel token, reused while no future is dropped with its call pending
+    /// (such a call keeps its triggered token).
+    pub(crate) token: Option<CancelToken>,
 }
 
 impl std::fmt::Debug for PartitionConsumer {
@@ -60,10 +63,11 @@ impl Broker {
     pub fn consumer(&self, topic: &str, group: &str, partition: i32) -> Result<PartitionConsumer> {
         Ok(PartitionConsumer {
             raw: self.raw().clone(),
-            topic: name::owned(topic)?,
-            group: name::owned(group)?,
+            topic: name::owned(topic)?.into(),
+            group: name::owned(group)?.into(),
             partition,
             copies: Copies::default(),
+            token: None,
         })
     }
 
@@ -270,12 +274,12 @@ impl PartitionConsumer {
 }
 
 /// A copying poll (after acking `ack` in the same call when given) of a group partition into
-/// `copies`; how many messages it handed out. Also what the async poll runs.
+/// `copies`; how many messages it handed out.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn copy_poll(
     raw: &Raw,
-    topic: &CString,
-    group: &CString,
+    topic: &CStr,
+    group: &CStr,
     partition: i32,
     copies: &mut Copies,
     ack: Option<i64>,
@@ -430,13 +434,12 @@ impl<'c> Batch<'c> {
 
 impl<'c> Batch<'c> {
     /// A batch of the first `n` messages of the consumer's buffer.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(crate) fn new(c: &'c mut PartitionConsumer, n: usize) -> Batch<'c> {
         Batch { c, len: n }
     }
 
     /// Ends the batch without running its Drop, handing back the consumer it borrowed.
-    fn release(self) -> &'c mut PartitionConsumer {
+    pub(crate) fn release(self) -> &'c mut PartitionConsumer {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again, so moving its exclusive borrow out is
         // a move, not a copy.

@@ -74,6 +74,21 @@ impl Copies {
     /// Runs a copying poll of up to `max` messages into the buffer (growing it and polling
     /// again on `MQ_ERR_TOO_LARGE`) and makes the views; returns how many it handed out.
     pub(crate) fn poll(&mut self, max: usize, call: &mut CopyCall<'_>) -> Result<usize> {
+        self.begin(max);
+        let mut first = true;
+        loop {
+            let (mut n, mut needed) = (0usize, 0usize);
+            let (buf, cap) = self.target();
+            let r = check(call(first, buf, cap, &mut n, &mut needed));
+            if let Some(done) = self.end(r, n, needed, cap, max) {
+                return done;
+            }
+            first = false;
+        }
+    }
+
+    /// Readies the buffer for a poll of up to `max` messages (the views of the last one end).
+    pub(crate) fn begin(&mut self, max: usize) {
         self.msgs.clear();
         if self.buf.is_empty() {
             // A first guess (small messages); the polls correct it.
@@ -81,40 +96,51 @@ impl Copies {
         }
         let grow = std::mem::take(&mut self.grow);
         self.grow_to(grow);
-        let mut first = true;
-        loop {
-            let (mut n, mut needed) = (0usize, 0usize);
-            let cap = self.cap();
-            let st = call(
-                first,
-                self.buf.as_mut_ptr().cast(),
-                cap,
-                &mut n,
-                &mut needed,
-            );
-            if st == sys::mq_status::MQ_ERR_TOO_LARGE && needed > cap {
+    }
+
+    /// Where a copying poll writes: the buffer and its capacity in bytes.
+    pub(crate) fn target(&mut self) -> (*mut c_void, usize) {
+        (self.buf.as_mut_ptr().cast(), self.cap())
+    }
+
+    /// Takes the outcome `r` of a copying poll into [`target`](Self::target) (`cap` bytes) that
+    /// wrote `n` and `needed`: the number of messages (their views made), its error, or `None`
+    /// when the buffer was too small and has grown, to poll again (without an ack: the first
+    /// call's ack stands).
+    pub(crate) fn end(
+        &mut self,
+        r: Result<()>,
+        n: usize,
+        needed: usize,
+        cap: usize,
+        max: usize,
+    ) -> Option<Result<usize>> {
+        match r {
+            Err(Error::TooLarge(_)) if needed > cap => {
                 self.grow_to(needed.max(cap.saturating_mul(2).min(ADAPTIVE_LIMIT)));
-                first = false;
-                continue;
+                return None;
             }
-            check(st)?;
-            // SAFETY: the library wrote layout 1 for `n` messages into the buffer.
-            unsafe { self.parse(n)? };
-            if n > 0 && n < max && cap < ADAPTIVE_LIMIT {
-                // Another message of the batch's average size would not have fitted: the
-                // buffer may have cut the batch short; make room for `max` of them next time
-                // (not now: the views just made point into the buffer).
-                let avg = (needed.saturating_sub(HEADER) / n).max(ENTRY);
-                if cap - needed.min(cap) < avg {
-                    let want = max.saturating_mul(avg);
-                    self.grow = want
-                        .saturating_add(want / 4)
-                        .saturating_add(HEADER)
-                        .min(ADAPTIVE_LIMIT);
-                }
-            }
-            return Ok(n);
+            Err(e) => return Some(Err(e)),
+            Ok(()) => {}
         }
+        // SAFETY: the library wrote layout 1 for `n` messages into the buffer.
+        if let Err(e) = unsafe { self.parse(n) } {
+            return Some(Err(e));
+        }
+        if n > 0 && n < max && cap < ADAPTIVE_LIMIT {
+            // Another message of the batch's average size would not have fitted: the
+            // buffer may have cut the batch short; make room for `max` of them next time
+            // (not now: the views just made point into the buffer).
+            let avg = (needed.saturating_sub(HEADER) / n).max(ENTRY);
+            if cap - needed.min(cap) < avg {
+                let want = max.saturating_mul(avg);
+                self.grow = want
+                    .saturating_add(want / 4)
+                    .saturating_add(HEADER)
+                    .min(ADAPTIVE_LIMIT);
+            }
+        }
+        Some(Ok(n))
     }
 
     /// Turns the layout of `n` copied messages into `mq_message` views into the buffer.

@@ -35,7 +35,8 @@ impl fmt::Display for Status {
 }
 
 /// A failed call: one variant per status, each carrying the library's detail message
-/// (`mq_last_error`, read on the calling thread in the same call as the failure).
+/// (`mq_last_error`, read on the calling thread in the same call as the failure; for a pending
+/// asynchronous call, in its `done` on the broker's completer thread).
 ///
 /// ```
 /// # fn main() -> mq::Result<()> {
@@ -133,6 +134,8 @@ impl Error {
             s::MQ_ERR_FENCED => Error::Fenced(m),
             s::MQ_ERR_UNSUPPORTED => Error::Unsupported(m),
             s::MQ_ERR_BACKEND => Error::Backend(m),
+            // MQ_PENDING (library 1.4) is never the status of an ended call: the futures take
+            // it as "the call is parked" and make no error of it.
             _ => Error::Unknown { status, message: m },
         }
     }
@@ -201,6 +204,15 @@ impl Error {
         let msg = unsafe { CStr::from_ptr(sys::mq_last_error()) };
         Error::new(Status(status.0 as i32), msg.to_string_lossy().into_owned())
     }
+}
+
+/// The calling thread's `mq_last_error()`, copied (an asynchronous call's `done` reads it on
+/// the completer thread, where the failure was recorded).
+pub(crate) fn last_detail() -> String {
+    // SAFETY: never NULL; valid until the next failing call on this thread, and copied now.
+    unsafe { CStr::from_ptr(sys::mq_last_error()) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Turns a status into a `Result`, reading the detail message at once on failure.

@@ -94,8 +94,17 @@
 //! the library's message (read on the calling thread in the same call). Blocking calls take
 //! anything that converts into a [`Wait`] (`Duration`, `Option<Duration>` with `None` =
 //! forever, [`Wait::NoWait`]); the `*_cancellable` variants take a [`CancelToken`] another
-//! thread can trigger. With the `tokio` feature, the async calls of `mq::tokio` cancel the C
-//! call when their future is dropped.
+//! thread can trigger.
+//!
+//! ## Async
+//!
+//! [`Broker::publish_async`], [`Broker::publish_batch_async`],
+//! [`PartitionConsumer::poll_async`], [`PartitionConsumer::ack_and_poll_async`] and
+//! [`Batch::ack_and_poll_async`] (with `*_cancellable` forms) are futures on the library's
+//! asynchronous calls (library 1.4): a pending call holds no thread (the broker's one
+//! completer thread completes them all and wakes the task), any executor runs them, they are
+//! `Send`, and dropping one cancels its call. The `tokio` feature adds a push subscription as a
+//! `Stream` (`mq::tokio::MessageStream`).
 //!
 //! ## Kafka backend
 //!
@@ -128,6 +137,7 @@ mod config;
 mod consumer;
 mod copy;
 mod error;
+mod future;
 mod info;
 mod member;
 mod message;

@@ -1,9 +1,8 @@
-//! Async calls for tokio (feature `tokio`).
+//! Push subscriptions as a tokio-fed stream (feature `tokio`).
 //!
-//! The blocking C calls run on tokio's blocking pool (`spawn_blocking`), never on an executor
-//! worker, each with its own [`CancelToken`]: dropping the future triggers the token, so the C
-//! call returns within milliseconds instead of waiting out its wait. A poll whose future was
-//! dropped after the library had handed it messages nacks them, so they come again at once.
+//! The futures of poll, ack-then-poll, publish and batch publish need no feature and no
+//! runtime: they are built on the library's asynchronous calls (see
+//! [`Broker::publish_async`] and [`PartitionConsumer::poll_async`](crate::PartitionConsumer::poll_async)).
 //!
 //! Push subscriptions become a [`Stream`](futures_core::Stream) of owned messages with a
 //! bounded buffer: while the buffer is full the handler waits, so the subscription takes no
@@ -11,7 +10,7 @@
 //! once it is in the buffer: up to `buffer` messages that were acked but not read are lost when
 //! the stream is dropped (at-least-once holds for everything else).
 //!
-//! These functions must be called from within a tokio runtime.
+//! [`Broker::subscribe_stream`] may be called anywhere; the stream is read from any executor.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -29,134 +28,15 @@
 //! assert_eq!(stream.next().await.unwrap().payload, b"hi");
 //! # Ok(()) }
 //! ```
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use ::tokio::sync::{mpsc, oneshot};
-use mq_sys as sys;
+use ::tokio::sync::mpsc;
 
-use crate::cancel::CancelToken;
-use crate::consumer::{copy_poll, Batch, PartitionConsumer};
-use crate::copy::Copies;
-use crate::error::{Error, Result};
-use crate::message::{Header, Message, OwnedMessage, Published, Record};
+use crate::error::Result;
+use crate::message::{Message, OwnedMessage};
 use crate::subscription::{Subscription, SubscriptionOptions};
-use crate::wait::Wait;
 use crate::Broker;
-
-/// Triggers the call's token when the future is dropped before the call returned.
-struct CancelOnDrop(Option<CancelToken>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(t) = self.0.take() {
-            t.cancel();
-        }
-    }
-}
-
-fn gone() -> Error {
-    Error::Internal("the blocking task of an async mq call ended without an answer".into())
-}
-
-impl Broker {
-    /// [`publish`](Broker::publish) as a future: the record and the topic's name are copied
-    /// when this is called (the future borrows nothing, so it can be handed to
-    /// `tokio::spawn`), the call runs on the blocking pool when the future is first polled,
-    /// and dropping the future cancels it ([`Error::Cancelled`] inside).
-    pub fn publish_async(
-        &self,
-        topic: &str,
-        record: Record<'_>,
-        wait: impl Into<Wait>,
-    ) -> impl Future<Output = Result<Published>> + Send + 'static {
-        let wait = wait.into();
-        let topic = topic.to_owned();
-        let key = record.key_bytes().map(<[u8]>::to_vec);
-        let payload = record.payload_bytes().to_vec();
-        let headers: Vec<(Vec<u8>, Vec<u8>)> = record
-            .header_pairs()
-            .map(|(n, v)| (n.to_vec(), v.to_vec()))
-            .collect();
-        let broker = self.clone();
-        // Only owned bytes cross the await: the `Record` and `Header` views (raw pointers)
-        // are rebuilt on the blocking thread.
-        async move {
-            let token = CancelToken::new()?;
-            let mut guard = CancelOnDrop(Some(token.clone()));
-            let r = ::tokio::task::spawn_blocking(move || {
-                let hs: Vec<Header<'_>> = headers.iter().map(|(n, v)| Header::new(n, v)).collect();
-                let rec = Record::new(&payload).maybe_key(key.as_deref()).headers(&hs);
-                broker.publish_cancellable(&topic, rec, wait, &token)
-            })
-            .await;
-            guard.0 = None;
-            r.unwrap_or_else(|_| Err(gone()))
-        }
-    }
-}
-
-impl PartitionConsumer {
-    /// [`poll`](PartitionConsumer::poll) as a future: the call runs on the blocking pool, and
-    /// dropping the future cancels it (messages it had already been handed are nacked). The
-    /// future is `Send`, as is the [`Batch`] it returns.
-    pub fn poll_async(
-        &mut self,
-        max: usize,
-        wait: impl Into<Wait>,
-    ) -> impl Future<Output = Result<Batch<'_>>> + Send + '_ {
-        let wait = wait.into();
-        async move {
-            let token = CancelToken::new()?;
-            let mut guard = CancelOnDrop(Some(token.clone()));
-            // The consumer's buffer goes to the blocking thread and comes back with the copies
-            // (a future dropped meanwhile drops it there; the consumer makes a new one).
-            let mut copies = std::mem::take(&mut self.copies);
-            let (raw, topic, group, partition) = (
-                self.raw.clone(),
-                self.topic.clone(),
-                self.group.clone(),
-                self.partition,
-            );
-            let (tx, rx) = oneshot::channel::<Result<(Copies, usize)>>();
-            ::tokio::task::spawn_blocking(move || {
-                let r = copy_poll(
-                    &raw,
-                    &topic,
-                    &group,
-                    partition,
-                    &mut copies,
-                    None,
-                    max,
-                    wait,
-                    Some(&token),
-                )
-                .map(|n| (copies, n));
-                if let Err(Ok((_, n))) = tx.send(r) {
-                    if n > 0 {
-                        // Nobody will see these: hand them out again now rather than after the
-                        // lease. SAFETY: live broker, valid names.
-                        let _ = unsafe {
-                            sys::mq_group_nack(
-                                raw.as_ptr(),
-                                topic.as_ptr(),
-                                group.as_ptr(),
-                                partition,
-                                0,
-                            )
-                        };
-                    }
-                }
-            });
-            let polled = rx.await.unwrap_or_else(|_| Err(gone()));
-            guard.0 = None;
-            let (copies, n) = polled?;
-            self.copies = copies;
-            Ok(Batch::new(self, n))
-        }
-    }
-}
 
 /// A push subscription as a [`Stream`](futures_core::Stream) of owned messages, with a bounded
 /// buffer (see the [module docs](self)). Dropping it closes the subscription.
@@ -222,19 +102,9 @@ impl Drop for MessageStream {
     }
 }
 
-// Every future and stream of this module is `Send` (so `tokio::spawn` takes it), checked when
-// the crate compiles. The signatures say `+ Send` too; this also covers what they return and
-// the stream, and keeps the check if a signature goes back to `async fn`.
+// The stream is `Send` (so `tokio::spawn` takes it), checked when the crate compiles.
 const _: fn() = || {
-    fn assert_send<T: Send>(_: &T) {}
     fn assert_send_type<T: Send>() {}
-    fn futures(b: &Broker, c: &mut PartitionConsumer) {
-        assert_send(&b.publish_async("t", Record::new(b""), Wait::Forever));
-        assert_send(&c.poll_async(1, Wait::Forever));
-    }
-    let _ = futures;
-    assert_send_type::<Batch<'static>>();
-    assert_send_type::<Result<Published>>();
     assert_send_type::<MessageStream>();
     assert_send_type::<OwnedMessage>();
 };

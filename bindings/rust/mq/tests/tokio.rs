@@ -1,5 +1,5 @@
-//! The async API under tokio: futures off the executor's workers, cancellation by drop, and a
-//! push Stream whose bounded buffer keeps back-pressure.
+//! The async API under tokio: futures that hold no thread while they wait, cancellation by
+//! drop, and a push Stream whose bounded buffer keeps back-pressure.
 mod common;
 use std::future::Future;
 use std::task::Poll;
@@ -39,8 +39,8 @@ async fn publish_and_poll_as_futures() {
     publisher.await.unwrap().unwrap();
 }
 
-/// One blocking thread: a dropped call that was not cancelled would hold it forever, and the
-/// next call could not run.
+/// One blocking thread (the futures use none: they are on the library's asynchronous calls),
+/// and a dropped call that was not cancelled must not hold anything the next call needs.
 #[test]
 fn dropping_a_future_cancels_its_c_call() {
     let rt = tokio::runtime::Builder::new_multi_thread()
