@@ -71,20 +71,14 @@ static void unpack_headers(mq_header *out, const char *hdata, const size_t *hlen
     }
 }
 
-int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
-                      const char *kdata, const int64_t *klens, const size_t *hcounts,
-                      const char *hdata, const size_t *hlens, size_t count, int64_t wait_ms,
-                      mq_cancel *cancel, mqpy_ctx *ctx) {
-    size_t nheaders = 0;
-    if (hcounts)
-        for (size_t i = 0; i < count; ++i) nheaders += hcounts[i];
-    if (!grow((void **)&ctx->records, &ctx->records_cap, count ? count : 1, sizeof(mq_record)) ||
-        !grow((void **)&ctx->headers, &ctx->headers_cap, nheaders ? nheaders : 1,
-              sizeof(mq_header)))
-        return no_memory(ctx);
+/* Points records (count) and headers into the packed data (mqpy_publish_many's layout). */
+static void pack_records(mq_record *records, mq_header *headers, const char *vdata,
+                         const size_t *vlens, const char *kdata, const int64_t *klens,
+                         const size_t *hcounts, const char *hdata, const size_t *hlens,
+                         size_t count) {
     size_t vpos = 0, kpos = 0, hpos = 0, hat = 0;
     for (size_t i = 0; i < count; ++i) {
-        mq_record *r = &ctx->records[i];
+        mq_record *r = &records[i];
         r->payload = vdata + vpos;
         r->payload_len = vlens[i];
         vpos += vlens[i];
@@ -97,11 +91,26 @@ int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const 
             r->key_len = 0;
         }
         size_t hc = hcounts ? hcounts[i] : 0;
-        r->headers = hc ? ctx->headers + hat : NULL;
+        r->headers = hc ? headers + hat : NULL;
         r->header_count = hc;
-        if (hc) unpack_headers(ctx->headers + hat, hdata, hlens + 2 * hat, hc, &hpos);
+        if (hc) unpack_headers(headers + hat, hdata, hlens + 2 * hat, hc, &hpos);
         hat += hc;
     }
+}
+
+int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
+                      const char *kdata, const int64_t *klens, const size_t *hcounts,
+                      const char *hdata, const size_t *hlens, size_t count, int64_t wait_ms,
+                      mq_cancel *cancel, mqpy_ctx *ctx) {
+    size_t nheaders = 0;
+    if (hcounts)
+        for (size_t i = 0; i < count; ++i) nheaders += hcounts[i];
+    if (!grow((void **)&ctx->records, &ctx->records_cap, count ? count : 1, sizeof(mq_record)) ||
+        !grow((void **)&ctx->headers, &ctx->headers_cap, nheaders ? nheaders : 1,
+              sizeof(mq_header)))
+        return no_memory(ctx);
+    pack_records(ctx->records, ctx->headers, vdata, vlens, kdata, klens, hcounts, hdata, hlens,
+                 count);
     if (!grow((void **)&ctx->pubres, &ctx->pubres_cap, count ? count : 1,
               sizeof(mq_publish_result)))
         return no_memory(ctx);
@@ -113,6 +122,33 @@ int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const 
     if (wait_ms) atomic_fetch_sub(&g_blocked, 1);
     ctx->count = published;
     return done(s, ctx);
+}
+
+mqpy_batch *mqpy_batch_new(const char *vdata, const size_t *vlens, const char *kdata,
+                           const int64_t *klens, const size_t *hcounts, const char *hdata,
+                           const size_t *hlens, size_t count) {
+    size_t nheaders = 0;
+    if (hcounts)
+        for (size_t i = 0; i < count; ++i) nheaders += hcounts[i];
+    mqpy_batch *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->records = malloc((count ? count : 1) * sizeof(mq_record));
+    b->headers = malloc((nheaders ? nheaders : 1) * sizeof(mq_header));
+    b->results = malloc((count ? count : 1) * sizeof(mq_publish_result));
+    if (!b->records || !b->headers || !b->results) {
+        mqpy_batch_free(b);
+        return NULL;
+    }
+    pack_records(b->records, b->headers, vdata, vlens, kdata, klens, hcounts, hdata, hlens, count);
+    return b;
+}
+
+void mqpy_batch_free(mqpy_batch *b) {
+    if (!b) return;
+    free(b->records);
+    free(b->headers);
+    free(b->results);
+    free(b);
 }
 
 /* ---- Ctrl-C ------------------------------------------------------------------------------ */
@@ -192,6 +228,13 @@ void mqpy_assignor(void *user, int32_t partitions, const char *const *member_ids
     for (int32_t p = 0; p < partitions; ++p) owner_out[p] = member_count > 0 ? p % member_count : 0;
     if (atomic_load(&g_shutdown)) return;
     _mqpy_py_assignor(user, partitions, member_ids, member_count, owner_out);
+}
+
+void mqpy_done(void *user, mq_status status) {
+    /* Counted from before the call (tools/gen_cffi.py): done may run before it returned. */
+    atomic_fetch_sub(&g_blocked, 1);
+    if (atomic_load(&g_shutdown)) return; /* nobody is left to tell */
+    _mqpy_py_done(user, (int)status, status != MQ_OK ? mq_last_error() : "");
 }
 
 /* ---- manual clock ------------------------------------------------------------------------ */

@@ -66,6 +66,27 @@ void mqpy_rebalance(void *user, mq_member *member, int64_t generation);
 void mqpy_assignor(void *user, int32_t partitions, const char *const *member_ids,
                    int32_t member_count, int32_t *owner_out);
 
+/* ---- asynchronous calls (mq 1.4) ---- */
+/* The done of every *_async call the binding makes (user: the call's cffi handle). Runs on the
+ * broker's completer thread: takes the call off mqpy_blocked_calls(), reads mq_last_error()
+ * there (it belongs to that thread) and hands status and text to Python, unless the interpreter
+ * is shutting down (mqpy_set_shutdown: then nothing enters Python). */
+void mqpy_done(void *user, mq_status status);
+
+/* A batch of records for mq_topic_publish_batch_async, packed as mqpy_publish_many packs its
+ * own (the pointers go into vdata, kdata and hdata, which the caller keeps until done), with
+ * its own results: unlike the per-thread scratch, it lives as long as the pending call. */
+typedef struct mqpy_batch {
+    mq_record *records;
+    mq_header *headers;
+    mq_publish_result *results;
+    size_t published;
+} mqpy_batch;
+mqpy_batch *mqpy_batch_new(const char *vdata, const size_t *vlens, const char *kdata,
+                           const int64_t *klens, const size_t *hcounts, const char *hdata,
+                           const size_t *hlens, size_t count);
+void mqpy_batch_free(mqpy_batch *b);
+
 /* ---- manual clock ---- */
 typedef struct mqpy_clock mqpy_clock;
 mqpy_clock *mqpy_clock_new(int64_t start_ns);

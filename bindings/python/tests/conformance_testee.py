@@ -10,13 +10,15 @@ The reference is tests/conformance/testee/testee.c; this file follows it request
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import gc
 import os
 import re
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import mq
@@ -161,6 +163,19 @@ def polled(poll: Callable[[], list[mq.Message]]) -> list[str]:
         msgs = poll()
     except mq.MQError as e:
         return [*failed(e), "count=0"]
+    return polled_reply(msgs)
+
+
+async def polled_async(poll: Awaitable[list[mq.Message]]) -> list[str]:
+    """:func:`polled` of a poll's native asynchronous form."""
+    try:
+        msgs = await poll
+    except mq.MQError as e:
+        return [*failed(e), "count=0"]
+    return polled_reply(msgs)
+
+
+def polled_reply(msgs: list[mq.Message]) -> list[str]:
     out = ["MQ_OK"] if msgs else ["MQ_TIMEOUT", "error="]
     out.append(f"count={len(msgs)}")
     for m in msgs:
@@ -260,6 +275,44 @@ class Background:
         self.token = mq.CancelToken()
         self.reply: str | None = None  # set once, when the call has returned
         self.thread: threading.Thread | None = None
+        # A call started with start=: the binding's coroutine, run on the testee's one loop.
+        self.future: concurrent.futures.Future[list[str]] | None = None
+
+
+# The verbs that take start=NAME (subscribe's start= is its start position).
+STARTABLE = ("publish", "publish_batch", "poll", "ack_poll")
+
+
+class Loop:
+    """One asyncio loop on one thread for every started call (no thread per call)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="asyncio", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, list[str]]) -> concurrent.futures.Future[list[str]]:
+        """Starts coro as a task and returns once its first step ran: the call is then made
+        (and an ack-then-poll's ack stands), as the C testee's start is."""
+        started = threading.Event()
+        out: concurrent.futures.Future[list[str]] = concurrent.futures.Future()
+
+        def copy(task: asyncio.Task[list[str]]) -> None:
+            if task.cancelled():
+                out.cancel()
+            elif task.exception() is not None:
+                out.set_exception(task.exception())
+            else:
+                out.set_result(task.result())
+
+        def begin() -> None:
+            task = self.loop.create_task(coro)
+            task.add_done_callback(copy)
+            self.loop.call_soon(started.set)  # after the task's first step (FIFO)
+
+        self.loop.call_soon_threadsafe(begin)
+        started.wait()
+        return out
 
 
 # ---- the world of one scenario -----------------------------------------------------------------
@@ -273,6 +326,7 @@ class World:
         self.named: dict[str, Push | Joined | Background] = {}
         self.kafka = kafka_bootstrap()
         self.kafka_topics: list[str] = []  # created on the cluster: deleted by end
+        self.aio: Loop | None = None
 
     def b(self) -> mq.Broker:
         if self.broker is None:
@@ -297,6 +351,8 @@ class World:
             req = Request(line)
             if req.has("async"):
                 return self.start_background(req)
+            if req.verb in STARTABLE and req.has("start"):
+                return self.start_native(req)
             return " ".join(self.run(req, None))
         except Refused as e:
             return "testee_error detail=" + enc_s(str(e))
@@ -318,6 +374,40 @@ class World:
         bg.thread = threading.Thread(target=main, name=req.text("async"))
         bg.thread.start()
         return "MQ_OK"
+
+    def start_native(self, req: Request) -> str:
+        """The call through the binding's native asynchronous form (``*_async``), with a fresh
+        cancel token, on the testee's loop; its reply is built where the call ends."""
+        bg = Background()
+        self.add(req.text("start"), bg)
+        if self.aio is None:
+            self.aio = Loop()
+
+        async def main() -> list[str]:
+            try:
+                return await self.run_async(req, bg.token)
+            except asyncio.CancelledError:
+                return ["MQ_CANCELLED", "error="]
+
+        def finished(f: concurrent.futures.Future[list[str]]) -> None:
+            try:
+                bg.reply = " ".join(f.result())
+            except Refused as e:
+                bg.reply = "testee_error detail=" + enc_s(str(e))
+            except BaseException as e:
+                bg.reply = "testee_error detail=" + enc_s(f"{type(e).__name__}: {e}")
+
+        bg.future = self.aio.run(main())
+        bg.future.add_done_callback(finished)
+        return "MQ_OK"
+
+    async def run_async(self, req: Request, cancel: mq.CancelToken) -> list[str]:
+        verb = getattr(self, "a_" + req.verb)
+        try:
+            out: list[str] = await verb(req, cancel)
+            return out
+        except mq.MQError as e:
+            return failed(e)
 
     def run(self, req: Request, cancel: mq.CancelToken | None) -> list[str]:
         verb = getattr(self, "v_" + req.verb, None)
@@ -464,6 +554,65 @@ class World:
         b = self.b()
         return polled(
             lambda: b.ack_poll(
+                req.text("topic"),
+                req.text("group"),
+                req.integer("partition"),
+                req.integer("offset"),
+                max=req.integer("max"),
+                timeout=timeout(req.integer("wait")),
+                cancel=cancel,
+            )
+        )
+
+    # ---- the same through the native asynchronous forms (start=NAME) ---------------------------
+
+    async def a_publish(self, req: Request, cancel: mq.CancelToken) -> list[str]:
+        recs = self.records(req)
+        if len(recs) != 1:
+            raise Refused("publish takes one record")
+        value, key, headers = recs[0]
+        p, o = await self.b().publish_async(
+            req.text("topic"),
+            value,
+            key=key,
+            headers=headers,
+            timeout=timeout(req.integer("wait")),
+            cancel=cancel,
+        )
+        return ["MQ_OK", f"partition={p}", f"offset={o}"]
+
+    async def a_publish_batch(self, req: Request, cancel: mq.CancelToken) -> list[str]:
+        items: list[bytes | mq.Record] = [
+            v if k is None and not h else mq.Record(v, k, h) for v, k, h in self.records(req)
+        ]
+        try:
+            results = await self.b().publish_many_async(
+                req.text("topic"), items, timeout=timeout(req.integer("wait")), cancel=cancel
+            )
+            out = ["MQ_OK", f"published={len(results)}"]
+        except mq.MQError as e:
+            out = failed(e)
+            published = getattr(e, "published", None)
+            if published is not None:
+                out.append(f"published={published}")
+            results = getattr(e, "results", [])
+        return out + [f"result={p}:{o}" for p, o in results]
+
+    async def a_poll(self, req: Request, cancel: mq.CancelToken) -> list[str]:
+        return await polled_async(
+            self.b().poll_async(
+                req.text("topic"),
+                req.text("group"),
+                req.integer("partition"),
+                max=req.integer("max"),
+                timeout=timeout(req.integer("wait")),
+                cancel=cancel,
+            )
+        )
+
+    async def a_ack_poll(self, req: Request, cancel: mq.CancelToken) -> list[str]:
+        return await polled_async(
+            self.b().ack_poll_async(
                 req.text("topic"),
                 req.text("group"),
                 req.integer("partition"),
@@ -721,6 +870,9 @@ class World:
         for obj in objs:
             if isinstance(obj, Background) and obj.thread is not None:
                 obj.thread.join()
+            if isinstance(obj, Background) and obj.future is not None:
+                # Closing the broker completed every pending one (MQ_CLOSED): none may be left.
+                concurrent.futures.wait([obj.future])
         for obj in objs:
             try:
                 if isinstance(obj, Push) and obj.sub is not None:

@@ -227,7 +227,7 @@ def test_version_is_checked_and_exposed() -> None:
     from mq import _native
 
     assert mq.LIBRARY_VERSION == "1.4.0"
-    assert _native.BUILT_VERSION == _native.RUNTIME_VERSION == 1_003_000
+    assert _native.BUILT_VERSION == _native.RUNTIME_VERSION == 1_004_000
     # The package's version (pyproject.toml, as installed) is the library's it wraps.
     assert mq.__version__ == importlib.metadata.version("mq") == "1.4.0"
     _native._check_version(1_000_000, 1_002_003)

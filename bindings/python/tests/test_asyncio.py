@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
+from collections.abc import Coroutine
+from typing import Any
 
 import pytest
-from conftest import blocked_calls
+from conftest import blocked_calls, wait_until
 
 import mq
+from mq._asyncio import pending_calls
 
 
 async def _until(cond: object, timeout: float = 10.0) -> None:
@@ -100,3 +105,216 @@ async def test_stream_delivers_everything_at_least_once(broker: mq.Broker) -> No
                 break
         await producer
     assert seen == {f"{i}".encode() for i in range(60)}
+
+
+# ---- mq's asynchronous calls (mq 1.4): no thread per pending call -------------------------------
+
+
+def _threads() -> int:
+    """The process's OS threads (library threads included)."""
+    return len(os.listdir("/proc/self/task"))
+
+
+async def _turn() -> None:
+    """One turn of the loop (not a timed wait): tasks just created run to their first await."""
+    await asyncio.sleep(0)
+
+
+@pytest.mark.asyncio
+async def test_a_pending_poll_is_completed_by_a_later_publish(broker: mq.Broker) -> None:
+    broker.create_topic("t", partitions=2)
+    broker.subscribe("t", "g")
+    poll = asyncio.create_task(broker.poll_async("t", "g", 1, max=5))
+    await _turn()
+    assert pending_calls() == 1 and blocked_calls() == 1  # pending in mq, no thread waiting
+    assert not poll.done()
+    key = next(k for k in (b"a", b"b", b"c", b"d") if mq.key_partition(k, 2) == 1)
+    await broker.publish_many_async("t", [mq.Record(b"v", key, [(b"h", b"1")])])
+    msgs = await asyncio.wait_for(poll, 10)
+    assert [(m.partition, m.value, m.headers) for m in msgs] == [(1, b"v", ((b"h", b"1"),))]
+    assert pending_calls() == 0 and blocked_calls() == 0
+    # ack then poll: the ack stands at once, the poll waits for the next message.
+    again = asyncio.create_task(broker.ack_poll_async("t", "g", 1, msgs[0].offset, max=5))
+    await _turn()
+    assert broker.group_info("t", "g", 1).committed == 1
+    assert pending_calls() == 1
+    assert await broker.publish_async("t", b"next", key=key) == (1, 1)
+    got = await asyncio.wait_for(again, 10)
+    assert [(m.partition, m.offset, m.value) for m in got] == [(1, 1, b"next")]
+
+
+@pytest.mark.asyncio
+async def test_a_publish_pending_on_a_full_partition_is_completed_by_an_ack(
+    broker: mq.Broker,
+) -> None:
+    broker.create_topic("t", capacity=1)
+    broker.subscribe("t", "g")
+    await broker.publish_async("t", b"fill")
+    pub = asyncio.create_task(broker.publish_async("t", b"waits", key=b"k", headers=[(b"a", b"b")]))
+    await _turn()
+    assert pending_calls() == 1 and not pub.done()
+    assert broker.partition_info("t", 0).producer_waits == 1
+    (m,) = await broker.poll_async("t", "g", 0)
+    broker.ack("t", "g", 0, m.offset)
+    assert await asyncio.wait_for(pub, 10) == (0, 1)
+    batch = asyncio.create_task(broker.publish_many_async("t", [b"later"]))
+    await _turn()
+    assert pending_calls() == 1 and not batch.done()
+    (m,) = await broker.poll_async("t", "g", 0)
+    assert (m.key, m.value, m.headers) == (b"k", b"waits", ((b"a", b"b"),))
+    # The ack of the ack-then-poll makes the room the batch waits for; the poll gets it.
+    (m,) = await asyncio.wait_for(broker.ack_poll_async("t", "g", 0, 1), 10)
+    assert await asyncio.wait_for(batch, 10) == [(0, 2)]
+    assert (m.offset, m.value) == (2, b"later")
+    assert broker.partition_info("t", 0).producer_waits == 2
+
+
+@pytest.mark.asyncio
+async def test_deadlines_end_pending_calls(broker: mq.Broker) -> None:
+    broker.create_topic("t", capacity=1)
+    broker.subscribe("t", "g")
+    assert await broker.poll_async("t", "g", 0, timeout=0.02) == []
+    await broker.publish_async("t", b"fill")
+    with pytest.raises(mq.Full):
+        await broker.publish_async("t", b"no room", timeout=0.02)
+    with pytest.raises(mq.Full) as e:
+        await broker.publish_many_async("t", [b"a", b"b"], timeout=0.02)
+    assert e.value.published == 0  # type: ignore[attr-defined]
+    assert [o for _, o in e.value.results] == [-1, -1]  # type: ignore[attr-defined]
+    assert pending_calls() == 0
+
+
+@pytest.mark.asyncio
+async def test_cancel_by_task_and_by_token(broker: mq.Broker) -> None:
+    broker.create_topic("t", capacity=1)
+    broker.subscribe("t", "g")
+    poll = asyncio.create_task(broker.poll_async("t", "g", 0))
+    await _turn()
+    poll.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await poll
+    assert pending_calls() == 0  # the done ran before CancelledError went on
+    tok = mq.CancelToken()
+    poll = asyncio.create_task(broker.poll_async("t", "g", 0, cancel=tok))
+    await _turn()
+    tok.cancel()
+    with pytest.raises(mq.Cancelled) as e:
+        await poll
+    assert e.value.message  # the library's text, read on the completer thread
+    await broker.publish_async("t", b"fill")
+    tok.reset()
+    pub = asyncio.create_task(broker.publish_many_async("t", [b"x"], cancel=tok))
+    await _turn()
+    tok.cancel()
+    with pytest.raises(mq.Cancelled) as e:
+        await pub
+    assert e.value.published == 0  # type: ignore[attr-defined]
+    assert broker.partition_info("t", 0).end == 1
+
+
+@pytest.mark.asyncio
+async def test_a_coroutine_closed_unfinished_cancels_its_call(broker: mq.Broker) -> None:
+    broker.create_topic("t")
+    broker.subscribe("t", "g")
+    coro = broker.poll_async("t", "g", 0)
+    coro.send(None)  # its first step, as a task would run it: the call is pending
+    assert pending_calls() == 1
+    coro.close()  # what destroying its task does; what mq uses stays until the done
+    await _until(lambda: pending_calls() == 0)
+    broker.publish("t", b"for the next poll")
+    assert [m.value for m in await broker.poll_async("t", "g", 0)] == [b"for the next poll"]
+
+
+@pytest.mark.asyncio
+async def test_close_completes_pending_calls_with_closed() -> None:
+    b = mq.Broker()
+    b.create_topic("t", partitions=3, capacity=1)
+    b.subscribe("t", "g")
+    p0 = b.publish("t", b"fill", key=b"k")[0]
+    calls: list[Coroutine[Any, Any, object]] = [
+        b.poll_async("t", "g", p) for p in range(3) if p != p0
+    ]
+    calls.append(b.publish_async("t", b"x", key=b"k"))
+    calls.append(b.publish_many_async("t", [(b"k", b"y")]))
+    tasks = [asyncio.create_task(c) for c in calls]
+    await _turn()
+    assert pending_calls() == 4
+    b.close()  # returns once every done ran
+    assert pending_calls() == 0
+    for t in tasks:
+        with pytest.raises(mq.Closed):
+            await t
+    with pytest.raises(mq.Closed):
+        await b.poll_async("t", "g", 0)
+
+
+@pytest.mark.asyncio
+async def test_a_thousand_pending_polls_add_no_thread(broker: mq.Broker) -> None:
+    broker.create_topic("t", partitions=100)
+    for g in range(10):
+        broker.subscribe("t", f"g{g}")
+    tasks = {(0, 0): asyncio.create_task(broker.poll_async("t", "g0", 0))}
+    await _turn()  # the completer thread exists now
+    base = _threads()
+    for g in range(10):
+        for p in range(100):
+            if (g, p) != (0, 0):
+                tasks[g, p] = asyncio.create_task(broker.poll_async("t", f"g{g}", p))
+    await _turn()
+    assert pending_calls() == 1000 and blocked_calls() == 1000
+    with_pending = _threads()
+    assert with_pending == base, (base, with_pending)
+    await broker.publish_many_async("t", [b"v"] * 100)  # keyless: round robin
+    fed = {p for p in range(100) if broker.partition_info("t", p).end > 0}
+    assert fed
+    woken = [t for (_, p), t in tasks.items() if p in fed]
+    for got in await asyncio.wait_for(asyncio.gather(*woken), 30):
+        assert [m.value for m in got] == [b"v"]
+    assert _threads() == base
+    rest = [t for (_, p), t in tasks.items() if p not in fed]
+    for t in rest:
+        t.cancel()
+    await asyncio.gather(*rest, return_exceptions=True)
+    assert pending_calls() == 0 and _threads() == base
+    print(f"threads: {base} with 1 pending call, {with_pending} with 1000")
+
+
+@pytest.mark.asyncio
+async def test_messages_larger_than_the_buffer() -> None:
+    # Each larger than any buffer before (MQ_ERR_TOO_LARGE, then the same poll with room); the
+    # second after an ack-then-poll's ack, which stands.
+    with mq.Broker(max_message_bytes=1 << 20) as b:
+        b.create_topic("t")
+        b.subscribe("t", "g")
+        poll = asyncio.create_task(b.poll_async("t", "g", 0, max=1))
+        await _turn()
+        big = bytes(range(256)) * 1024
+        bigger = big * 3
+        b.publish_many("t", [big, bigger])
+        (m,) = await asyncio.wait_for(poll, 10)
+        assert m.value == big
+        (m,) = await b.ack_poll_async("t", "g", 0, 0, max=1)
+        assert (m.offset, m.value) == (1, bigger)
+        assert b.group_info("t", "g", 0).committed == 1
+
+
+def test_loops_in_two_threads_at_once(broker: mq.Broker) -> None:
+    broker.create_topic("t", partitions=2)
+    broker.subscribe("t", "g")
+    out: dict[int, list[bytes]] = {}
+
+    def run(p: int) -> None:
+        async def main() -> list[bytes]:
+            return [m.value for m in await broker.poll_async("t", "g", p)]
+
+        out[p] = asyncio.run(main())
+
+    threads = [threading.Thread(target=run, args=(p,)) for p in range(2)]
+    for t in threads:
+        t.start()
+    wait_until(lambda: pending_calls() == 2, what="two pending polls")
+    for p in range(2):
+        broker.publish("t", f"{p}".encode(), key=None)
+    for t in threads:
+        t.join(10)
+    assert out == {0: [b"0"], 1: [b"1"]}

@@ -76,6 +76,52 @@ CASES = {
         b.create_topic("t")
         assert [m.value for m in kept] == [b"kept"]
         """,
+    "asynchronous calls pending in a loop that is gone": """
+        import asyncio, gc, mq
+        from mq._asyncio import pending_calls
+        b = mq.Broker()
+        b.create_topic("t", partitions=4, capacity=1)
+        b.subscribe("t", "g")
+        b.publish("t", b"fill", key=b"k")
+        full = mq.key_partition(b"k", 4)
+        loop = asyncio.new_event_loop()
+        tasks = [loop.create_task(b.poll_async("t", "g", p)) for p in range(4) if p != full]
+        tasks.append(loop.create_task(b.publish_async("t", b"x", key=b"k")))
+        loop.run_until_complete(asyncio.sleep(0))  # one turn: every call is pending in mq
+        assert pending_calls() == 4, pending_calls()
+        loop.close()  # its tasks never finish; the exit's close completes the calls
+        del tasks, loop
+        gc.collect()
+        """,
+    "asynchronous calls pending in a daemon thread's running loop": """
+        import asyncio, threading, mq
+        from mq._asyncio import pending_calls
+        b = mq.Broker()
+        b.create_topic("t", partitions=8)
+        b.subscribe("t", "g")
+        loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, daemon=True).start()
+        futs = [asyncio.run_coroutine_threadsafe(b.poll_async("t", "g", p), loop)
+                for p in range(8)]
+        while pending_calls() < 8:
+            pass
+        """,
+    "an unfinished coroutine dropped with its broker": """
+        import asyncio, gc, mq
+        async def main():
+            b = mq.Broker()
+            b.create_topic("t")
+            b.subscribe("t", "g")
+            coro = b.poll_async("t", "g", 0)
+            task = asyncio.ensure_future(coro)
+            await asyncio.sleep(0)
+            del b, coro
+            gc.collect()
+            return task
+        loop = asyncio.new_event_loop()
+        task = loop.run_until_complete(main())
+        gc.collect()
+        """,
     "a handler still running at exit": """
         import threading, mq
         b = mq.Broker()

@@ -36,6 +36,7 @@ typedef unsigned long uint64_t;
 CALLBACKS = [
     ("int", "_mqpy_py_handler", "void *user, const mq_message *msg"),
     ("void", "_mqpy_py_user_free", "void *user"),
+    ("void", "_mqpy_py_done", "void *user, int status, const char *err"),
     ("void", "_mqpy_py_rebalance", "void *user, mq_member *member, int64_t generation"),
     (
         "void",
@@ -126,7 +127,16 @@ def main() -> None:
         params = ", ".join([*decls, "mqpy_ctx *ctx"])
         cdef.append(f"int {wrapper_name(name)}({params});")
         call = f"mq_status s = {name}({', '.join(names)});"
-        if "wait_ms" in names:
+        fails = "s != MQ_OK"
+        if name.endswith("_async"):
+            # Pending calls count as blocked until their done (mqpy_done) takes them off.
+            call = (
+                "atomic_fetch_add(&g_blocked, 1);\n"
+                f"    {call}\n"
+                "    if (s != MQ_PENDING) atomic_fetch_sub(&g_blocked, 1);"
+            )
+            fails = "s != MQ_OK && s != MQ_PENDING"
+        elif "wait_ms" in names:
             # mqpy_blocked_calls(): the tests' way to know a call is waiting in C.
             call = (
                 "if (wait_ms) atomic_fetch_add(&g_blocked, 1);\n"
@@ -136,7 +146,7 @@ def main() -> None:
         source.append(
             f"static int {wrapper_name(name)}({params})\n"
             f"{{\n    {call}\n"
-            f"    if (s != MQ_OK) set_err(ctx, mq_last_error());\n    return (int)s;\n}}"
+            f"    if ({fails}) set_err(ctx, mq_last_error());\n    return (int)s;\n}}"
         )
     with open(os.path.join(args.native, "mqpy.c")) as f:
         helpers = f.read()

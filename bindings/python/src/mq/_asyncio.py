@@ -1,9 +1,17 @@
 """asyncio: awaitable polls and publishes, and an async iterator over a push subscription.
 
-A call that can complete at once does so on the event loop's thread. One that must wait runs
-in a thread of the binding's own pool (so waits never occupy the loop's default executor), with
-a cancel token: cancelling the task triggers the token, the C call returns at once, and the
-task sees ``CancelledError``.
+The awaitable calls are mq's asynchronous calls (mq 1.4, ``mq_*_async``): a call that can
+complete at once does so on the event loop's thread; one that must wait is left pending in the
+library, with no thread of its own, and the broker's one completer thread calls back
+(``mqpy_done`` -> :func:`_mqpy_py_done`) when it ends, which resolves an ``asyncio`` future
+through ``loop.call_soon_threadsafe``. What the library writes or reads while the call is
+pending (buffers, outputs, names, key, value, headers, the cancel token) belongs to a
+:class:`_Call` that the registry ``_calls`` holds until that callback ran, whatever became of
+the coroutine. Cancelling the task triggers the call's cancel token and waits for the callback
+before ``CancelledError`` goes on.
+
+Only the Kafka engine, which has no asynchronous calls (``MQ_ERR_UNSUPPORTED``), still waits in
+a thread of the binding's own pool (:func:`run_waiting`); so does :meth:`Stream.aclose`.
 """
 
 from __future__ import annotations
@@ -11,18 +19,33 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import sys
 import threading
 from collections.abc import Sequence
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from mq._handles import BrokerCore, CancelToken
+from mq._hooks import report
+from mq._native import PollBuffer, ctx, ffi, lib
 from mq._push import Subscription
 from mq._types import Message
 from mq.errors import Cancelled
 
-__all__ = ["Stream", "run_waiting"]
+__all__ = [
+    "DONE",
+    "PENDING",
+    "Stream",
+    "pending_calls",
+    "poll_buffer",
+    "recycle",
+    "run_native",
+    "run_waiting",
+]
 
 T = TypeVar("T")
+
+PENDING: int = lib.MQ_PENDING
+DONE: Any = ffi.addressof(lib, "mqpy_done")
 
 _pool_lock = threading.Lock()
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
@@ -37,8 +60,9 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
 
 
 async def run_waiting(call: Callable[[CancelToken], T]) -> T:
-    """Runs ``call(token)`` in the pool; task cancellation cancels the token (and so the C
-    call) and waits for the thread to come back before raising ``CancelledError``."""
+    """Runs ``call(token)`` in the pool (the Kafka engine's way: it has no asynchronous calls);
+    task cancellation cancels the token (and so the C call) and waits for the thread to come
+    back before raising ``CancelledError``."""
     token = CancelToken()
     loop = asyncio.get_running_loop()
     fut = loop.run_in_executor(_executor(), call, token)
@@ -53,6 +77,147 @@ async def run_waiting(call: Callable[[CancelToken], T]) -> T:
         except Exception:  # the call failed anyway; the cancellation wins
             pass
         raise
+
+
+# ---- mq's asynchronous calls -------------------------------------------------------------------
+
+
+class _Call:
+    """One asynchronous call: what the library may use until its done ran (``keep``), and how
+    the done reaches the loop."""
+
+    __slots__ = ("finished", "fut", "handle", "keep", "loop", "message", "status")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, keep: Any) -> None:
+        self.loop = loop
+        # Made once the call is pending (on the loop's thread, before resolve can run there).
+        self.fut: asyncio.Future[None] | None = None
+        self.keep = keep
+        self.handle = ffi.new_handle(self)
+        self.status = PENDING
+        self.message = ""
+        self.finished = False
+
+    def resolve(self) -> None:  # on the loop's thread
+        if self.fut is not None and not self.fut.done():
+            self.fut.set_result(None)
+
+
+# Every call the library may still complete. The done callback takes its call out; nothing else
+# does while the call is pending (not the end of its coroutine, not garbage collection).
+_calls: set[_Call] = set()
+
+
+def pending_calls() -> int:
+    """Asynchronous calls the library has not completed yet (for tests)."""
+    return len(_calls)
+
+
+def _on_done_error(exc_type: Any, exc: Any, tb: Any) -> None:
+    report(exc if exc is not None else exc_type(), "an mq asynchronous call's completion failed")
+
+
+@ffi.def_extern(onerror=_on_done_error)  # type: ignore[untyped-decorator]
+def _mqpy_py_done(user: Any, status: int, err: Any) -> None:
+    # On the broker's completer thread: record, hand over to the loop, never raise into C.
+    call: _Call = ffi.from_handle(user)
+    if status:
+        call.message = ffi.string(err).decode("utf-8", "replace")
+    call.status = status
+    call.finished = True
+    _calls.discard(call)
+    try:
+        call.loop.call_soon_threadsafe(call.resolve)
+    except RuntimeError:  # the loop is closed: nobody awaits the call any more
+        pass
+
+
+async def run_native(
+    start: Callable[[Any, Any, Any], int], keep: Any, cancel: CancelToken | None
+) -> tuple[int, str]:
+    """Starts an asynchronous call, ``start(user, token, ctx)`` (which passes :data:`DONE` and
+    ``user`` to the ``mqw_*_async`` wrapper), and returns its ``(status, message)`` once it has
+    ended. ``keep`` (with the token) stays referenced until the library is done with it. If the
+    task is cancelled, the token is triggered and the call's end awaited before
+    ``CancelledError`` goes on."""
+    loop = asyncio.get_running_loop()
+    tok = _take_token() if cancel is None else cancel
+    call = _Call(loop, (keep, tok))
+    c = ctx()
+    _calls.add(call)  # before the call: its done may run before it returns MQ_PENDING
+    try:
+        s = start(call.handle, tok._ptr, c)
+    except BaseException:
+        _calls.discard(call)
+        raise
+    if s != PENDING:  # done never runs
+        _calls.discard(call)
+        if cancel is None:
+            _give_token(tok)
+        return s, ffi.string(c.err).decode("utf-8", "replace") if s else ""
+    call.fut = loop.create_future()
+    try:
+        await call.fut
+    except asyncio.CancelledError:
+        tok.cancel()
+        while not call.finished:
+            # The future the done resolves (it reads call.fut when it runs, on this thread).
+            call.fut = loop.create_future()
+            try:
+                await call.fut
+            except asyncio.CancelledError:
+                pass  # cancelled again: the buffers still wait for the done
+        raise
+    except GeneratorExit:
+        # The coroutine is closed unfinished (its task destroyed with its loop): nobody can
+        # await the done, which the registry still waits for; the call need not go on. Not
+        # once the interpreter finalizes: the exit's close has ended every call by then, and
+        # what the token's finalizer frees may already be gone.
+        if not call.finished and not sys.is_finalizing():
+            tok.cancel()
+        raise
+    if cancel is None:
+        _give_token(tok)  # the library let go of it with the done
+    return call.status, call.message
+
+
+# Tokens of finished calls that were never triggered, for the next calls (a token costs an
+# allocation and a finalizer).
+_tokens: list[CancelToken] = []
+
+
+def _take_token() -> CancelToken:
+    try:
+        return _tokens.pop()
+    except IndexError:
+        return CancelToken()
+
+
+def _give_token(tok: CancelToken) -> None:
+    if len(_tokens) < 64:
+        _tokens.append(tok)
+
+
+_spare_lock = threading.Lock()
+_spare: list[PollBuffer] = []
+_SPARE_MAX = 16
+_SPARE_CAP = 1 << 20  # a larger buffer (a rare large message) is not kept
+
+
+def poll_buffer() -> PollBuffer:
+    """A copying-poll buffer of its own for one pending poll (recycled by :func:`recycle`)."""
+    with _spare_lock:
+        if _spare:
+            return _spare.pop()
+    # Smaller than a thread's first buffer: many may be pending at once. It grows as a
+    # thread's does (PollBuffer.after, and to what a message needs) and is recycled grown.
+    return PollBuffer(8 << 10)
+
+
+def recycle(pb: PollBuffer) -> None:
+    with _spare_lock:
+        if len(_spare) < _SPARE_MAX and pb.cap <= _SPARE_CAP:
+            _spare.append(pb)
 
 
 class _Slot:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import weakref
 from array import array
@@ -10,7 +11,8 @@ from typing import Any, Callable, Optional, Union
 
 from mq import _convert as cv
 from mq import _lifecycle
-from mq._asyncio import Stream, run_waiting
+from mq._asyncio import DONE, Stream, recycle, run_native, run_waiting
+from mq._asyncio import poll_buffer as async_poll_buffer
 from mq._handles import CancelToken, ManualClock, seconds_ms, token
 from mq._member import Assignor, Member, RebalanceCallback
 from mq._native import PollBuffer, check, ctx, fail, ffi, lib, poll_buffer, publish_out
@@ -26,14 +28,16 @@ from mq._types import (
     TopicInfo,
 )
 from mq._wait import call_blocking, wait_ms
-from mq.errors import Closed, Full, InvalidArgument, MQError
+from mq.errors import Closed, InvalidArgument, MQError, error_for
 
 __all__ = ["Broker"]
 
 _TIMEOUT = lib.MQ_TIMEOUT
 _TOO_LARGE = lib.MQ_ERR_TOO_LARGE
+_UNSUPPORTED = lib.MQ_ERR_UNSUPPORTED
 _NULL = ffi.NULL
 _NS = 1_000_000_000
+max_ = max  # the builtin, where a parameter is called max
 _SIZE_T = next(t for t in "QLI" if array(t).itemsize == ffi.sizeof("size_t"))
 
 PublishItem = Union[Bytes, Record, tuple[Optional[Bytes], Bytes], tuple[Any, ...]]
@@ -670,12 +674,120 @@ class Broker:
         partition: int,
         max: int = 10,
         timeout: float | None = None,
+        cancel: CancelToken | None = None,
     ) -> list[Message]:
-        """:meth:`poll` without blocking the event loop; cancelling the task cancels the wait."""
-        got = self.poll(topic, group, partition, max, 0)
-        if got or timeout == 0:
+        """:meth:`poll` as a coroutine, on mq's asynchronous poll (mq 1.4): while it waits, no
+        thread is used (the broker's one completer thread ends it). Cancelling the task cancels
+        the wait and raises ``CancelledError`` (a message it took meanwhile is handed out again
+        when its lease ends); ``cancel`` (a :class:`mq.CancelToken`) raises :class:`mq.Cancelled`
+        unless the poll ended first."""
+        return await self._poll_native(topic, group, partition, None, max, timeout, cancel)
+
+    async def ack_poll_async(
+        self,
+        topic: str,
+        group: str,
+        partition: int,
+        offset: int,
+        max: int = 10,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[Message]:
+        """:meth:`ack_poll` as a coroutine (see :meth:`poll_async`): the ack is made as the
+        coroutine starts, before it waits, and stands whatever happens to the poll after (a
+        rejected ack raises :class:`mq.NotInFlight` and polls nothing)."""
+        return await self._poll_native(topic, group, partition, offset, max, timeout, cancel)
+
+    async def _poll_native(
+        self,
+        topic: str,
+        group: str,
+        partition: int,
+        offset: int | None,
+        max: int,
+        timeout: float | None,
+        cancel: CancelToken | None,
+    ) -> list[Message]:
+        token(cancel)  # the type check
+        # Names of their own: the library reads them until the call ends.
+        tn = ffi.new("char[]", cv.name(topic, "topic"))
+        gn = ffi.new("char[]", cv.name(group, "group"))
+        p = cv.int32(partition, "partition")
+        o = -1 if offset is None else cv.int64(offset, "offset")
+        n = cv.count(max, "max")
+        w = wait_ms(timeout)
+        h = self._h
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + w / 1000 if w > 0 else None
+        ack = offset is not None
+        pb = async_poll_buffer()
+        while True:
+
+            def start(
+                user: Any, tok: Any, c: Any, pb: PollBuffer = pb, w: int = w, ack: bool = ack
+            ) -> int:
+                if ack:
+                    return int(
+                        lib.mqw_group_ack_poll_copy_async(
+                            h,
+                            tn,
+                            gn,
+                            p,
+                            o,
+                            pb.mem,
+                            pb.cap,
+                            n,
+                            w,
+                            tok,
+                            pb.count,
+                            pb.needed,
+                            DONE,
+                            user,
+                            c,
+                        )
+                    )
+                return int(
+                    lib.mqw_group_poll_copy_async(
+                        h,
+                        tn,
+                        gn,
+                        p,
+                        pb.mem,
+                        pb.cap,
+                        n,
+                        w,
+                        tok,
+                        pb.count,
+                        pb.needed,
+                        DONE,
+                        user,
+                        c,
+                    )
+                )
+
+            s, message = await run_native(start, (self, tn, gn, pb), cancel)
+            if s == _UNSUPPORTED:  # the Kafka engine: its blocking poll, in the pool
+                if ack:
+                    return await run_waiting(
+                        lambda tok: self.ack_poll(topic, group, p, o, n, timeout, tok)
+                    )
+                return await run_waiting(lambda tok: self.poll(topic, group, p, n, timeout, tok))
+            if s != _TOO_LARGE:
+                break
+            # Nothing was handed out (an ack stands): the same poll with room for the message.
+            pb.resize(pb.needed[0])
+            ack = False
+            if deadline is not None:
+                w = max_(1, round((deadline - loop.time()) * 1000))
+        if s == 0:
+            got = cv.messages(pb, topic)
+            pb.after(len(got), n)
+            recycle(pb)
             return got
-        return await run_waiting(lambda tok: self.poll(topic, group, partition, max, timeout, tok))
+        recycle(pb)
+        if s == _TIMEOUT:
+            return []
+        raise error_for(s, message)
 
     async def publish_async(
         self,
@@ -684,17 +796,114 @@ class Broker:
         key: Bytes | None = None,
         headers: Iterable[tuple[Bytes, Bytes]] | None = None,
         timeout: float | None = None,
+        cancel: CancelToken | None = None,
     ) -> tuple[int, int]:
-        """:meth:`publish` without blocking the event loop; cancelling the task cancels the
-        wait (nothing is then appended)."""
-        if key is not None or timeout == 0:
-            # A keyed try cannot move the round robin: harmless when it finds no room.
-            try:
-                return self.publish(topic, value, key, headers, 0)
-            except Full:
-                if timeout == 0:
-                    raise
-        return await run_waiting(lambda tok: self.publish(topic, value, key, headers, timeout, tok))
+        """:meth:`publish` as a coroutine, on mq's asynchronous publish (mq 1.4): while the
+        partition is full it waits with no thread of its own. Cancelling the task cancels the
+        wait (nothing is then appended, unless the publish ended first) and raises
+        ``CancelledError``; ``cancel`` (a :class:`mq.CancelToken`) raises :class:`mq.Cancelled`
+        unless the publish ended first."""
+        token(cancel)
+        tn = ffi.new("char[]", cv.name(topic, "topic"))
+        v = cv.data(value, "value")
+        vb = ffi.from_buffer(v)
+        if key is None:
+            kb, kl = _NULL, 0
+        else:
+            kd = cv.data(key, "key")
+            kb, kl = ffi.from_buffer(kd), len(kd)
+        if headers is None:
+            ha, hc, hkeep = _NULL, 0, None
+        else:
+            ha, hc, hkeep = cv.headers(headers)
+        w = wait_ms(timeout)
+        po, oo = ffi.new("int32_t *"), ffi.new("int64_t *")
+        h = self._h
+
+        def start(user: Any, tok: Any, c: Any) -> int:
+            return int(
+                lib.mqw_topic_publish_async(
+                    h, tn, kb, kl, vb, len(v), ha, hc, w, tok, po, oo, DONE, user, c
+                )
+            )
+
+        s, message = await run_native(start, (self, tn, vb, kb, ha, hkeep, po, oo), cancel)
+        if s == _UNSUPPORTED:  # the Kafka engine: its blocking publish, in the pool
+            return await run_waiting(
+                lambda tok: self.publish(topic, value, key, headers, timeout, tok)
+            )
+        if s:
+            raise error_for(s, message)
+        return (po[0], oo[0])
+
+    async def publish_many_async(
+        self,
+        topic: str,
+        records: Iterable[PublishItem],
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[tuple[int, int]]:
+        """:meth:`publish_many` as a coroutine, on mq's asynchronous batch publish (mq 1.4): the
+        batch goes on partition by partition as room appears, with no thread of its own while it
+        waits. Failures carry ``results`` and ``published`` as :meth:`publish_many`'s do;
+        cancelling the task cancels the wait and raises ``CancelledError`` (what was appended
+        before stays)."""
+        token(cancel)
+        tn = ffi.new("char[]", cv.name(topic, "topic"))
+        recs = records if type(records) is list else list(records)
+        n = len(recs)
+        kd: bytes = b""
+        kl: Any = _NULL
+        hcs: Any = _NULL
+        hd: bytes = b""
+        hl: Any = _NULL
+        if set(map(type, recs)) <= {bytes}:
+            vd = b"".join(recs)  # type: ignore[arg-type]
+            vl = ffi.new("size_t[]", [len(r) for r in recs])
+        else:
+            vd, vl, kd, kl, hcs, hd, hl = _pack_records(recs)
+        # The records point into these: referenced until the call ends.
+        vb, kb, hb = ffi.from_buffer(vd), ffi.from_buffer(kd), ffi.from_buffer(hd)
+        batch = lib.mqpy_batch_new(vb, vl, kb, kl, hcs, hb, hl, n)
+        if batch == _NULL:
+            raise MemoryError("mq: no memory for a batch")
+        batch = ffi.gc(batch, lib.mqpy_batch_free)
+        published = ffi.new("size_t *")
+        w = wait_ms(timeout)
+        h = self._h
+
+        def start(user: Any, tok: Any, c: Any) -> int:
+            return int(
+                lib.mqw_topic_publish_batch_async(
+                    h,
+                    tn,
+                    batch.records,
+                    _RECORD,
+                    n,
+                    w,
+                    tok,
+                    batch.results,
+                    _RESULT,
+                    published,
+                    DONE,
+                    user,
+                    c,
+                )
+            )
+
+        keep = (self, tn, vb, kb, hb, vl, kl, hcs, hl, batch, published)
+        s, message = await run_native(start, keep, cancel)
+        if s == _UNSUPPORTED:  # the Kafka engine: its blocking publish, in the pool
+            return await run_waiting(lambda tok: self.publish_many(topic, recs, timeout, tok))
+        if s == 0:
+            return _results_at(batch.results, n)
+        e = error_for(s, message)
+        if s in (lib.MQ_FULL, lib.MQ_CLOSED, lib.MQ_CANCELLED) or published[0]:
+            e.results = _results_at(batch.results, n)  # type: ignore[attr-defined]
+        else:
+            e.results = [(-1, -1)] * n  # type: ignore[attr-defined]
+        e.published = int(published[0])  # type: ignore[attr-defined]
+        raise e
 
     def stream(
         self,
@@ -723,13 +932,21 @@ class Broker:
 
 
 _RESULT = ffi.sizeof("mq_publish_result")
+_RECORD = ffi.sizeof("mq_record")
 _RESULT_PARTITION = ffi.offsetof("mq_publish_result", "partition") // 4
 _RESULT_OFFSET = ffi.offsetof("mq_publish_result", "offset") // 8
 
 
 def _results(c: Any, n: int) -> list[tuple[int, int]]:
     """(partition, offset) per record of the batch publish that wrote c.pubres."""
-    mv = memoryview(ffi.buffer(c.pubres, n * _RESULT))
+    return _results_at(c.pubres, n)
+
+
+def _results_at(pubres: Any, n: int) -> list[tuple[int, int]]:
+    """(partition, offset) per record of the batch publish that wrote the results at pubres."""
+    if n == 0:
+        return []
+    mv = memoryview(ffi.buffer(pubres, n * _RESULT))
     parts = mv.cast("i")[_RESULT_PARTITION :: _RESULT // 4].tolist()
     return list(zip(parts, mv.cast("q")[_RESULT_OFFSET :: _RESULT // 8].tolist()))
 

@@ -59,10 +59,10 @@ class PollBuffer:
     i32: memoryview[int]
     u32: memoryview[int]
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int = _FIRST_CAP) -> None:
         self.count = ffi.new("size_t *")
         self.needed = ffi.new("size_t *")
-        self.resize(_FIRST_CAP)
+        self.resize(cap)
 
     def resize(self, cap: int) -> None:
         # uint64_t[]: the 8-byte alignment mq asks for.

@@ -32,6 +32,7 @@ __all__ = [
     "NotInFlight",
     "OffsetOutOfRange",
     "PartitionOwned",
+    "Pending",
     "Rebalanced",
     "TimedOut",
     "TooLarge",
@@ -83,6 +84,13 @@ class Rebalanced(MQError):
     """MQ_REBALANCED: the group's generation changed; call ``member.assignment()`` and go on."""
 
     status, status_name = 5, "MQ_REBALANCED"
+
+
+class Pending(MQError):
+    """MQ_PENDING (mq 1.4): what an asynchronous call returns while it goes on; the binding's
+    awaitables wait for its end instead, so this is never raised by them."""
+
+    status, status_name = 6, "MQ_PENDING"
 
 
 class InvalidArgument(MQError, ValueError):
@@ -186,6 +194,7 @@ _BY_STATUS: dict[int, type[MQError]] = {
         Closed,
         Cancelled,
         Rebalanced,
+        Pending,
         InvalidArgument,
         NoSuchTopic,
         NoSuchGroup,
