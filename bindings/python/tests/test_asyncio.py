@@ -318,3 +318,50 @@ def test_loops_in_two_threads_at_once(broker: mq.Broker) -> None:
     for t in threads:
         t.join(10)
     assert out == {0: [b"0"], 1: [b"1"]}
+
+
+@pytest.mark.asyncio
+async def test_consume_iterates_a_partition_and_the_caller_acks(broker: mq.Broker) -> None:
+    broker.create_topic("t")
+    broker.subscribe("t", "g")
+    for v in (b"a", b"b", b"c"):
+        broker.publish("t", v)
+    messages = broker.consume("t", "g", 0, max=2)
+    seen = []
+    async for m in messages:
+        seen.append(m.value)
+        if m.value == b"b":
+            messages.ack(m)  # a and b; c stays in flight
+        if len(seen) == 3:
+            break
+    assert seen == [b"a", b"b", b"c"]
+    info = broker.group_info("t", "g", 0)
+    assert (info.committed, info.next) == (2, 3)
+
+    # The next message is waited for without a thread, and the broker's close ends the loop.
+    async def rest() -> list[bytes]:
+        return [m.value async for m in broker.consume("t", "g", 0)]
+
+    task = asyncio.create_task(rest())
+    await _until(lambda: pending_calls() == 1)
+    broker.publish("t", b"d")
+    await _until(lambda: broker.group_info("t", "g", 0).next == 4)
+    await _until(lambda: pending_calls() == 1)
+    broker.close()
+    assert await asyncio.wait_for(task, 10) == [b"d"]
+
+
+@pytest.mark.asyncio
+async def test_consume_ends_when_the_group_goes(broker: mq.Broker) -> None:
+    broker.create_topic("t")
+    broker.subscribe("t", "g")
+
+    async def drain() -> int:
+        return len([m async for m in broker.consume("t", "g", 0)])
+
+    task = asyncio.create_task(drain())
+    await _until(lambda: pending_calls() == 1)
+    broker.unsubscribe("t", "g")
+    assert await asyncio.wait_for(task, 10) == 0
+    with pytest.raises(ValueError):
+        broker.consume("t", "g", 0, max=0)

@@ -13,6 +13,7 @@ from mq import _convert as cv
 from mq import _lifecycle
 from mq._asyncio import DONE, Stream, recycle, run_native, run_waiting
 from mq._asyncio import poll_buffer as async_poll_buffer
+from mq._consume import Messages
 from mq._handles import CancelToken, ManualClock, seconds_ms, token
 from mq._member import Assignor, Member, RebalanceCallback
 from mq._native import PollBuffer, check, ctx, fail, ffi, lib, poll_buffer, publish_out
@@ -904,6 +905,11 @@ class Broker:
             e.results = [(-1, -1)] * n  # type: ignore[attr-defined]
         e.published = int(published[0])  # type: ignore[attr-defined]
         raise e
+
+    def consume(self, topic: str, group: str, partition: int, *, max: int = 64) -> Messages:
+        """The group's messages of one partition as an async iterator, on the asynchronous
+        poll, acked when the caller says; see :class:`mq.Messages`."""
+        return Messages(self, topic, group, partition, max)
 
     def stream(
         self,
