@@ -96,6 +96,14 @@
 %typemap(directorin, descriptor="Ljava/nio/ByteBuffer;") jbytebuffer %{ $input = $1; %}
 %typemap(javadirectorin) jbytebuffer "$jniinput"
 
+// An asynchronous call's completion object (org.mq.AsyncCall), passed in as is; the facade
+// takes a global reference to it for as long as the call runs.
+%typemap(jni) jasynccall "jobject"
+%typemap(jtype) jasynccall "AsyncCall<?>"
+%typemap(jstype) jasynccall "AsyncCall<?>"
+%typemap(javain) jasynccall "$javainput"
+%typemap(in) jasynccall %{ $1 = $input; %}
+
 // The library thread's handler call must never see a Java exception: the hand-written sink
 // catches everything, and whatever still escapes (an error thrown while reporting) is cleared
 // here and the message nacked.

@@ -100,6 +100,22 @@ public:
     int64_t ackPollCopy(const char *topic, const char *group, int32_t partition, int64_t offset,
                         int64_t buf, int64_t cap, int32_t max, int64_t wait_ms,
                         CancelToken *cancel);
+    // The asynchronous calls (ABI 1.4, async.cpp): each starts the C *_async call with
+    // everything it points to copied into a per-call native block (the copy buffer of cap
+    // bytes, the outputs, the records with their bytes, the names), and a global reference to
+    // `call` (an org.mq.AsyncCall). The call's outcome goes to call.finish(...) once: on this
+    // thread before the method returns when the C call did not pend, else on the broker's
+    // completer thread (attached to the JVM as a daemon); the block and the reference go right
+    // after. cancel (the call's own token) is Java's, freed by Java after finish.
+    // pollAsync: mq_group_poll_copy_async, or with ack mq_group_ack_poll_copy_async of offset.
+    void pollAsync(JNIEnv *jenv, const char *topic, const char *group, int32_t partition, bool ack,
+                   int64_t offset, int64_t cap, int32_t max, int64_t wait_ms, CancelToken *cancel,
+                   jasynccall call);
+    // publishAsync: the `count` mq_records Java wrote at `records` (size bytes with their
+    // headers and bytes, pointers into that region), copied here; batch: the batch call (count
+    // may be any), else mq_topic_publish_async of the first record.
+    void publishAsync(JNIEnv *jenv, const char *topic, int64_t records, int64_t size, int32_t count,
+                      bool batch, int64_t wait_ms, CancelToken *cancel, jasynccall call);
     void ack(const char *topic, const char *group, int32_t partition, int64_t offset);
     void nack(const char *topic, const char *group, int32_t partition, int64_t delay_ms);
     void extendLease(const char *topic, const char *group, int32_t partition);

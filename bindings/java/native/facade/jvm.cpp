@@ -12,6 +12,8 @@ JavaVM *g_vm = nullptr;
 jclass g_exception_class = nullptr;  // org.mq.MqException (a global reference)
 jmethodID g_exception_create = nullptr;
 jmethodID g_from_native = nullptr;  // MqException.fromNative(byte[]): Java's UTF-8 decoder
+jclass g_async_class = nullptr;  // org.mq.AsyncCall (a global reference: keeps its method ID valid)
+jmethodID g_async_finish = nullptr;
 
 pthread_key_t g_detach_key;
 
@@ -40,6 +42,12 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *) {
     g_from_native =
         env->GetStaticMethodID(g_exception_class, "fromNative", "([B)Ljava/lang/String;");
     if (!g_exception_class || !g_exception_create || !g_from_native) return JNI_ERR;
+    jclass async = env->FindClass("org/mq/AsyncCall");
+    if (!async) return JNI_ERR;
+    g_async_class = static_cast<jclass>(env->NewGlobalRef(async));
+    env->DeleteLocalRef(async);
+    g_async_finish = env->GetMethodID(g_async_class, "finish", "(IJJLjava/nio/ByteBuffer;[BZ)V");
+    if (!g_async_class || !g_async_finish) return JNI_ERR;
     if (pthread_key_create(&g_detach_key, detach_thread) != 0) return JNI_ERR;
     return JNI_VERSION_1_8;
 }
@@ -47,6 +55,8 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *) {
 namespace mqj {
 
 JavaVM *jvm() { return g_vm; }
+
+jmethodID async_finish() { return g_async_finish; }
 
 JNIEnv *attach_current_thread(const char *name) {
     JNIEnv *env = nullptr;

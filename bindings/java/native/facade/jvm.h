@@ -12,6 +12,8 @@
 
 // A java.nio.ByteBuffer (direct) handed to Java; its own name so SWIG can map it.
 typedef jobject jbytebuffer;
+// An org.mq.AsyncCall handed to the native side (its own name so SWIG can map it).
+typedef jobject jasynccall;
 
 #ifndef SWIG
 namespace mqj {
@@ -33,6 +35,9 @@ void delete_director(Director *d) {
     delete d;
     after_director_delete();
 }
+
+// org.mq.AsyncCall.finish(int, long, long, ByteBuffer, byte[], boolean), looked up at load.
+jmethodID async_finish();
 
 // Throws org.mq.MqException.create(status, message) in env; the caller then returns to Java.
 void throw_java(JNIEnv *env, int status, const char *message, size_t len);

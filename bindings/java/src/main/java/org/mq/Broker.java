@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * An in-process, Kafka-shaped publish-subscribe log: topics of partitions, consumer groups
@@ -270,7 +271,7 @@ public final class Broker implements AutoCloseable {
         }
     }
 
-    private static BatchResult batchResult(long[] results) {
+    static BatchResult batchResult(long[] results) {
         int published = 0;
         for (int i = 1; i < results.length; i += 2) {
             if (results[i] >= 0) {
@@ -432,6 +433,73 @@ public final class Broker implements AutoCloseable {
         } finally {
             state.gate.exit();
         }
+    }
+
+    // ---- asynchronous calls (ABI 1.4) -------------------------------------------------------
+
+    /**
+     * {@link #publish(String, byte[], byte[], Duration)} without a waiting thread; see
+     * {@link #publishAsync(String, byte[], byte[], List, Duration)}.
+     *
+     * @since 1.4
+     */
+    public CompletableFuture<PublishResult> publishAsync(String topic, byte[] key, byte[] value, Duration wait) {
+        return publishAsync(topic, key, value, List.of(), wait);
+    }
+
+    /**
+     * {@link #publish(String, byte[], byte[], List, Duration) publish}, asynchronously: the
+     * future completes with what the blocking call returns, or exceptionally with what it
+     * throws ({@link MqFullException} when the wait ended with the partition still full,
+     * {@link MqClosedException} on shutdown, ...). Key, value and headers are copied before
+     * this returns. See "Asynchronous calls" in the README: no thread waits for the call
+     * (the broker's one completer thread completes it), {@link CompletableFuture#cancel
+     * cancel} ends it with a {@link java.util.concurrent.CancellationException}, and this
+     * method never throws (every failure completes the future).
+     *
+     * @since 1.4
+     */
+    public CompletableFuture<PublishResult> publishAsync(String topic, byte[] key, byte[] value,
+            List<Header> headers, Duration wait) {
+        return new AsyncCall.Publish(state, topic, key, value, headers).start(wait);
+    }
+
+    /**
+     * {@link #publishBatch publishBatch}, asynchronously (see {@link #publishAsync(String,
+     * byte[], byte[], List, Duration) publishAsync}). A batch that stopped part-way completes
+     * exceptionally with the exception's {@link MqException#partialBatch()} set.
+     *
+     * @since 1.4
+     */
+    public CompletableFuture<BatchResult> publishBatchAsync(String topic, List<PublishRecord> records,
+            Duration wait) {
+        return new AsyncCall.Batch(state, topic, records).start(wait);
+    }
+
+    /**
+     * {@link #poll poll}, asynchronously: the future completes with the messages (copies), or
+     * an empty list if the wait ended with none, or exceptionally with what the blocking poll
+     * throws. See {@link #publishAsync(String, byte[], byte[], List, Duration) publishAsync} for
+     * threads, cancellation and failures. A cancelled poll that had already taken messages
+     * leaves them in flight (redelivered when the lease runs out).
+     *
+     * @since 1.4
+     */
+    public CompletableFuture<List<Message>> pollAsync(String topic, String group, int partition, int max,
+            Duration wait) {
+        return new AsyncCall.Poll(state, topic, group, partition, false, 0, max).start(wait);
+    }
+
+    /**
+     * {@link #ackPoll ackPoll}, asynchronously: the ack is made before this returns (a rejected
+     * ack completes the future with {@link MqNotInFlightException} and polls nothing), then
+     * the poll completes as {@link #pollAsync pollAsync}.
+     *
+     * @since 1.4
+     */
+    public CompletableFuture<List<Message>> ackPollAsync(String topic, String group, int partition, long offset,
+            int max, Duration wait) {
+        return new AsyncCall.Poll(state, topic, group, partition, true, offset, max).start(wait);
     }
 
     // ---- push consumption and members ------------------------------------------------------

@@ -22,6 +22,7 @@ final class PerThread {
     private int pollCap;
     private ByteBuffer out;  // what goes in (a publish, a batch), read in place by the native side
     long outAddress;  // out's native address
+    int outUsed;  // the bytes of out the last encoded publish or batch takes
     final long[] longOut = new long[1];
     /** The subscription or member state whose callback runs on this thread, else null. */
     Object callbackOf;
@@ -113,6 +114,7 @@ final class PerThread {
             outAddress = NativeBroker.addressOf(out);
         }
         out.clear();
+        outUsed = size;
         return out;
     }
 }

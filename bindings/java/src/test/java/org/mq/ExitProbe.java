@@ -41,6 +41,14 @@ public final class ExitProbe {
         Thread blockedPoller = new Thread(() -> member.poll(10, Broker.FOREVER));
         blockedPoller.setDaemon(true);
         blockedPoller.start();
+        // Asynchronous calls pending in the library (ABI 1.4), their futures dropped at once:
+        // no thread waits for them, the native side holds them until the broker completes them.
+        broker.createTopic("quiet");
+        broker.subscribeGroup("quiet", "waiting");
+        for (int i = 0; i < 10; i++) {
+            broker.pollAsync("quiet", "waiting", 0, 1, Broker.FOREVER);
+            broker.publishAsync("full", null, new byte[1], Broker.FOREVER);
+        }
         Thread feeder = new Thread(() -> {
             for (long i = 0;; i++) {
                 broker.publish("busy", Long.toString(i).getBytes(), new byte[8], Broker.FOREVER);

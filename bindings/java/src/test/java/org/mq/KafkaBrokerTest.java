@@ -2,6 +2,7 @@ package org.mq;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -15,6 +16,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
@@ -69,6 +72,24 @@ class KafkaBrokerTest {
             }
         }
         return fail("the member received nothing within " + WAIT);
+    }
+
+    /** ABI 1.4's asynchronous calls are the in-process engine's: here they fail as unsupported. */
+    @Test
+    void asynchronousCallsAreUnsupported() {
+        String topic = unique("topic");
+        try (Broker b = open()) {
+            List<CompletableFuture<?>> calls = List.of(
+                    b.pollAsync(topic, "g", 0, 1, WAIT),
+                    b.ackPollAsync(topic, "g", 0, 0, 1, WAIT),
+                    b.publishAsync(topic, null, new byte[1], WAIT),
+                    b.publishBatchAsync(topic, List.of(new PublishRecord(null, new byte[1], List.of())), WAIT));
+            for (CompletableFuture<?> f : calls) {
+                assertTrue(f.isDone(), "refused before anything waits");
+                ExecutionException e = assertThrows(ExecutionException.class, f::get);
+                assertInstanceOf(MqUnsupportedException.class, e.getCause());
+            }
+        }
     }
 
     @Test

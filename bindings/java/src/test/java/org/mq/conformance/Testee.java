@@ -13,6 +13,11 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.BiFunction;
 import org.mq.BatchResult;
 import org.mq.Broker;
 import org.mq.BrokerOptions;
@@ -40,9 +45,12 @@ import org.mq.GroupInfo;
  * The Java binding's conformance testee: executes the runner's requests (tests/conformance/
  * FORMAT.md, "The testee protocol") through the binding's public API only, one reply line per
  * request. It checks nothing; the runner compares. Cancellation is Java's: a background call
- * is cancelled by interrupting its thread.
+ * (async=) is cancelled by interrupting its thread, an asynchronous one (start=, a
+ * CompletableFuture of Broker's *Async calls) by CompletableFuture.cancel.
  */
 public final class Testee {
+    /** The requests start=NAME may start (subscribe's start= is its start position). */
+    private static final Set<String> STARTABLE = Set.of("publish", "publish_batch", "poll", "ack_poll");
     private final ManualClock clock = ManualClock.startingAt(1_000_000_000L);
     private Broker broker;
     // Named objects in creation order (end() closes them in that order).
@@ -77,7 +85,8 @@ public final class Testee {
             String reply;
             try {
                 Fields r = new Fields(line);
-                reply = r.has("async") ? t.startBackground(r) : t.run(r);
+                reply = r.has("async") ? t.startBackground(r)
+                        : r.has("start") && STARTABLE.contains(r.verb) ? t.startAsync(r) : t.run(r);
             } catch (Throwable e) {
                 reply = testeeError("the request failed in the testee: " + e);
             }
@@ -215,7 +224,8 @@ public final class Testee {
     }
 
     static final class Background {
-        Thread thread;
+        Thread thread;  // an async= call's thread, else null
+        volatile CompletableFuture<?> futureOf;  // a start= call's future, else null
         volatile String reply;
     }
 
@@ -270,6 +280,77 @@ public final class Testee {
         bg.thread.setDaemon(true);
         bg.thread.start();
         return "MQ_OK";
+    }
+
+    /**
+     * A start=NAME request: the call through the binding's CompletableFuture form (no thread of
+     * the testee's waits for it); its reply is built where the future completes. Its
+     * cancellation is CompletableFuture.cancel, which triggers the call's own token.
+     */
+    private String startAsync(Fields r) {
+        String name = r.string("start");
+        Background bg = new Background();
+        synchronized (calls) {
+            calls.put(name, bg);
+        }
+        try {
+            switch (r.verb) {
+                case "publish": {
+                    PublishRecord rec = records(r).get(0);
+                    track(bg, broker.publishAsync(r.string("topic"), rec.key(), rec.value(), rec.headers(), waitOf(r)),
+                            (v, e) -> e != null ? failure(e, "") : "MQ_OK partition=" + v.partition() + " offset=" + v.offset());
+                    break;
+                }
+                case "publish_batch":
+                    track(bg, broker.publishBatchAsync(r.string("topic"), records(r), waitOf(r)),
+                            (v, e) -> e != null ? batchFailure(e) : batch("MQ_OK", v));
+                    break;
+                case "poll":
+                    track(bg, broker.pollAsync(r.string("topic"), r.string("group"), i32(r, "partition"), i32(r, "max"),
+                            waitOf(r)), (v, e) -> e != null ? failure(e, " count=0") : pollReply(() -> v));
+                    break;
+                default:  // ack_poll
+                    track(bg, broker.ackPollAsync(r.string("topic"), r.string("group"), i32(r, "partition"),
+                            r.integer("offset", 0), i32(r, "max"), waitOf(r)),
+                            (v, e) -> e != null ? failure(e, " count=0") : pollReply(() -> v));
+                    break;
+            }
+        } catch (RuntimeException e) {
+            bg.reply = unexpected(e);  // the binding broke its contract: failures go through the future
+        }
+        return "MQ_OK";
+    }
+
+    /** Keeps the binding's future (cancel cancels it) and builds the reply where it completes. */
+    private static <T> void track(Background bg, CompletableFuture<T> f, BiFunction<T, Throwable, String> reply) {
+        bg.futureOf = f;
+        f.whenComplete((v, e) -> {
+            String text;
+            try {
+                text = reply.apply(v, e);
+            } catch (RuntimeException x) {
+                text = testeeError("building the reply failed: " + x);
+            }
+            bg.reply = text;
+        });
+    }
+
+    /** The reply of a failed CompletableFuture (cancelled: the binding's CancellationException). */
+    private static String failure(Throwable e, String suffix) {
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        if (cause instanceof MqException) {
+            return status((MqException) cause) + suffix;
+        }
+        if (cause instanceof CancellationException) {
+            return "MQ_CANCELLED error=" + Fields.encode("cancelled (CompletableFuture.cancel)") + suffix;
+        }
+        return testeeError("the future failed with " + cause);
+    }
+
+    private static String batchFailure(Throwable e) {
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        return cause instanceof MqException ? batch(status((MqException) cause), ((MqException) cause).partialBatch())
+                : failure(e, "");
     }
 
     private Background background(Fields r) {
@@ -484,7 +565,11 @@ public final class Testee {
                 if (bg == null) {
                     return testeeError("no such call");
                 }
-                bg.thread.interrupt();  // Java's cancellation of a blocking call
+                if (bg.thread != null) {
+                    bg.thread.interrupt();  // Java's cancellation of a blocking call
+                } else if (bg.futureOf != null) {
+                    bg.futureOf.cancel(true);  // the CompletableFuture's: triggers the call's token
+                }
                 return "MQ_OK";
             }
             case "end":
@@ -677,6 +762,11 @@ public final class Testee {
             bgs = new ArrayList<>(calls.values());
         }
         for (Background bg : bgs) {
+            if (bg.thread == null) {
+                // A start= call: the broker's close completed it (MQ_CLOSED) before returning.
+                good &= bg.futureOf == null || bg.futureOf.isDone();
+                continue;
+            }
             try {
                 bg.thread.join(10_000);
             } catch (InterruptedException e) {
