@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import collections
-from typing import TYPE_CHECKING
+from typing import Any
 
 from mq._types import Message
 from mq.errors import Closed, NoSuchGroup, NoSuchTopic
-
-if TYPE_CHECKING:
-    from mq._broker import Broker
 
 __all__ = ["Messages"]
 
@@ -28,7 +25,8 @@ class Messages:
     lease that runs out hands it out again. The iteration ends when the broker closes, the group
     is unsubscribed or the topic is deleted."""
 
-    def __init__(self, broker: Broker, topic: str, group: str, partition: int, max: int) -> None:
+    # broker: the Broker (not imported: _broker imports this module).
+    def __init__(self, broker: Any, topic: str, group: str, partition: int, max: int) -> None:
         if isinstance(max, bool) or not isinstance(max, int) or max < 1:
             raise ValueError(f"max must be an int >= 1, not {max!r}")
         self._broker = broker
