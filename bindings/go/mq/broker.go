@@ -32,6 +32,7 @@ type brokerCore struct {
 	guard    *guard
 	shared   *shared
 	explicit atomic.Bool // released by Close (not by the garbage collector)
+	kafka    bool        // on the Kafka engine: waits are the blocking calls' (async.go)
 }
 
 // shared is what the library may use until the last handle of a broker is released (the
@@ -135,6 +136,7 @@ func NewBroker(opts ...Option) (*Broker, error) {
 		return nil, err
 	}
 	core.ptr = C.mqgo_broker(uintptr(unsafe.Pointer(ptr)))
+	core.kafka = o.kafka.hasBootstrap
 	core.guard = newGuard(core.free)
 	b := &Broker{core: core, subs: map[*Subscription]struct{}{}, members: map[*Member]struct{}{}}
 	// A broker dropped without Close: nothing can be using it (open subscriptions and members

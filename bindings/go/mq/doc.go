@@ -56,8 +56,13 @@
 // Cancelling the context ends a blocked call at once (through the library's cancel tokens)
 // with an error matching both ErrCancelled and context.Canceled. A wait that runs out is
 // ErrTimeout for a poll and ErrFull for a publish, matching context.DeadlineExceeded too.
-// context.Background costs nothing; a cancellable context costs a cancel token and a
-// context.AfterFunc per call.
+// context.Background costs nothing; a cancellable context costs a cancel token (recycled).
+//
+// A Broker's Poll, PollBatch, AckPoll, AckPollBatch, Publish and PublishBatch wait without an
+// OS thread (library 1.4's asynchronous calls): the goroutine parks on a channel, and the
+// broker's one completer thread wakes it when the call ends, so thousands of goroutines can
+// wait at once. Member polls, and every call of a broker on the Kafka engine (whose
+// asynchronous calls are unsupported), block their thread in the library while they wait.
 //
 // # Errors
 //

@@ -1,5 +1,6 @@
 package mq
 
+// #include <stdlib.h>
 // #include "shim.h"
 import "C"
 
@@ -59,6 +60,13 @@ func (b *Broker) AckPollBatch(ctx context.Context, topic, group string, partitio
 }
 
 // poll is Poll, and AckPoll when ack is not nil.
+//
+// It first polls without waiting, into Go memory (the blocking call with MQ_NO_WAIT: what a
+// poll that finds messages costs, with no token and no callback). Only when that finds nothing
+// and ctx allows a wait does it wait, through the asynchronous poll (parkedPoll): the
+// goroutine parks and holds no OS thread. The ack of an AckPoll is made by the first call and
+// stands whatever follows, as in the blocking form. On the Kafka engine the blocking call
+// waits, as before 1.4.
 func (b *Broker) poll(ctx context.Context, topic, group string, partition, max int, into *Batch, reuse bool, ack *int64) error {
 	op := "poll"
 	if ack != nil {
@@ -77,11 +85,6 @@ func (b *Broker) poll(ctx context.Context, topic, group string, partition, max i
 	if p == 0 {
 		return closedError(op)
 	}
-	var w waiter
-	if err := w.start(ctx); err != nil {
-		b.release()
-		return err
-	}
 	t, tl := cstr(topic)
 	g, gl := cstr(group)
 	var doAck C.int
@@ -89,19 +92,116 @@ func (b *Broker) poll(ctx context.Context, topic, group string, partition, max i
 	if ack != nil {
 		doAck, offset = 1, C.int64_t(*ack)
 	}
-	poll := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
-		return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
-			return C.mqgo_poll_copy(p, t, tl, g, gl, part, ack, offset, buf, size, C.size_t(n), waitMs(ctx), w.tok)
+	var r C.mqgo_result
+	if b.canPend(topic, group) {
+		now := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
+			return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
+				return C.mqgo_poll_copy(p, t, tl, g, gl, part, ack, offset, buf, size, C.size_t(n), C.MQ_NO_WAIT, 0)
+			}
 		}
+		r = copyPoll(into, reuse, n, now(doAck), now(0))
+		if r.status == C.MQ_TIMEOUT && waitMs(ctx) != C.MQ_NO_WAIT {
+			freeResult(r)
+			r = parkedPoll(ctx, p, topic, group, part, n, into, reuse, now(0))
+		}
+	} else {
+		var w waiter
+		if err := w.start(ctx); err != nil {
+			b.release()
+			return err
+		}
+		poll := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
+			return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
+				return C.mqgo_poll_copy(p, t, tl, g, gl, part, ack, offset, buf, size, C.size_t(n), waitMs(ctx), w.tok)
+			}
+		}
+		r = copyPoll(into, reuse, n, poll(doAck), poll(0))
+		w.end()
 	}
-	r := copyPoll(into, reuse, n, poll(doAck), poll(0))
-	w.end()
 	b.release()
 	if r.status != C.MQ_OK {
 		into.Messages = into.Messages[:0]
 		return waitFailure(op, r, ctx)
 	}
 	return nil
+}
+
+// pendingCap is the size of the C buffer a waiting poll of max messages is given: room for
+// max small messages, at most 64 KiB (what a pending call holds while it waits). A first
+// message that does not fit is then polled at once into Go memory grown to fit (parkedPoll).
+func pendingCap(max int) int {
+	n := C.sizeof_mq_copy_header + max*(copyEntry+64)
+	if n > 64<<10 {
+		n = 64 << 10
+	}
+	return (n + 7) &^ 7
+}
+
+// parkedPoll is the waiting poll (without ack: the first call made it): mq_group_poll_copy_async
+// into a C buffer, the goroutine parked until done (see asyncCall.wait). now is the poll
+// without waiting into Go memory, for a first message too large for the C buffer. The result
+// is the shim's; with MQ_OK into.Messages are the messages (copied out of the C buffer).
+func parkedPoll(ctx context.Context, p C.mqgo_broker, topic, group string, part C.int32_t, n int, into *Batch, reuse bool,
+	now func(unsafe.Pointer, C.size_t) C.mqgo_result) C.mqgo_result {
+	a := getAsync()
+	if a == nil {
+		return noMemoryResult()
+	}
+	size := pendingCap(n)
+	buf := C.malloc(C.size_t(size))
+	if buf == nil {
+		putAsync(a)
+		return noMemoryResult()
+	}
+	tok, err := asyncToken(ctx)
+	if err != nil {
+		C.free(buf)
+		putAsync(a)
+		return noMemoryResult()
+	}
+	triggered := false
+	t, tl := cstr(topic)
+	g, gl := cstr(group)
+	var r C.mqgo_result
+	for {
+		r = C.mqgo_poll_copy_async(p, a.mem(), t, tl, g, gl, part, 0, 0, C.mqgo_mem(uintptr(buf)), C.size_t(size),
+			C.size_t(n), waitMs(ctx), tokenOf(tok))
+		if r.status == C.MQ_PENDING {
+			var trig bool
+			r, trig = a.wait(ctx, tok)
+			triggered = triggered || trig
+		}
+		if r.status == C.MQ_OK {
+			cb := unsafe.Slice((*byte)(buf), size)
+			count := int(r.count)
+			if reuse {
+				// A Batch's messages are slices of its own (Go) buffer: the layout's
+				// positions are from the buffer's start, so the whole of it is copied.
+				into.buf.ensure(size)
+				gb := into.buf.bytes()[:size]
+				copy(gb, cb)
+				into.Messages = decode(gb, count, into.Messages[:0], true)
+			} else {
+				into.Messages = decode(cb, count, into.Messages[:0], false)
+			}
+			break
+		}
+		if r.status != C.MQ_ERR_TOO_LARGE || r.needed <= C.size_t(size) {
+			break
+		}
+		// The first message is larger than the C buffer: it is there, so poll it at once into
+		// Go memory grown to fit; should another consumer have taken it, wait again.
+		freeResult(r)
+		r = copyPoll(into, reuse, n, now, now)
+		if r.status != C.MQ_TIMEOUT || ctx.Err() != nil || waitMs(ctx) == C.MQ_NO_WAIT {
+			break
+		}
+		freeResult(r)
+	}
+	C.free(buf)
+	putAsync(a)
+	releaseToken(tok, triggered)
+	return r
 }
 
 // pollMax checks a poll's max; 0 is passed on for the library to refuse.

@@ -49,43 +49,110 @@ func WithHeaders(h ...Header) PublishOption {
 // While the partition is full, Publish waits until ctx's deadline (without one, for as long
 // as it takes); then it fails with ErrFull and nothing is appended. A context that is already
 // done means "do not wait". Cancelling ctx ends the wait at once with ErrCancelled (which
-// also matches context.Canceled).
+// also matches context.Canceled). The waiting goroutine holds no OS thread (library 1.4; on
+// the Kafka engine it does).
 func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, opts ...PublishOption) (partition int, offset int64, err error) {
 	const op = "publish"
-	var hdrs C.mqgo_mem
-	var nh C.size_t
+	var headers []Header
 	if len(opts) > 0 {
 		var o publishOptions
 		for _, opt := range opts {
 			opt(&o)
 		}
-		if len(o.headers) > 0 {
-			var m marshal
-			if !m.headersOnly(o.headers) {
-				return -1, -1, noMemory(op)
-			}
-			defer m.release()
-			hdrs, nh = C.mqgo_mem(uintptr(unsafe.Pointer(&m.hdrs[0]))), C.size_t(len(m.hdrs))
-		}
+		headers = o.headers
 	}
 	p := b.acquire()
 	if p == 0 {
 		return -1, -1, closedError(op)
 	}
-	var w waiter
-	if err := w.start(ctx); err != nil {
-		b.release()
+	var r C.mqgo_result
+	if b.canPend(topic) {
+		r, err = publishAsync(ctx, p, topic, key, value, headers)
+	} else {
+		r, err = publishBlocking(ctx, p, topic, key, value, headers)
+	}
+	b.release()
+	if err != nil {
 		return -1, -1, err
 	}
-	t, tl := cstr(topic)
-	r := C.mqgo_publish(p, t, tl, bytesPtr(key), C.size_t(len(key)), bytesPtr(value), C.size_t(len(value)),
-		hdrs, nh, waitMs(ctx), w.tok)
-	w.end()
-	b.release()
 	if r.status != C.MQ_OK {
 		return -1, -1, waitFailure(op, r, ctx)
 	}
 	return int(r.partition), int64(r.offset), nil
+}
+
+// publishAsync is Publish through mq_topic_publish_async: key, value and headers are copied
+// into one C buffer (the library may read them until done), and a call that must wait parks.
+func publishAsync(ctx context.Context, p C.mqgo_broker, topic string, key, value []byte, headers []Header) (C.mqgo_result, error) {
+	const op = "publish"
+	a := getAsync()
+	if a == nil {
+		return C.mqgo_result{}, noMemory(op)
+	}
+	// Key, value and headers in the call's own scratch when they fit, else in a buffer of
+	// their own.
+	var m marshal
+	bytes := len(key) + len(value) + headerBytes(headers)
+	own := marshalSize(bytes, len(headers)) > asyncScratch
+	if !own {
+		m.layoutAt(a.scratch(), bytes, len(headers))
+	} else if !m.reserve(bytes, len(headers)) {
+		putAsync(a)
+		return C.mqgo_result{}, noMemory(op)
+	}
+	var hdrs C.mqgo_mem
+	if len(headers) > 0 {
+		m.fillHeaders(m.hdrs, headers)
+		hdrs = C.mqgo_mem(uintptr(unsafe.Pointer(&m.hdrs[0])))
+	}
+	var k C.mqgo_mem
+	if key != nil {
+		k = C.mqgo_mem(uintptr(m.put(key)))
+	}
+	v := C.mqgo_mem(uintptr(m.put(value)))
+	tok, err := asyncToken(ctx)
+	if err != nil {
+		putAsync(a)
+		m.release()
+		return C.mqgo_result{}, err
+	}
+	t, tl := cstr(topic)
+	r := C.mqgo_publish_async(p, a.mem(), t, tl, k, C.size_t(len(key)), v, C.size_t(len(value)),
+		hdrs, C.size_t(len(headers)), waitMs(ctx), tokenOf(tok))
+	triggered := false
+	if r.status == C.MQ_PENDING {
+		r, triggered = a.wait(ctx, tok)
+	}
+	releaseToken(tok, triggered)
+	putAsync(a)
+	if own {
+		m.release()
+	}
+	return r, nil
+}
+
+// publishBlocking is Publish through the blocking call (the Kafka engine): the key and value
+// are passed as they are, for the call only.
+func publishBlocking(ctx context.Context, p C.mqgo_broker, topic string, key, value []byte, headers []Header) (C.mqgo_result, error) {
+	const op = "publish"
+	var hdrs C.mqgo_mem
+	if len(headers) > 0 {
+		var m marshal
+		if !m.headersOnly(headers) {
+			return C.mqgo_result{}, noMemory(op)
+		}
+		defer m.release()
+		hdrs = C.mqgo_mem(uintptr(unsafe.Pointer(&m.hdrs[0])))
+	}
+	var w waiter
+	if err := w.start(ctx); err != nil {
+		return C.mqgo_result{}, err
+	}
+	t, tl := cstr(topic)
+	r := C.mqgo_publish(p, t, tl, bytesPtr(key), C.size_t(len(key)), bytesPtr(value), C.size_t(len(value)),
+		hdrs, C.size_t(len(headers)), waitMs(ctx), w.tok)
+	w.end()
+	return r, nil
 }
 
 // PublishBatch appends records in one call, taking each partition's lock once for all of its
@@ -94,7 +161,8 @@ func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, o
 // (ErrFull, ErrClosed, ErrCancelled), the results say which records went where: for each
 // partition the published records are a prefix, and the others have Offset -1. A batch refused
 // as a whole (ErrInvalid, ErrNoTopic, ErrTooLarge, ...) appended nothing and returns no
-// results.
+// results. The waiting goroutine holds no OS thread (library 1.4; on the Kafka engine it
+// does).
 func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Record) ([]PublishResult, error) {
 	const op = "publish batch"
 	var pk packed
@@ -111,13 +179,34 @@ func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Recor
 		return nil, closedError(op)
 	}
 	defer b.release()
-	var w waiter
-	if err := w.start(ctx); err != nil {
-		return nil, err
-	}
 	t, tl := cstr(topic)
-	r := C.mqgo_publish_batch(p, t, tl, recs, C.size_t(len(records)), waitMs(ctx), w.tok, res)
-	w.end()
+	var r C.mqgo_result
+	if b.canPend(topic) {
+		// The records, their bytes and the results are in C memory already (packed).
+		a := getAsync()
+		if a == nil {
+			return nil, noMemory(op)
+		}
+		tok, err := asyncToken(ctx)
+		if err != nil {
+			putAsync(a)
+			return nil, err
+		}
+		r = C.mqgo_publish_batch_async(p, a.mem(), t, tl, recs, C.size_t(len(records)), waitMs(ctx), tokenOf(tok), res)
+		triggered := false
+		if r.status == C.MQ_PENDING {
+			r, triggered = a.wait(ctx, tok)
+		}
+		releaseToken(tok, triggered)
+		putAsync(a)
+	} else {
+		var w waiter
+		if err := w.start(ctx); err != nil {
+			return nil, err
+		}
+		r = C.mqgo_publish_batch(p, t, tl, recs, C.size_t(len(records)), waitMs(ctx), w.tok, res)
+		w.end()
+	}
 	var out []PublishResult
 	// The library writes every result or none (a batch refused as a whole); none were
 	// written if every partition is still the -1 layout put there.
@@ -165,16 +254,26 @@ func headerBytes(hs []Header) int {
 // reserve lays out the buffer: headers, then the bytes (with one spare, so that every pointer,
 // even that of an empty value at the very end, lies inside it). False when out of memory.
 func (m *marshal) reserve(bytes, hdrs int) bool {
-	m.buf = getCBuf(uintptr(hdrs)*C.sizeof_mq_header + uintptr(bytes) + 1)
+	m.buf = getCBuf(marshalSize(bytes, hdrs))
 	if m.buf.p == nil {
 		return false
 	}
-	p := m.buf.p
+	m.layoutAt(m.buf.p, bytes, hdrs)
+	return true
+}
+
+// marshalSize is the C memory reserve takes for bytes and hdrs headers.
+func marshalSize(bytes, hdrs int) uintptr {
+	return uintptr(hdrs)*C.sizeof_mq_header + uintptr(bytes) + 1
+}
+
+// layoutAt lays the buffer out in C memory p of at least marshalSize(bytes, hdrs) bytes that
+// the caller owns (release then gives nothing back).
+func (m *marshal) layoutAt(p unsafe.Pointer, bytes, hdrs int) {
 	m.hdrs = unsafe.Slice((*C.mq_header)(p), hdrs)
 	p = unsafe.Add(p, uintptr(hdrs)*C.sizeof_mq_header)
 	m.data = unsafe.Slice((*byte)(p), bytes+1)
 	m.used = 0
-	return true
 }
 
 func (m *marshal) release() {

@@ -306,3 +306,108 @@ mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset) {
     mq_member *m = (mq_member *)m_;
     return result(mq_member_ack(m, partition, offset));
 }
+
+/* ---- asynchronous calls ------------------------------------------------------------------- */
+
+/* Runs on the broker's completer thread, with no lock of the library held: records the
+ * outcome (mq_last_error() is this thread's) and wakes the goroutine. The Go side only sends
+ * on a buffered channel: it never blocks, so close and free, which wait for it, never hang. */
+static void done_tramp(void *user, mq_status status) {
+    mqgo_async *st = (mqgo_async *)user;
+    st->err = status != MQ_OK ? strdup(mq_last_error()) : NULL;
+    st->status = status;
+    mqgoAsyncDone(st->handle);
+}
+
+/* A Go string copied, NUL-terminated, into the call's state (n < MQGO_NAME_CAP: Go checks). */
+static int name_into(char *dst, const char *what, const char *s, size_t n, mqgo_result *fail) {
+    if (n >= MQGO_NAME_CAP) { /* Go sends these to the blocking call; kept safe all the same */
+        *fail = refused(MQ_ERR_INVALID, strdup("name too long for an asynchronous call"));
+        return 0;
+    }
+    if (n && memchr(s, 0, n)) {
+        name_buf nb; /* name_of words the refusal */
+        name_of(&nb, what, s, n, fail);
+        return 0;
+    }
+    if (n) memcpy(dst, s, n);
+    dst[n] = '\0';
+    return 1;
+}
+
+static void async_start(mqgo_async *st) {
+    st->status = MQ_PENDING;
+    st->partition = -1;
+    st->offset = -1;
+    st->count = 0;
+    st->needed = 0;
+    st->err = NULL;
+}
+
+/* The final result of a call that did not pend (done is never called then). */
+static mqgo_result async_now(mqgo_async *st, int s) {
+    if (s == MQ_PENDING) {
+        /* st is done's now, maybe already written: touch nothing. */
+        mqgo_result r;
+        memset(&r, 0, sizeof r);
+        r.status = MQ_PENDING;
+        return r;
+    }
+    mqgo_result r = result(s);
+    r.partition = st->partition;
+    r.offset = st->offset;
+    r.count = st->count;
+    r.needed = st->needed;
+    return r;
+}
+
+mqgo_result mqgo_poll_copy_async(mqgo_broker b_, mqgo_mem st_, const char *topic, size_t topic_len,
+                                 const char *group, size_t group_len, int32_t partition, int ack,
+                                 int64_t offset, mqgo_mem buf, size_t cap, size_t max,
+                                 int64_t wait_ms, mqgo_cancel cancel_) {
+    mq_broker *b = (mq_broker *)b_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    mqgo_async *st = (mqgo_async *)st_;
+    mqgo_result fail;
+    if (!name_into(st->topic, "topic", topic, topic_len, &fail)) return fail;
+    if (!name_into(st->group, "group", group, group_len, &fail)) return fail;
+    async_start(st);
+    int s =
+        ack ? mq_group_ack_poll_copy_async(b, st->topic, st->group, partition, offset, (void *)buf,
+                                           cap, max, wait_ms, cancel, &st->count, &st->needed,
+                                           done_tramp, st)
+            : mq_group_poll_copy_async(b, st->topic, st->group, partition, (void *)buf, cap, max,
+                                       wait_ms, cancel, &st->count, &st->needed, done_tramp, st);
+    return async_now(st, s);
+}
+
+mqgo_result mqgo_publish_async(mqgo_broker b_, mqgo_mem st_, const char *topic, size_t topic_len,
+                               mqgo_mem key, size_t key_len, mqgo_mem payload, size_t payload_len,
+                               mqgo_mem headers_, size_t header_count, int64_t wait_ms,
+                               mqgo_cancel cancel_) {
+    mq_broker *b = (mq_broker *)b_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    mqgo_async *st = (mqgo_async *)st_;
+    mqgo_result fail;
+    if (!name_into(st->topic, "topic", topic, topic_len, &fail)) return fail;
+    async_start(st);
+    int s = mq_topic_publish_async(b, st->topic, (const void *)key, key_len, (const void *)payload,
+                                   payload_len, (const mq_header *)headers_, header_count, wait_ms,
+                                   cancel, &st->partition, &st->offset, done_tramp, st);
+    return async_now(st, s);
+}
+
+mqgo_result mqgo_publish_batch_async(mqgo_broker b_, mqgo_mem st_, const char *topic,
+                                     size_t topic_len, mqgo_mem records_, size_t count,
+                                     int64_t wait_ms, mqgo_cancel cancel_, mqgo_mem results_) {
+    mq_broker *b = (mq_broker *)b_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    mqgo_async *st = (mqgo_async *)st_;
+    mqgo_result fail;
+    if (!name_into(st->topic, "topic", topic, topic_len, &fail)) return fail;
+    async_start(st);
+    int s = mq_topic_publish_batch_async(
+        b, st->topic, (const mq_record *)records_, sizeof(mq_record), count, wait_ms, cancel,
+        (mq_publish_result *)results_, sizeof(mq_publish_result), &st->count, done_tramp, st);
+    return async_now(st, s);
+}

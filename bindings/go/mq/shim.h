@@ -15,9 +15,10 @@
 
 #include <mq.h>
 
-/* The polls are the copying ones (mq 1.3); with -tags mq_system, an older mq.h stops here. */
-#if MQ_VERSION_NUMBER < 1003000
-#error "mq 1.3 or later is needed (an older mq.h was found)"
+/* The polls are the copying ones (mq 1.3) and the waits the asynchronous calls (mq 1.4); with
+ * -tags mq_system, an older mq.h stops here. */
+#if MQ_VERSION_NUMBER < 1004000
+#error "mq 1.4 or later is needed (an older mq.h was found)"
 #endif
 
 typedef struct mqgo_result {
@@ -88,5 +89,43 @@ mqgo_result mqgo_member_poll_copy(mqgo_member m_, int ack, int32_t partition, in
                                   void *buf, size_t cap, size_t max, int64_t wait_ms,
                                   mqgo_cancel cancel_);
 mqgo_result mqgo_member_ack(mqgo_member m_, int32_t partition, int64_t offset);
+
+/* ---- asynchronous calls (mq 1.4) ----------------------------------------------------------- */
+/* Room for a name in an mqgo_async: every legal name (1 to 249 characters) fits with its NUL.
+ * Go sends a longer one through the blocking call, which refuses it without waiting. */
+#define MQGO_NAME_CAP 256
+
+/* The state of one asynchronous call, in C memory (malloc'd by Go, reused call after call):
+ * what the library may use until the call's done runs. The names are copied here; the outputs
+ * land here; done (on the broker's completer thread) sets status and err, then wakes the Go
+ * goroutine waiting on the channel whose cgo.Handle is handle. */
+typedef struct mqgo_async {
+    uintptr_t handle; /* cgo.Handle of the call's done channel (Go) */
+    int32_t status;   /* the final status, set by done */
+    int32_t partition;
+    int64_t offset;
+    size_t count; /* count_out, or *published of a batch */
+    size_t needed;
+    char *err; /* set by done: malloc'd copy of mq_last_error() when status != MQ_OK */
+    char topic[MQGO_NAME_CAP];
+    char group[MQGO_NAME_CAP];
+} mqgo_async;
+
+/* Each returns MQ_PENDING (nothing else set: the call is done's now) or the final result as
+ * the blocking wrappers do (outputs also in the mqgo_async). Every pointer must be C memory
+ * that stays valid until done ran: st_, buf, key, payload, headers, records, results. */
+mqgo_result mqgo_poll_copy_async(mqgo_broker b_, mqgo_mem st_, const char *topic, size_t topic_len,
+                                 const char *group, size_t group_len, int32_t partition, int ack,
+                                 int64_t offset, mqgo_mem buf, size_t cap, size_t max,
+                                 int64_t wait_ms, mqgo_cancel cancel_);
+/* key 0: no key */
+mqgo_result mqgo_publish_async(mqgo_broker b_, mqgo_mem st_, const char *topic, size_t topic_len,
+                               mqgo_mem key, size_t key_len, mqgo_mem payload, size_t payload_len,
+                               mqgo_mem headers_, size_t header_count, int64_t wait_ms,
+                               mqgo_cancel cancel_);
+/* count = records published (final at done) */
+mqgo_result mqgo_publish_batch_async(mqgo_broker b_, mqgo_mem st_, const char *topic,
+                                     size_t topic_len, mqgo_mem records_, size_t count,
+                                     int64_t wait_ms, mqgo_cancel cancel_, mqgo_mem results_);
 
 #endif

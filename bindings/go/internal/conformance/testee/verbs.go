@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mqlib/mq/bindings/go/internal/waithook"
 	"github.com/mqlib/mq/bindings/go/mq"
 )
 
@@ -324,16 +325,36 @@ func (w *world) call(r *request) *background {
 	return bg
 }
 
-// startBackground runs a blocking call on its own goroutine under a cancellable context (the
-// Go form of a fresh cancel token).
-func (w *world) startBackground(name string, r *request) string {
-	switch r.verb {
-	case "publish", "publish_batch", "poll", "member_poll", "ack_poll", "member_ack_poll":
+// startable are the calls a start=NAME request may start (FORMAT.md, "start"): those with an
+// asynchronous form in the library (1.4). (subscribe's start= is its start position.)
+var startable = map[string]bool{"publish": true, "publish_batch": true, "poll": true, "ack_poll": true}
+
+// startBackground runs a call on its own goroutine under a cancellable context (the Go form
+// of a fresh cancel token). Both async=NAME and start=NAME come here: Go's native asynchronous
+// form of a call is that goroutine with that context, and package mq's Broker.Poll, AckPoll,
+// Publish and PublishBatch wait in it without a thread (the library's asynchronous calls,
+// the goroutine parked on a channel until the call's done runs).
+func (w *world) startBackground(name string, r *request, native bool) string {
+	switch {
+	case native && startable[r.verb]:
+	case !native && (startable[r.verb] || r.verb == "member_poll" || r.verb == "member_ack_poll"):
 	default:
 		return refusal("not a blocking call: " + r.verb)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	bg := &background{cancel: cancel, done: make(chan struct{})}
+	// start answers once the call did what needs no wait (as a C *_async call has returned
+	// by then): it has finished, or it parked (an AckPoll's ack made, a publish routed). On
+	// the Kafka backend the calls block a thread instead of parking: no waiting for that.
+	parked := make(chan struct{}, 1)
+	if _, kafka := kafkaBootstrap(); native && !kafka {
+		ctx = waithook.With(ctx, func() {
+			select {
+			case parked <- struct{}{}:
+			default:
+			}
+		})
+	}
 	w.mu.Lock()
 	w.calls[name] = bg
 	w.order = append(w.order, name)
@@ -342,6 +363,12 @@ func (w *world) startBackground(name string, r *request) string {
 		bg.reply = w.run(ctx, r)
 		close(bg.done)
 	}()
+	if _, kafka := kafkaBootstrap(); native && !kafka {
+		select {
+		case <-bg.done:
+		case <-parked:
+		}
+	}
 	return "MQ_OK"
 }
 
