@@ -550,9 +550,10 @@ TEST(Async, BlockingAndAsynchronousPollsOfOnePartitionBothGetMessages) {
     chain.stop = true;
     mq_broker_close(b.get());  // ends the blocking poll and the chain's pending poll
     poller.join();
-    // Measured: about 35 to 65% each way, spin or not. Starving would be (near) zero.
-    EXPECT_GE(blocking.load(), kMessages / 20) << "asynchronous " << chain.taken.load();
-    EXPECT_GE(chain.taken.load(), kMessages / 20) << "blocking " << blocking.load();
+    // Measured: about 35 to 65% each way on a quiet machine, 4% for the asynchronous side under
+    // CI's parallel ctest (no hand-off queue: a race, see mq.h). Starving would be zero.
+    EXPECT_GE(blocking.load(), kMessages / 100) << "asynchronous " << chain.taken.load();
+    EXPECT_GE(chain.taken.load(), kMessages / 100) << "blocking " << blocking.load();
 }
 
 TEST(Async, ArgumentsAreCheckedAsTheBlockingFormsAre) {
