@@ -691,7 +691,8 @@ MQ_API mq_status mq_member_join(mq_broker *b, const char *topic, const char *gro
 
 /* Leaves the group (the others rebalance; what this member had in flight goes to the new
  * owners) and frees the handle. A member already removed for its session timeout just frees
- * its handle (MQ_OK). Waits for a running on_rebalance call of this member.
+ * its handle (MQ_OK). Waits for a running on_rebalance call of this member, and completes its
+ * pending asynchronous polls (1.4, see mq_member_poll_async) with MQ_CLOSED.
  * MQ_ERR_DEADLOCK: called from this member's own on_rebalance; nothing happens.
  * MQ_ERR_INVALID: member NULL. */
 MQ_API mq_status mq_member_close(mq_member *member);
@@ -889,6 +890,29 @@ MQ_API mq_status mq_topic_publish_batch_async(mq_broker *b, const char *topic,
                                               size_t count, int64_t wait_ms, mq_cancel *cancel,
                                               mq_publish_result *results, size_t result_size,
                                               size_t *published, mq_done_fn done, void *user);
+
+/* The member polls' asynchronous forms. A pending one keeps the member calling (its session
+ * does not run out while it waits) and ends as the blocking form would: messages, MQ_TIMEOUT,
+ * MQ_CANCELLED, MQ_REBALANCED when the generation changes, MQ_ERR_FENCED, MQ_ERR_NO_TOPIC,
+ * MQ_ERR_NO_GROUP, MQ_CLOSED. mq_member_close completes the member's pending calls with
+ * MQ_CLOSED and returns after their `done` calls have returned; called from a `done` (of any
+ * call of the broker) it returns at once, and the handle goes when the last of them has
+ * completed. */
+MQ_API mq_status mq_member_poll_async(mq_member *member, mq_message *msgs, size_t msg_size,
+                                      size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                      size_t *count_out, mq_done_fn done, void *user);
+/* The ack is made before the call returns, whatever happens after (as mq_member_ack_poll). */
+MQ_API mq_status mq_member_ack_poll_async(mq_member *member, int32_t partition, int64_t offset,
+                                          mq_message *msgs, size_t msg_size, size_t max,
+                                          int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                          mq_done_fn done, void *user);
+MQ_API mq_status mq_member_poll_copy_async(mq_member *member, void *buf, size_t cap, size_t max,
+                                           int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                           size_t *needed_out, mq_done_fn done, void *user);
+MQ_API mq_status mq_member_ack_poll_copy_async(mq_member *member, int32_t partition, int64_t offset,
+                                               void *buf, size_t cap, size_t max, int64_t wait_ms,
+                                               mq_cancel *cancel, size_t *count_out,
+                                               size_t *needed_out, mq_done_fn done, void *user);
 
 /* ---- partitioning helpers ---------------------------------------------------------------- */
 

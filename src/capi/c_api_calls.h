@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "capi/member.h"
 #include "mq.h"
 #include "util/wait.h"
 
@@ -32,5 +33,19 @@ mq_status topic_publish_batch(mq_broker *b, const char *topic, const mq_record *
                               mq_publish_result *results, size_t result_size, size_t *published,
                               const Wait *async = nullptr,
                               std::vector<mq_publish_result> *routed = nullptr);
+
+// ack NULL: no ack. With async, `pending` is the asynchronous poll the run belongs to; an
+// ack (made by the first run only) never waits.
+struct MemberAck {
+    int32_t partition;
+    int64_t offset;
+};
+mq_status member_poll(mq_member *m, const MemberAck *ack, mq_message *msgs, size_t msg_size,
+                      size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                      const Wait *async = nullptr, mq_member::Pending *pending = nullptr);
+mq_status member_poll_copy(mq_member *m, const MemberAck *ack, void *buf, size_t cap, size_t max,
+                           int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                           size_t *needed_out, const Wait *async = nullptr,
+                           mq_member::Pending *pending = nullptr);
 
 }  // namespace mq::capi

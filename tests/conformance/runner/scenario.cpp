@@ -237,11 +237,10 @@ private:
         const std::string &name = toks[1].text;
         take_name(name);
         Call c = parse_call(toks, 2);
-        if (how == "start" && c.verb != "publish" && c.verb != "publish_batch" &&
-            c.verb != "poll" && c.verb != "ack_poll")
+        if (how == "start" && !find_spec(c.verb)->background)
             fail(
-                "'start' runs publish, publish_batch, poll or ack_poll (the calls with an "
-                "asynchronous form)");
+                "'start' runs publish, publish_batch, poll, member_poll, ack_poll or "
+                "member_ack_poll (the calls with an asynchronous form)");
         if (!find_spec(c.verb)->background)
             fail(
                 "'async' runs publish, publish_batch, poll, member_poll, ack_poll or "

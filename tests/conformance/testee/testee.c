@@ -688,8 +688,12 @@ static void async_done(void *user, mq_status st) { async_reply(user, st); }
 static void start_async(request *r, FILE *out) {
     const char *v = r->verb;
     if (strcmp(v, "publish") != 0 && strcmp(v, "publish_batch") != 0 && strcmp(v, "poll") != 0 &&
-        strcmp(v, "ack_poll") != 0)
+        strcmp(v, "ack_poll") != 0 && strcmp(v, "member_poll") != 0 &&
+        strcmp(v, "member_ack_poll") != 0)
         REFUSE("no asynchronous form of that call");
+    member *mb = NULL;
+    if (strncmp(v, "member_", 7) == 0 && !(mb = find(r, "member", MEMBER)))
+        REFUSE("no such member");
     background *bg = calloc(1, sizeof *bg);
     request_parse(&bg->req, strdup(r->text));
     if (mq_cancel_new(&bg->cancel) != MQ_OK || !add(r, "start", BACKGROUND, bg))
@@ -719,7 +723,14 @@ static void start_async(request *r, FILE *out) {
         bg->max = (size_t)I("max", 10);
         bg->count = SIZE_MAX;
         bg->msgs = calloc(bg->max ? bg->max : 1, sizeof *bg->msgs);
-        if (strcmp(v, "ack_poll") == 0)
+        if (mb && strcmp(v, "member_ack_poll") == 0)
+            st = mq_member_ack_poll_async(mb->m, (int32_t)I("partition", 0), I("offset", 0),
+                                          bg->msgs, sizeof *bg->msgs, bg->max, I("wait", 0),
+                                          bg->cancel, &bg->count, &async_done, bg);
+        else if (mb)
+            st = mq_member_poll_async(mb->m, bg->msgs, sizeof *bg->msgs, bg->max, I("wait", 0),
+                                      bg->cancel, &bg->count, &async_done, bg);
+        else if (strcmp(v, "ack_poll") == 0)
             st = mq_group_ack_poll_async(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
                                          I("offset", 0), bg->msgs, sizeof *bg->msgs, bg->max,
                                          I("wait", 0), bg->cancel, &bg->count, &async_done, bg);

@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "27fd624cbfa8ea7f4627596f155b627356311cfdb0153970789a4c0de0970381"
+const coreSourcesSHA256 = "e97319f274344f425071b84409c6b9bb5f119d782e44c925f188182543537369"

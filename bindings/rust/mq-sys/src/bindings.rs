@@ -977,6 +977,64 @@ unsafe extern "C" {
     ) -> mq_status;
 }
 unsafe extern "C" {
+    pub fn mq_member_poll_async(
+        member: *mut mq_member,
+        msgs: *mut mq_message,
+        msg_size: usize,
+        max: usize,
+        wait_ms: i64,
+        cancel: *mut mq_cancel,
+        count_out: *mut usize,
+        done: mq_done_fn,
+        user: *mut ::core::ffi::c_void,
+    ) -> mq_status;
+}
+unsafe extern "C" {
+    pub fn mq_member_ack_poll_async(
+        member: *mut mq_member,
+        partition: i32,
+        offset: i64,
+        msgs: *mut mq_message,
+        msg_size: usize,
+        max: usize,
+        wait_ms: i64,
+        cancel: *mut mq_cancel,
+        count_out: *mut usize,
+        done: mq_done_fn,
+        user: *mut ::core::ffi::c_void,
+    ) -> mq_status;
+}
+unsafe extern "C" {
+    pub fn mq_member_poll_copy_async(
+        member: *mut mq_member,
+        buf: *mut ::core::ffi::c_void,
+        cap: usize,
+        max: usize,
+        wait_ms: i64,
+        cancel: *mut mq_cancel,
+        count_out: *mut usize,
+        needed_out: *mut usize,
+        done: mq_done_fn,
+        user: *mut ::core::ffi::c_void,
+    ) -> mq_status;
+}
+unsafe extern "C" {
+    pub fn mq_member_ack_poll_copy_async(
+        member: *mut mq_member,
+        partition: i32,
+        offset: i64,
+        buf: *mut ::core::ffi::c_void,
+        cap: usize,
+        max: usize,
+        wait_ms: i64,
+        cancel: *mut mq_cancel,
+        count_out: *mut usize,
+        needed_out: *mut usize,
+        done: mq_done_fn,
+        user: *mut ::core::ffi::c_void,
+    ) -> mq_status;
+}
+unsafe extern "C" {
     pub fn mq_key_partition(
         key: *const ::core::ffi::c_void,
         key_len: usize,

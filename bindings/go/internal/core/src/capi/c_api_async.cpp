@@ -15,6 +15,23 @@ using mq::fail;
 
 namespace {
 
+// Makes the call pending: its runs are body(wait, false) with one deadline, from now.
+template <class Body>
+mq_status pend(mq::AsyncWaits &waits, int64_t wait_ms, mq_cancel *cancel, mq_done_fn done,
+               void *user, Body body) noexcept {
+    return mq::guarded([&] {
+        mq::Wait w = mq::Wait::from_ms(wait_ms);
+        w.start();  // one deadline for every run
+        return waits.start(
+            [w, body = std::move(body)](mq::AsyncCall &call) mutable {
+                mq::Wait run = w;
+                run.async = &call;
+                return body(run, false);
+            },
+            cancel, done, user);
+    });
+}
+
 // body(wait, first) runs the blocking form's body once with `wait`; first is true for the
 // run that may ack. `would_wait` is what a run that found nothing to do without waiting
 // returns (MQ_TIMEOUT for polls, MQ_FULL for publishes).
@@ -30,16 +47,30 @@ mq_status start(mq_broker *b, int64_t wait_ms, mq_cancel *cancel, mq_done_fn don
     }
     const mq_status now = body(mq::Wait{mq::Wait::kNone}, true);
     if (now != would_wait || wait_ms == 0) return now;
+    return pend(b->async(), wait_ms, cancel, done, user, std::move(body));
+}
+
+// The member polls' start: as start, and the call keeps what mq_member::Pending keeps while it
+// is pending (body(wait, first, pending)).
+template <class Body>
+mq_status start_member(mq_member *m, int64_t wait_ms, mq_cancel *cancel, mq_done_fn done,
+                       void *user, Body body) noexcept {
+    if (!m) return fail(MQ_ERR_INVALID, "member handle is NULL");
+    if (!done) return fail(MQ_ERR_INVALID, "done is NULL: an asynchronous call needs a callback");
+    if (m->backend) {
+        return fail(MQ_ERR_UNSUPPORTED,
+                    "asynchronous calls are not available on the Kafka engine: use the blocking "
+                    "form (docs/KAFKA.md)");
+    }
+    const mq_status now = body(mq::Wait{mq::Wait::kNone}, true, nullptr);
+    if (now != MQ_TIMEOUT || wait_ms == 0) return now;
     return mq::guarded([&] {
-        mq::Wait w = mq::Wait::from_ms(wait_ms);
-        w.start();  // one deadline for every run
-        return b->async().start(
-            [w, body = std::move(body)](mq::AsyncCall &call) mutable {
-                mq::Wait run = w;
-                run.async = &call;
-                return body(run, false);
-            },
-            cancel, done, user);
+        // Shared (an AsyncRun is copyable), never copied: the call's one Pending.
+        auto pending = std::make_shared<mq_member::Pending>(*m);
+        return pend(m->broker->async(), wait_ms, cancel, done, user,
+                    [pending, body = std::move(body)](const mq::Wait &w, bool first) mutable {
+                        return body(w, first, pending.get());
+                    });
     });
 }
 
@@ -113,6 +144,52 @@ MQ_API mq_status mq_topic_publish_batch_async(mq_broker *b, const char *topic,
                                                           wait_ms, cancel, results, result_size,
                                                           published, &w, &routed);
                  });
+}
+
+MQ_API mq_status mq_member_poll_async(mq_member *m, mq_message *msgs, size_t msg_size, size_t max,
+                                      int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                      mq_done_fn done, void *user) {
+    return start_member(m, wait_ms, cancel, done, user,
+                        [=](const mq::Wait &w, bool, mq_member::Pending *pending) {
+                            return mq::capi::member_poll(m, nullptr, msgs, msg_size, max, wait_ms,
+                                                         cancel, count_out, &w, pending);
+                        });
+}
+
+MQ_API mq_status mq_member_ack_poll_async(mq_member *m, int32_t partition, int64_t offset,
+                                          mq_message *msgs, size_t msg_size, size_t max,
+                                          int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                          mq_done_fn done, void *user) {
+    const mq::capi::MemberAck ack{partition, offset};
+    return start_member(m, wait_ms, cancel, done, user,
+                        [=](const mq::Wait &w, bool first, mq_member::Pending *pending) {
+                            return mq::capi::member_poll(m, first ? &ack : nullptr, msgs, msg_size,
+                                                         max, wait_ms, cancel, count_out, &w,
+                                                         pending);
+                        });
+}
+
+MQ_API mq_status mq_member_poll_copy_async(mq_member *m, void *buf, size_t cap, size_t max,
+                                           int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                           size_t *needed_out, mq_done_fn done, void *user) {
+    return start_member(
+        m, wait_ms, cancel, done, user, [=](const mq::Wait &w, bool, mq_member::Pending *pending) {
+            return mq::capi::member_poll_copy(m, nullptr, buf, cap, max, wait_ms, cancel, count_out,
+                                              needed_out, &w, pending);
+        });
+}
+
+MQ_API mq_status mq_member_ack_poll_copy_async(mq_member *m, int32_t partition, int64_t offset,
+                                               void *buf, size_t cap, size_t max, int64_t wait_ms,
+                                               mq_cancel *cancel, size_t *count_out,
+                                               size_t *needed_out, mq_done_fn done, void *user) {
+    const mq::capi::MemberAck ack{partition, offset};
+    return start_member(m, wait_ms, cancel, done, user,
+                        [=](const mq::Wait &w, bool first, mq_member::Pending *pending) {
+                            return mq::capi::member_poll_copy(m, first ? &ack : nullptr, buf, cap,
+                                                              max, wait_ms, cancel, count_out,
+                                                              needed_out, &w, pending);
+                        });
 }
 
 }  // extern "C"

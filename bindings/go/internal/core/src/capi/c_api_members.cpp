@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "capi/broker.h"
+#include "capi/c_api_calls.h"
 #include "capi/c_api_util.h"
 #include "util/error.h"
 #include "capi/member.h"
@@ -35,6 +36,58 @@ mq_status on_member_partition(mq_member *m, int32_t partition, F &&f) noexcept {
     return guarded([&] { return f(); });
 }
 }  // namespace
+
+namespace mq::capi {
+
+mq_status member_poll(mq_member *m, const MemberAck *ack, mq_message *msgs, size_t msg_size,
+                      size_t max, int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                      const Wait *async, mq_member::Pending *pending) {
+    if (count_out) *count_out = 0;
+    auto body = [&] {
+        if (mq_status st = mq::check_poll_args(msgs, msg_size, max, wait_ms, count_out); st)
+            return st;
+        return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
+            if (m->backend) {
+                return ack ? m->backend->poll(&ack->partition, &ack->offset, out, n, wait_ms,
+                                              cancel, count_out)
+                           : m->backend->poll(nullptr, nullptr, out, n, wait_ms, cancel, count_out);
+            }
+            const Wait w = async ? *async : Wait::from_ms(wait_ms);
+            return ack ? m->ack_poll(ack->partition, ack->offset, out, n, w, cancel, count_out)
+                       : m->poll(out, n, w, cancel, count_out, nullptr, pending);
+        });
+    };
+    if (ack) return on_member_partition(m, ack->partition, body);
+    if (mq_status st = check_member(m); st != MQ_OK) return st;
+    return guarded(body);
+}
+
+mq_status member_poll_copy(mq_member *m, const MemberAck *ack, void *buf, size_t cap, size_t max,
+                           int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                           size_t *needed_out, const Wait *async, mq_member::Pending *pending) {
+    if (count_out) *count_out = 0;
+    if (needed_out) *needed_out = 0;
+    auto body = [&] {
+        return mq::poll_copy(
+            buf, cap, max, wait_ms, count_out, needed_out, [&](mq::CopyOut &copy, size_t n) {
+                if (m->backend) {
+                    return ack ? m->backend->poll(&ack->partition, &ack->offset, nullptr, n,
+                                                  wait_ms, cancel, count_out, &copy)
+                               : m->backend->poll(nullptr, nullptr, nullptr, n, wait_ms, cancel,
+                                                  count_out, &copy);
+                }
+                const Wait w = async ? *async : Wait::from_ms(wait_ms);
+                return ack ? m->ack_poll(ack->partition, ack->offset, nullptr, n, w, cancel,
+                                         count_out, &copy)
+                           : m->poll(nullptr, n, w, cancel, count_out, &copy, pending);
+            });
+    };
+    if (ack) return on_member_partition(m, ack->partition, body);
+    if (mq_status st = check_member(m); st != MQ_OK) return st;
+    return guarded(body);
+}
+
+}  // namespace mq::capi
 
 extern "C" {
 
@@ -163,70 +216,29 @@ MQ_API mq_status mq_member_get_assignment(mq_member *m, int64_t *generation, int
 
 MQ_API mq_status mq_member_poll(mq_member *m, mq_message *msgs, size_t msg_size, size_t max,
                                 int64_t wait_ms, mq_cancel *cancel, size_t *count_out) {
-    if (count_out) *count_out = 0;
-    if (mq_status st = check_member(m); st != MQ_OK) return st;
-    if (mq_status st = mq::check_poll_args(msgs, msg_size, max, wait_ms, count_out); st) return st;
-    return guarded([&] {
-        return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
-            if (m->backend) {
-                return m->backend->poll(nullptr, nullptr, out, n, wait_ms, cancel, count_out);
-            }
-            return m->poll(out, n, mq::Wait::from_ms(wait_ms), cancel, count_out);
-        });
-    });
+    return mq::capi::member_poll(m, nullptr, msgs, msg_size, max, wait_ms, cancel, count_out);
 }
 
 MQ_API mq_status mq_member_ack_poll(mq_member *m, int32_t partition, int64_t offset,
                                     mq_message *msgs, size_t msg_size, size_t max, int64_t wait_ms,
                                     mq_cancel *cancel, size_t *count_out) {
-    if (count_out) *count_out = 0;
-    return on_member_partition(m, partition, [&] {
-        if (mq_status st = mq::check_poll_args(msgs, msg_size, max, wait_ms, count_out); st)
-            return st;
-        return mq::into_messages(msgs, msg_size, max, count_out, [&](mq_message *out, size_t n) {
-            if (m->backend) {
-                return m->backend->poll(&partition, &offset, out, n, wait_ms, cancel, count_out);
-            }
-            return m->ack_poll(partition, offset, out, n, mq::Wait::from_ms(wait_ms), cancel,
-                               count_out);
-        });
-    });
+    const mq::capi::MemberAck ack{partition, offset};
+    return mq::capi::member_poll(m, &ack, msgs, msg_size, max, wait_ms, cancel, count_out);
 }
 
 MQ_API mq_status mq_member_poll_copy(mq_member *m, void *buf, size_t cap, size_t max,
                                      int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
                                      size_t *needed_out) {
-    if (count_out) *count_out = 0;
-    if (needed_out) *needed_out = 0;
-    if (mq_status st = check_member(m); st != MQ_OK) return st;
-    return guarded([&] {
-        return mq::poll_copy(
-            buf, cap, max, wait_ms, count_out, needed_out, [&](mq::CopyOut &copy, size_t n) {
-                if (m->backend) {
-                    return m->backend->poll(nullptr, nullptr, nullptr, n, wait_ms, cancel,
-                                            count_out, &copy);
-                }
-                return m->poll(nullptr, n, mq::Wait::from_ms(wait_ms), cancel, count_out, &copy);
-            });
-    });
+    return mq::capi::member_poll_copy(m, nullptr, buf, cap, max, wait_ms, cancel, count_out,
+                                      needed_out);
 }
 
 MQ_API mq_status mq_member_ack_poll_copy(mq_member *m, int32_t partition, int64_t offset, void *buf,
                                          size_t cap, size_t max, int64_t wait_ms, mq_cancel *cancel,
                                          size_t *count_out, size_t *needed_out) {
-    if (count_out) *count_out = 0;
-    if (needed_out) *needed_out = 0;
-    return on_member_partition(m, partition, [&] {
-        return mq::poll_copy(
-            buf, cap, max, wait_ms, count_out, needed_out, [&](mq::CopyOut &copy, size_t n) {
-                if (m->backend) {
-                    return m->backend->poll(&partition, &offset, nullptr, n, wait_ms, cancel,
-                                            count_out, &copy);
-                }
-                return m->ack_poll(partition, offset, nullptr, n, mq::Wait::from_ms(wait_ms),
-                                   cancel, count_out, &copy);
-            });
-    });
+    const mq::capi::MemberAck ack{partition, offset};
+    return mq::capi::member_poll_copy(m, &ack, buf, cap, max, wait_ms, cancel, count_out,
+                                      needed_out);
 }
 
 MQ_API mq_status mq_member_ack(mq_member *m, int32_t partition, int64_t offset) {

@@ -38,6 +38,7 @@ mq_status mq_member::join(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, const 
     std::unique_ptr<mq_member> m(new mq_member{mq::BrokerRef(broker.get()), t, g, state,
                                                std::move(topic), std::move(group_ref), nullptr});
     state->handle = m.get();
+    state->notifier.async = &m->broker->async();  // its asynchronous polls park on it
     if (mq_status st = g->membership->join(state, o.assignor, o.assignor_user); st != MQ_OK)
         return st;
     rollback.armed = false;
@@ -52,8 +53,41 @@ void mq_member::close(mq_member *m) noexcept {
         return;
     }
     m->state->begin_close();
+    // Pending asynchronous polls run again, see `closing` and complete with MQ_CLOSED.
+    m->closing.store(true);
+    m->state->notifier.signal();
     m->membership().leave(*m->state);
+    {
+        std::unique_lock lk(m->pending_mu);
+        if (m->broker->async().in_completer()) {  // a callback: its completer cannot wait here
+            if (m->pending_calls > 0) {
+                m->free_when_idle = true;  // the last Pending frees the handle
+                return;
+            }
+        } else {
+            while (m->pending_calls > 0) m->pending_cv.wait(lk);
+        }
+    }
     delete m;  // may drop the broker's last reference
+}
+
+mq_member::Pending::Pending(mq_member &m) : m_(m) {
+    m_.state->in_calls.fetch_add(1);
+    std::lock_guard lk(m_.pending_mu);
+    m_.pending_calls++;
+}
+
+mq_member::Pending::~Pending() {
+    for (int32_t p : watched_) m_.topic->partition(p).unwatch(&m_.state->notifier);
+    m_.state->last_seen.store(m_.broker->clock.now());
+    m_.state->in_calls.fetch_sub(1);
+    bool free = false;
+    {
+        std::lock_guard lk(m_.pending_mu);
+        free = --m_.pending_calls == 0 && m_.free_when_idle;
+        m_.pending_cv.notify_all();
+    }
+    if (free) delete &m_;
 }
 
 // A member is alive while it calls (and while a call of it blocks), so a session timeout is
@@ -122,12 +156,18 @@ namespace {
 // finds messages at once (or does not wait) locks each partition it looks at once; from the
 // second look on, all of them, registered before that look so that a change between the look
 // and the sleep wakes it.
+// An asynchronous poll's runs share one registration (mq_member::Pending): a run that parks
+// keeps it, so that a change before the next run wakes that run.
 class Watching {
 public:
-    Watching(mq::Topic &t, mq::Notifier &n, std::vector<int32_t> &on) : t_(t), n_(n), on_(on) {}
-    ~Watching() { clear(); }
+    Watching(mq::Topic &t, mq::Notifier &n, std::vector<int32_t> &on, bool active = false)
+        : t_(t), n_(n), on_(on), active_(active) {}
+    ~Watching() {
+        if (!kept_) clear();
+    }
     bool active() const noexcept { return active_; }
     void start() noexcept { active_ = true; }
+    void keep() noexcept { kept_ = true; }
     void set(const std::vector<int32_t> &parts) {
         if (parts == on_) return;
         clear();
@@ -147,33 +187,37 @@ private:
     mq::Notifier &n_;
     std::vector<int32_t> &on_;
     bool active_ = false;
+    bool kept_ = false;
 };
 }  // namespace
 
 mq_status mq_member::poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel,
-                          size_t *count, mq::CopyOut *copy) {
-    return poll_after(nullptr, out, max, wait, cancel, count, copy);
+                          size_t *count, mq::CopyOut *copy, Pending *pending) {
+    return poll_after(nullptr, out, max, wait, cancel, count, copy, pending);
 }
 
 mq_status mq_member::ack_poll(int32_t partition, int64_t offset, mq_message *out, size_t max,
                               mq::Wait wait, mq_cancel *cancel, size_t *count, mq::CopyOut *copy) {
     const Ack ack{partition, offset};
-    return poll_after(&ack, out, max, wait, cancel, count, copy);
+    return poll_after(&ack, out, max, wait, cancel, count, copy, nullptr);
 }
 
 mq_status mq_member::poll_after(const Ack *ack, mq_message *out, size_t max, mq::Wait wait,
-                                mq_cancel *cancel, size_t *count, mq::CopyOut *copy) {
+                                mq_cancel *cancel, size_t *count, mq::CopyOut *copy,
+                                Pending *pending) {
     Call call(*this);
     mq::Notifier &n = state->notifier;
     mq::CancelScope scope(cancel, n);
     thread_local std::vector<int32_t> parts, watched;  // reused: polling does not allocate
-    Watching watching(*topic, n, watched);
+    Watching watching(*topic, n, pending ? pending->watched_ : watched,
+                      pending && pending->watching_);
     bool spun = false;
     for (;;) {
         if (watching.active()) {  // before the checks: a signal from here on is kept
             std::lock_guard g(n.mu);
             n.signalled = false;
         }
+        if (closing.load()) return mq::fail_fixed(MQ_CLOSED, "the member was closed");
         if (mq_status st = check(true); st != MQ_OK) return st;
         {
             std::lock_guard f(state->fetched_mu);
@@ -215,6 +259,19 @@ mq_status mq_member::poll_after(const Ack *ack, mq_message *out, size_t max, mq:
             watching.start();
             continue;
         }
+        if (wait.async) {
+            std::lock_guard lk(n.mu);
+            mq_status st = MQ_PENDING;
+            int64_t change = INT64_MAX;
+            for (int32_t p : parts)
+                change = std::min(change, topic->partition(p).next_change(group));
+            if (!park(n, wait, change, &st)) continue;
+            if (st == MQ_PENDING) {
+                watching.keep();
+                pending->watching_ = true;
+            }
+            return st;
+        }
         if (!spun && broker->spin_ns > 0) {  // the wait strategy: spin once, then block
             spun = true;
             spin_for_signal(n, seen, wait, scope);
@@ -245,6 +302,15 @@ mq_status mq_member::poll_after(const Ack *ack, mq_message *out, size_t max, mq:
             if (timed_out) break;
         }
     }
+}
+
+bool mq_member::park(mq::Notifier &n, const mq::Wait &wait, int64_t change, mq_status *st) {
+    if (n.signalled || broker->closed() || topic->deleted() || closing.load()) return false;
+    if (change != INT64_MAX) change -= broker->clock.now();
+    if (!wait.async->park(&n.not_empty, &n.parked, wait.wake_at_ns(change))) {
+        *st = mq::fail_fixed(MQ_CLOSED, "the broker is closed");
+    }
+    return true;
 }
 
 mq_status mq_member::ack(int32_t partition, int64_t offset) {

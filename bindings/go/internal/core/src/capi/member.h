@@ -5,7 +5,10 @@
 // (its calls return MQ_CLOSED, its id stays readable) until mq_member_close.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "engine/backend.h"
@@ -45,6 +48,15 @@ struct mq_member {
     // group above are NULL.
     std::unique_ptr<mq::BackendMember> backend;
 
+    // Set by mq_member_close before it completes the member's pending asynchronous polls.
+    std::atomic<bool> closing{false};
+    // The member's pending asynchronous polls (Pending): close waits for them, or, called
+    // from the completer (a callback), leaves the handle to the last of them to free.
+    std::mutex pending_mu{};
+    std::condition_variable pending_cv{};
+    int pending_calls = 0;        // guarded by pending_mu
+    bool free_when_idle = false;  // guarded by pending_mu
+
     // MQ_ERR_NO_TOPIC once the topic was deleted, MQ_ERR_NO_GROUP once the group was
     // unsubscribed (after the closed check of every member call).
     mq_status check_removed() const noexcept;
@@ -54,9 +66,29 @@ struct mq_member {
     // MQ_CLOSED once the broker is closed (the first check of every member call).
     bool closed() const noexcept { return broker->closed(); }
 
-    // copy: the copying poll's buffer (then out is unused), as Partition::poll.
+    // What an asynchronous poll of the member (mq_member_poll_async) keeps while it is
+    // pending: the member counts as calling (its session does not run out), its handle stays
+    // (mq_member_close completes the call and waits for it), and the partitions its notifier
+    // watches stay watched between its runs, so that no change between them is missed.
+    class Pending {
+    public:
+        explicit Pending(mq_member &m);
+        ~Pending();  // unwatches; the last one of a member closed from a callback frees it
+        Pending(const Pending &) = delete;
+        Pending &operator=(const Pending &) = delete;
+        mq_member &member() const noexcept { return m_; }
+
+    private:
+        friend struct mq_member;
+        mq_member &m_;
+        std::vector<int32_t> watched_;  // registered on the notifier; valid between runs
+        bool watching_ = false;         // its first run looked without watching
+    };
+
+    // copy: the copying poll's buffer (then out is unused), as Partition::poll. pending: the
+    // asynchronous poll whose run this is (wait.async set), else NULL.
     mq_status poll(mq_message *out, size_t max, mq::Wait wait, mq_cancel *cancel, size_t *count,
-                   mq::CopyOut *copy = nullptr);
+                   mq::CopyOut *copy = nullptr, Pending *pending = nullptr);
     // ack(partition, offset), then poll: in one critical section when the poll's rotation
     // looks at `partition` first, else the ack alone first. A rejected ack polls nothing.
     mq_status ack_poll(int32_t partition, int64_t offset, mq_message *out, size_t max,
@@ -73,7 +105,11 @@ private:
         int64_t offset;
     };
     mq_status poll_after(const Ack *ack, mq_message *out, size_t max, mq::Wait wait,
-                         mq_cancel *cancel, size_t *count, mq::CopyOut *copy);
+                         mq_cancel *cancel, size_t *count, mq::CopyOut *copy, Pending *pending);
+    // An asynchronous poll's run, where a blocking one would sleep (n.mu held): parks it until
+    // the notifier is signalled or `change` (the broker clock's time of the next lease or
+    // delayed nack to run out; INT64_MAX: none) or the deadline comes. False: look again now.
+    bool park(mq::Notifier &n, const mq::Wait &wait, int64_t change, mq_status *st);
     // Counts the call as a sign of life; then MQ_OK, MQ_ERR_FENCED or MQ_REBALANCED.
     class Call;
     mq_status check(bool check_generation);

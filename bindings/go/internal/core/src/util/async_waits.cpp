@@ -151,7 +151,10 @@ struct AsyncWaits::State final : AsyncWake {
         }
     }
 
+    static thread_local const State *completing;  // the State whose completer this thread is
+
     void loop() noexcept {
+        completing = this;
         std::unique_lock lk(mu);
         for (;;) {
             const int64_t now = steady_now_ns();
@@ -189,7 +192,11 @@ struct AsyncWaits::State final : AsyncWake {
     }
 };
 
+thread_local const AsyncWaits::State *AsyncWaits::State::completing = nullptr;
+
 AsyncWaits::AsyncWaits() : s_(std::make_shared<State>()) {}
+
+bool AsyncWaits::in_completer() const noexcept { return State::completing == s_.get(); }
 
 AsyncWaits::~AsyncWaits() { close(); }
 

@@ -79,6 +79,10 @@ public:
         if (parked.load(std::memory_order_relaxed) != 0) poke_slow(key);
     }
 
+    // True on this broker's completer thread (in a callback, or a run): there nothing may wait
+    // for a pending call of the broker to complete.
+    bool in_completer() const noexcept;
+
     // Every pending call completes with MQ_CLOSED (their runs would find the broker closed),
     // and later runs refuse to park. Waits for the completer to finish them, unless called
     // from a callback (then the completer finishes them after it returns).

@@ -56,6 +56,7 @@ struct Notifier : Waitable {
         signalled = true;
         signals.fetch_add(1, std::memory_order_release);
         not_empty.notify_all();
+        if (async) async->poke(&not_empty, parked);  // asynchronous member polls parked here
     }
 };
 
