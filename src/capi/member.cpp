@@ -53,10 +53,11 @@ void mq_member::close(mq_member *m) noexcept {
         return;
     }
     m->state->begin_close();
-    // Pending asynchronous polls run again, see `closing` and complete with MQ_CLOSED.
+    // Pending asynchronous polls run again, see `closing` and complete with MQ_CLOSED: after
+    // the member has left, so that their callbacks see the group without it.
     m->closing.store(true);
-    m->state->notifier.signal();
     m->membership().leave(*m->state);
+    m->state->notifier.signal();
     {
         std::unique_lock lk(m->pending_mu);
         if (m->broker->async().in_completer()) {  // a callback: its completer cannot wait here
@@ -260,11 +261,11 @@ mq_status mq_member::poll_after(const Ack *ack, mq_message *out, size_t max, mq:
             continue;
         }
         if (wait.async) {
-            std::lock_guard lk(n.mu);
-            mq_status st = MQ_PENDING;
-            int64_t change = INT64_MAX;
+            int64_t change = INT64_MAX;  // before n.mu: the lock order is partition, notifier
             for (int32_t p : parts)
                 change = std::min(change, topic->partition(p).next_change(group));
+            std::lock_guard lk(n.mu);
+            mq_status st = MQ_PENDING;
             if (!park(n, wait, change, &st)) continue;
             if (st == MQ_PENDING) {
                 watching.keep();

@@ -280,7 +280,7 @@ class Background:
 
 
 # The verbs that take start=NAME (subscribe's start= is its start position).
-STARTABLE = ("publish", "publish_batch", "poll", "ack_poll")
+STARTABLE = ("publish", "publish_batch", "poll", "ack_poll", "member_poll", "member_ack_poll")
 
 
 class Loop:
@@ -819,6 +819,24 @@ class World:
         wait = timeout(req.integer("wait"))
         return polled(
             lambda: m.ack_poll(
+                req.integer("partition"),
+                req.integer("offset"),
+                max=req.integer("max"),
+                timeout=wait,
+                cancel=cancel,
+            )
+        )
+
+    async def a_member_poll(self, req: Request, cancel: mq.CancelToken) -> list[str]:
+        m = self.member(req)
+        wait = timeout(req.integer("wait"))
+        return await polled_async(m.poll_async(max=req.integer("max"), timeout=wait, cancel=cancel))
+
+    async def a_member_ack_poll(self, req: Request, cancel: mq.CancelToken) -> list[str]:
+        m = self.member(req)
+        wait = timeout(req.integer("wait"))
+        return await polled_async(
+            m.ack_poll_async(
                 req.integer("partition"),
                 req.integer("offset"),
                 max=req.integer("max"),

@@ -365,3 +365,176 @@ async def test_consume_ends_when_the_group_goes(broker: mq.Broker) -> None:
     assert await asyncio.wait_for(task, 10) == 0
     with pytest.raises(ValueError):
         broker.consume("t", "g", 0, max=0)
+
+
+# ---- a member's asynchronous polls (mq 1.4, mq_member_*_async) ----------------------------------
+
+
+@pytest.mark.asyncio
+async def test_a_pending_member_poll_is_completed_by_a_publish_on_any_of_its_partitions(
+    broker: mq.Broker,
+) -> None:
+    broker.create_topic("t", partitions=4)
+    with broker.join("t", "g") as m:
+        assert m.assignment().partitions == (0, 1, 2, 3)
+        poll = asyncio.create_task(m.poll_async(max=5))
+        await _turn()
+        assert pending_calls() == 1 and blocked_calls() == 1  # pending in mq, no thread
+        assert not poll.done()
+        key = next(k for k in (b"a", b"b", b"c", b"d") if mq.key_partition(k, 4) == 2)
+        assert await broker.publish_async("t", b"v", key=key) == (2, 0)
+        msgs = await asyncio.wait_for(poll, 10)
+        assert [(x.partition, x.offset, x.value) for x in msgs] == [(2, 0, b"v")]
+        assert pending_calls() == 0 and blocked_calls() == 0
+        # ack then poll: the ack stands at once, the poll waits for the next message.
+        again = asyncio.create_task(m.ack_poll_async(2, 0, max=5))
+        await _turn()
+        assert broker.group_info("t", "g", 2).committed == 1
+        assert pending_calls() == 1
+        other = next(k for k in (b"k%d" % i for i in range(100)) if mq.key_partition(k, 4) == 3)
+        broker.publish("t", b"w", key=other)
+        got = await asyncio.wait_for(again, 10)
+        assert [(x.partition, x.offset, x.value) for x in got] == [(3, 0, b"w")]
+        # One that need not wait completes at once; a deadline gives [].
+        broker.publish("t", b"x", key=key)
+        assert [x.value for x in await m.poll_async(timeout=0)] == [b"x"]
+        assert await m.poll_async(timeout=0.02) == []
+        assert pending_calls() == 0
+
+
+@pytest.mark.asyncio
+async def test_a_join_ends_a_pending_member_poll_with_rebalanced(broker: mq.Broker) -> None:
+    broker.create_topic("t", partitions=2)
+    a = broker.join("t", "g", member_id="a")
+    a.assignment()
+    poll = asyncio.create_task(a.poll_async())
+    await _turn()
+    assert pending_calls() == 1
+    b = broker.join("t", "g", member_id="b")
+    with pytest.raises(mq.Rebalanced):
+        await asyncio.wait_for(poll, 10)
+    assert pending_calls() == 0
+    assert a.assignment().partitions == (0,)
+    assert b.assignment().partitions == (1,)
+    # Only the member's own partition wakes it.
+    poll = asyncio.create_task(a.poll_async())
+    await _turn()
+    key = {mq.key_partition(k, 2): k for k in (b"a", b"b", b"c", b"d")}
+    broker.publish("t", b"b's", key=key[1])
+    await asyncio.sleep(0.02)
+    assert not poll.done()
+    broker.publish("t", b"a's", key=key[0])
+    assert [x.value for x in await asyncio.wait_for(poll, 10)] == [b"a's"]
+    a.close()
+    b.close()
+
+
+@pytest.mark.asyncio
+async def test_cancelling_a_pending_member_poll(broker: mq.Broker) -> None:
+    broker.create_topic("t")
+    with broker.join("t", "g") as m:
+        m.assignment()
+        poll = asyncio.create_task(m.poll_async())
+        await _turn()
+        assert pending_calls() == 1
+        poll.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await poll
+        assert pending_calls() == 0 and blocked_calls() == 0  # the done ran first
+        tok = mq.CancelToken()
+        poll = asyncio.create_task(m.poll_async(cancel=tok))
+        await _turn()
+        tok.cancel()
+        with pytest.raises(mq.Cancelled):
+            await poll
+        assert pending_calls() == 0
+        # The member goes on as before.
+        broker.publish("t", b"after")
+        assert [x.value for x in await m.poll_async()] == [b"after"]
+
+
+@pytest.mark.asyncio
+async def test_closing_the_member_ends_its_pending_polls_with_closed(broker: mq.Broker) -> None:
+    broker.create_topic("t", partitions=2)
+    m = broker.join("t", "g")
+    m.assignment()
+    polls = [asyncio.create_task(m.poll_async()) for _ in range(3)]
+    await _turn()
+    assert pending_calls() == 3
+    m.close()  # returns once every done ran
+    assert pending_calls() == 0
+    for t in polls:
+        with pytest.raises(mq.Closed):
+            await t
+    with pytest.raises(mq.Closed):
+        await m.poll_async()
+    # The others go on: a new member owns everything, the broker works.
+    with broker.join("t", "g") as n:
+        assert n.assignment().partitions == (0, 1)
+        broker.publish("t", b"x", key=b"k")
+        (x,) = await n.poll_async()
+        assert x.value == b"x"
+        n.ack(x.partition, x.offset)
+    # The broker's close ends them too.
+    m = broker.join("t", "g")
+    m.assignment()
+    poll = asyncio.create_task(m.poll_async())
+    await _turn()
+    broker.close()
+    assert pending_calls() == 0
+    with pytest.raises(mq.Closed):
+        await poll
+    assert m.closed
+
+
+@pytest.mark.asyncio
+async def test_a_member_poll_of_messages_larger_than_the_buffer() -> None:
+    with mq.Broker(max_message_bytes=1 << 20) as b:
+        b.create_topic("t")
+        with b.join("t", "g") as m:
+            m.assignment()
+            poll = asyncio.create_task(m.poll_async(max=1))
+            await _turn()
+            big = bytes(range(256)) * 1024
+            bigger = big * 3
+            b.publish_many("t", [big, bigger])
+            (x,) = await asyncio.wait_for(poll, 10)
+            assert x.value == big
+            (x,) = await m.ack_poll_async(0, 0, max=1)
+            assert (x.offset, x.value) == (1, bigger)
+            assert b.group_info("t", "g", 0).committed == 1
+
+
+@pytest.mark.asyncio
+async def test_member_consume_follows_rebalances_and_ends_at_close(broker: mq.Broker) -> None:
+    broker.create_topic("t", partitions=2)
+    key = {mq.key_partition(k, 2): k for k in (b"a", b"b", b"c", b"d")}
+    a = broker.join("t", "g", member_id="a")
+    a.assignment()
+    got: list[tuple[int, bytes]] = []
+
+    async def work() -> None:
+        messages = a.consume(max=4)
+        async for x in messages:
+            got.append((x.partition, x.value))
+            messages.ack(x)
+
+    task = asyncio.create_task(work())
+    broker.publish("t", b"1", key=key[1])
+    await _until(lambda: len(got) == 1)
+    await _until(lambda: pending_calls() == 1)
+    b = broker.join("t", "g", member_id="b")  # the pending poll: Rebalanced, carried on
+    assert b.assignment().partitions == (1,)
+    await _until(lambda: pending_calls() == 1 and a.assignment().partitions == (0,))
+    broker.publish("t", b"2", key=key[1])  # b's now
+    broker.publish("t", b"3", key=key[0])
+    await _until(lambda: len(got) == 2)
+    assert got == [(1, b"1"), (0, b"3")]
+    assert broker.group_info("t", "g", 0).committed == 1
+    a.close()
+    await asyncio.wait_for(task, 10)  # the iteration ended
+    b.assignment()
+    assert [x.value for x in b.poll()] == [b"2"]
+    b.close()
+    with pytest.raises(ValueError):
+        a.consume(max=0)

@@ -110,7 +110,7 @@ fn link_cxx_runtime() {
 #[cfg(feature = "system")]
 fn try_pkg_config(want_static: bool) -> bool {
     match pkg_config::Config::new()
-        .atleast_version("1.3")
+        .atleast_version("1.4")
         .statik(want_static)
         .probe("mq")
     {

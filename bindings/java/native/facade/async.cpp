@@ -1,7 +1,8 @@
-// The asynchronous calls (ABI 1.4) under org.mq's CompletableFutures: no thread per call. Each
-// call owns one native block (Pending) holding everything the C call points to while it is
-// pending: the names, the copy buffer or the records with their bytes, the outputs, and a
-// global reference to the Java completion object (org.mq.AsyncCall). The block is freed right
+// The asynchronous calls (ABI 1.4) under org.mq's CompletableFutures: no thread per call. The
+// group's polls and the publishes (NativeBroker) and a member's polls (NativeMember) share what
+// is here. Each call owns one native block (Pending) holding everything the C call points to
+// while it is pending: the names, the copy buffer or the records with their bytes, the outputs,
+// and a global reference to the Java completion object (org.mq.AsyncCall). The block is freed right
 // after the outcome was handed to Java: on the calling thread when the C call did not pend,
 // else in the `done` callback on the broker's completer thread, which is attached to the JVM
 // as a daemon (as the library's push threads are) and detached when it ends.
@@ -15,6 +16,7 @@
 
 #include "broker.h"
 #include "errors.h"
+#include "member.h"
 
 namespace mqj {
 namespace {
@@ -136,24 +138,30 @@ char *rebase(const void *ptr, const char *from, char *to) {
     return to + (static_cast<const char *>(ptr) - from);
 }
 
-}  // namespace
-
-void NativeBroker::pollAsync(JNIEnv *jenv, const char *topic, const char *group, int32_t partition,
-                             bool ack, int64_t offset, int64_t cap, int32_t max, int64_t wait_ms,
-                             CancelToken *cancel, jasynccall call) {
-    const size_t m = poll_max(max);
+// A poll's block: the copy buffer of cap bytes (checked with the rest of the arguments).
+Pending *poll_block(int64_t cap, jasynccall call, CancelToken *cancel) {
     if (cap < static_cast<int64_t>(sizeof(mq_copy_header)) || !call || !cancel)
         fail(MQ_ERR_INTERNAL, "a bad asynchronous poll (a bug of the binding)");
     auto *p = new Pending();
     p->kind = Kind::Poll;
-    if (topic) p->topic = topic;
-    if (group) p->group = group;
     p->cap = static_cast<size_t>(cap);
     p->buf = static_cast<char *>(std::malloc(p->cap));
     if (!p->buf) {
         delete p;
         throw std::bad_alloc();
     }
+    return p;
+}
+
+}  // namespace
+
+void NativeBroker::pollAsync(JNIEnv *jenv, const char *topic, const char *group, int32_t partition,
+                             bool ack, int64_t offset, int64_t cap, int32_t max, int64_t wait_ms,
+                             CancelToken *cancel, jasynccall call) {
+    const size_t m = poll_max(max);
+    Pending *p = poll_block(cap, call, cancel);
+    if (topic) p->topic = topic;
+    if (group) p->group = group;
     const char *t = topic ? p->topic.c_str() : nullptr;
     const char *g = group ? p->group.c_str() : nullptr;
     mq_broker *b = broker_;
@@ -163,6 +171,20 @@ void NativeBroker::pollAsync(JNIEnv *jenv, const char *topic, const char *group,
                                                   wait_ms, tok, &p->count, &p->needed, on_done, p)
                    : mq_group_poll_copy_async(b, t, g, partition, p->buf, p->cap, m, wait_ms, tok,
                                               &p->count, &p->needed, on_done, p);
+    });
+}
+
+void NativeMember::pollAsync(JNIEnv *jenv, bool ack, int32_t partition, int64_t offset, int64_t cap,
+                             int32_t max, int64_t wait_ms, CancelToken *cancel, jasynccall call) {
+    mq_member *mb = handle();
+    const size_t m = poll_max(max);
+    Pending *p = poll_block(cap, call, cancel);
+    mq_cancel *tok = cancel->raw();
+    run(jenv, p, call, [&] {
+        return ack ? mq_member_ack_poll_copy_async(mb, partition, offset, p->buf, p->cap, m,
+                                                   wait_ms, tok, &p->count, &p->needed, on_done, p)
+                   : mq_member_poll_copy_async(mb, p->buf, p->cap, m, wait_ms, tok, &p->count,
+                                               &p->needed, on_done, p);
     });
 }
 

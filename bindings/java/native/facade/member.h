@@ -48,6 +48,12 @@ public:
     // returns). A rejected ack throws and polls nothing.
     int64_t ackPollCopy(int32_t partition, int64_t offset, int64_t buf, int64_t cap, int32_t max,
                         int64_t wait_ms, CancelToken *cancel);
+    // The asynchronous polls (ABI 1.4, async.cpp): mq_member_poll_copy_async, or with ack
+    // mq_member_ack_poll_copy_async of (partition, offset), as NativeBroker::pollAsync (the
+    // same per-call block, completion and token). Java keeps the member open while it starts
+    // one (its gate); mq_member_close completes a pending one with MQ_CLOSED.
+    void pollAsync(JNIEnv *jenv, bool ack, int32_t partition, int64_t offset, int64_t cap,
+                   int32_t max, int64_t wait_ms, CancelToken *cancel, jasynccall call);
     void ack(int32_t partition, int64_t offset);
     void nack(int32_t partition, int64_t delay_ms);
     void extendLease(int32_t partition);

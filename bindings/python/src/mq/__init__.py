@@ -21,7 +21,7 @@ from __future__ import annotations
 from mq import _native
 from mq._asyncio import Stream
 from mq._broker import Broker
-from mq._consume import Messages
+from mq._consume import MemberMessages, Messages
 from mq._handles import CancelToken, ManualClock
 from mq._hooks import ErrorHook, set_error_hook
 from mq._lifecycle import close_all
@@ -96,6 +96,7 @@ __all__ = [
     "MQError",
     "ManualClock",
     "Member",
+    "MemberMessages",
     "Message",
     "Messages",
     "NoMemory",

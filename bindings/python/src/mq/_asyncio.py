@@ -8,7 +8,8 @@ through ``loop.call_soon_threadsafe``. What the library writes or reads while th
 pending (buffers, outputs, names, key, value, headers, the cancel token) belongs to a
 :class:`_Call` that the registry ``_calls`` holds until that callback ran, whatever became of
 the coroutine. Cancelling the task triggers the call's cancel token and waits for the callback
-before ``CancelledError`` goes on.
+before ``CancelledError`` goes on. :func:`poll_copy` is the copying poll on top of it that the
+broker's and the member's awaitable polls share.
 
 Only the Kafka engine, which has no asynchronous calls (``MQ_ERR_UNSUPPORTED``), still waits in
 a thread of the binding's own pool (:func:`run_waiting`); so does :meth:`Stream.aclose`.
@@ -17,6 +18,7 @@ a thread of the binding's own pool (:func:`run_waiting`); so does :meth:`Stream.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import collections
 import concurrent.futures
 import sys
@@ -24,12 +26,13 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Callable, TypeVar
 
+from mq import _convert as cv
 from mq._handles import BrokerCore, CancelToken
 from mq._hooks import report
 from mq._native import PollBuffer, ctx, ffi, lib
 from mq._push import Subscription
 from mq._types import Message
-from mq.errors import Cancelled
+from mq.errors import Cancelled, error_for
 
 __all__ = [
     "DONE",
@@ -37,6 +40,7 @@ __all__ = [
     "Stream",
     "pending_calls",
     "poll_buffer",
+    "poll_copy",
     "recycle",
     "run_native",
     "run_waiting",
@@ -46,6 +50,9 @@ T = TypeVar("T")
 
 PENDING: int = lib.MQ_PENDING
 DONE: Any = ffi.addressof(lib, "mqpy_done")
+_TIMEOUT: int = lib.MQ_TIMEOUT
+_TOO_LARGE: int = lib.MQ_ERR_TOO_LARGE
+_UNSUPPORTED: int = lib.MQ_ERR_UNSUPPORTED
 
 _pool_lock = threading.Lock()
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
@@ -218,6 +225,56 @@ def recycle(pb: PollBuffer) -> None:
     with _spare_lock:
         if len(_spare) < _SPARE_MAX and pb.cap <= _SPARE_CAP:
             _spare.append(pb)
+
+
+async def poll_copy(
+    first: Callable[..., int],
+    poll: Callable[..., int],
+    max: int,
+    wait: int,
+    cancel: CancelToken | None,
+    keep: Any,
+    topic: str,
+    blocking: Callable[[CancelToken], list[Message]],
+) -> list[Message]:
+    """A copying poll (a group's or a member's) through mq's asynchronous form.
+
+    ``first`` and ``poll`` are ``mqw_*_poll_copy_async`` wrappers with their leading arguments
+    (broker, names, partition; member; the ack's partition and offset) bound, called as
+    ``fn(buf, cap, max, wait_ms, cancel, count_out, needed_out, done, user, ctx)``: ``first``
+    (the ack-then-poll, or the poll) once, then, while a message needs more room than the buffer
+    has (MQ_ERR_TOO_LARGE: nothing handed out, an ack stands), ``poll`` with room for it and
+    what is left of the wait. ``keep``: what the names point into, referenced until the call
+    ended. ``blocking(token)``: the blocking form, run in the pool where mq has no asynchronous
+    calls (the Kafka engine). ``[]`` for MQ_TIMEOUT; other failures raise."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait / 1000 if wait > 0 else None
+    pb = poll_buffer()
+    fn = first
+    while True:
+
+        def start(user: Any, tok: Any, c: Any, fn: Callable[..., int] = fn, w: int = wait) -> int:
+            return int(fn(pb.mem, pb.cap, max, w, tok, pb.count, pb.needed, DONE, user, c))
+
+        s, message = await run_native(start, (keep, pb), cancel)
+        if s == _UNSUPPORTED:  # the Kafka engine: its blocking poll, in the pool
+            recycle(pb)
+            return await run_waiting(blocking)
+        if s != _TOO_LARGE:
+            break
+        pb.resize(pb.needed[0])
+        fn = poll
+        if deadline is not None:
+            wait = builtins.max(1, round((deadline - loop.time()) * 1000))
+    if s == 0:
+        got = cv.messages(pb, topic)
+        pb.after(len(got), max)
+        recycle(pb)
+        return got
+    recycle(pb)
+    if s == _TIMEOUT:
+        return []
+    raise error_for(s, message)
 
 
 class _Slot:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import threading
 import weakref
 from array import array
@@ -11,8 +11,7 @@ from typing import Any, Callable, Optional, Union
 
 from mq import _convert as cv
 from mq import _lifecycle
-from mq._asyncio import DONE, Stream, recycle, run_native, run_waiting
-from mq._asyncio import poll_buffer as async_poll_buffer
+from mq._asyncio import DONE, Stream, poll_copy, run_native, run_waiting
 from mq._consume import Messages
 from mq._handles import CancelToken, ManualClock, seconds_ms, token
 from mq._member import Assignor, Member, RebalanceCallback
@@ -38,7 +37,6 @@ _TOO_LARGE = lib.MQ_ERR_TOO_LARGE
 _UNSUPPORTED = lib.MQ_ERR_UNSUPPORTED
 _NULL = ffi.NULL
 _NS = 1_000_000_000
-max_ = max  # the builtin, where a parameter is called max
 _SIZE_T = next(t for t in "QLI" if array(t).itemsize == ffi.sizeof("size_t"))
 
 PublishItem = Union[Bytes, Record, tuple[Optional[Bytes], Bytes], tuple[Any, ...]]
@@ -714,81 +712,31 @@ class Broker:
         tn = ffi.new("char[]", cv.name(topic, "topic"))
         gn = ffi.new("char[]", cv.name(group, "group"))
         p = cv.int32(partition, "partition")
-        o = -1 if offset is None else cv.int64(offset, "offset")
         n = cv.count(max, "max")
         w = wait_ms(timeout)
-        h = self._h
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + w / 1000 if w > 0 else None
-        ack = offset is not None
-        pb = async_poll_buffer()
-        while True:
-
-            def start(
-                user: Any, tok: Any, c: Any, pb: PollBuffer = pb, w: int = w, ack: bool = ack
-            ) -> int:
-                if ack:
-                    return int(
-                        lib.mqw_group_ack_poll_copy_async(
-                            h,
-                            tn,
-                            gn,
-                            p,
-                            o,
-                            pb.mem,
-                            pb.cap,
-                            n,
-                            w,
-                            tok,
-                            pb.count,
-                            pb.needed,
-                            DONE,
-                            user,
-                            c,
-                        )
-                    )
-                return int(
-                    lib.mqw_group_poll_copy_async(
-                        h,
-                        tn,
-                        gn,
-                        p,
-                        pb.mem,
-                        pb.cap,
-                        n,
-                        w,
-                        tok,
-                        pb.count,
-                        pb.needed,
-                        DONE,
-                        user,
-                        c,
-                    )
-                )
-
-            s, message = await run_native(start, (self, tn, gn, pb), cancel)
-            if s == _UNSUPPORTED:  # the Kafka engine: its blocking poll, in the pool
-                if ack:
-                    return await run_waiting(
-                        lambda tok: self.ack_poll(topic, group, p, o, n, timeout, tok)
-                    )
-                return await run_waiting(lambda tok: self.poll(topic, group, p, n, timeout, tok))
-            if s != _TOO_LARGE:
-                break
-            # Nothing was handed out (an ack stands): the same poll with room for the message.
-            pb.resize(pb.needed[0])
-            ack = False
-            if deadline is not None:
-                w = max_(1, round((deadline - loop.time()) * 1000))
-        if s == 0:
-            got = cv.messages(pb, topic)
-            pb.after(len(got), n)
-            recycle(pb)
-            return got
-        recycle(pb)
-        if s == _TIMEOUT:
-            return []
-        raise error_for(s, message)
+        poll = functools.partial(lib.mqw_group_poll_copy_async, self._h, tn, gn, p)
+        if offset is None:
+            return await poll_copy(
+                poll,
+                poll,
+                n,
+                w,
+                cancel,
+                (self, tn, gn),
+                topic,
+                lambda tok: self.poll(topic, group, p, n, timeout, tok),
+            )
+        o = cv.int64(offset, "offset")
+        return await poll_copy(
+            functools.partial(lib.mqw_group_ack_poll_copy_async, self._h, tn, gn, p, o),
+            poll,
+            n,
+            w,
+            cancel,
+            (self, tn, gn),
+            topic,
+            lambda tok: self.ack_poll(topic, group, p, o, n, timeout, tok),
+        )
 
     async def publish_async(
         self,

@@ -9,6 +9,8 @@ from typing import Any, Callable
 
 from mq import _convert as cv
 from mq import _lifecycle
+from mq._asyncio import poll_copy
+from mq._consume import MemberMessages
 from mq._handles import BrokerCore, CancelToken, seconds_ms, token
 from mq._hooks import report
 from mq._native import check, ctx, fail, ffi, lib, poll_buffer
@@ -41,7 +43,9 @@ class Member:
     generation. A call made after a change raises :class:`mq.Rebalanced` until
     :meth:`assignment` is fetched; a call on a partition the member no longer owns raises
     :class:`mq.Fenced`. Once its topic is deleted, every call but :meth:`close` raises
-    :class:`mq.NoSuchTopic`."""
+    :class:`mq.NoSuchTopic`. :meth:`poll_async` and :meth:`ack_poll_async` are the polls as
+    coroutines (no thread while they wait); :meth:`close` ends those pending with
+    :class:`mq.Closed`."""
 
     def __init__(self) -> None:
         raise TypeError("use Broker.join(...)")
@@ -190,13 +194,90 @@ class Member:
         ack = (cv.int32(partition, "partition"), cv.int64(offset, "offset"))
         return self._poll(max, timeout, cancel, ack)
 
-    def _poll(
+    async def poll_async(
+        self,
+        max: int = 10,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[Message]:
+        """:meth:`poll` as a coroutine, on mq's asynchronous member poll (mq 1.4): while it
+        waits on the member's partitions no thread is used (the broker's one completer thread
+        ends it), and the member's session stays alive. It ends as :meth:`poll` does: messages
+        of whichever partition got them first, ``[]`` at ``timeout``, :class:`mq.Rebalanced`
+        when the group's generation changes meanwhile, :class:`mq.Closed` when the member or
+        the broker is closed. Cancelling the task cancels the wait and raises
+        ``CancelledError`` (a message it took meanwhile is handed out again when its lease
+        ends); ``cancel`` (a :class:`mq.CancelToken`) raises :class:`mq.Cancelled` unless the
+        poll ended first."""
+        return await self._poll_native(max, timeout, cancel, None)
+
+    async def ack_poll_async(
+        self,
+        partition: int,
+        offset: int,
+        max: int = 10,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[Message]:
+        """:meth:`ack_poll` as a coroutine (see :meth:`poll_async`): the ack is made as the
+        coroutine starts, before it waits, and stands whatever happens to the poll after (a
+        rejected ack raises and polls nothing)."""
+        ack = (cv.int32(partition, "partition"), cv.int64(offset, "offset"))
+        return await self._poll_native(max, timeout, cancel, ack)
+
+    async def _poll_native(
         self,
         max: int,
         timeout: float | None,
         cancel: CancelToken | None,
         ack: tuple[int, int] | None,
     ) -> list[Message]:
+        token(cancel)  # the type check
+        n = cv.count(max, "max")
+        w = wait_ms(timeout)
+        poll = self._native(lib.mqw_member_poll_copy_async)
+        first = poll if ack is None else self._native(lib.mqw_member_ack_poll_copy_async, *ack)
+        return await poll_copy(
+            first,
+            poll,
+            n,
+            w,
+            cancel,
+            self,  # the broker with it; mq keeps the handle until the call's done
+            self.topic,
+            # The Kafka engine: the blocking form in the pool; close() wakes it through its token.
+            lambda tok: self._poll(n, timeout, tok, ack, wake=True),
+        )
+
+    def _native(self, fn: Callable[..., int], *head: Any) -> Callable[..., int]:
+        """``fn`` (an ``mqw_member_*_async`` wrapper) with the member's handle and ``head``
+        bound. The handle is taken as a call in progress only while the call is started: a
+        pending call is mq's to end, which mq_member_close does (MQ_CLOSED) before it frees."""
+
+        def call(*tail: Any) -> int:
+            h = self._enter()
+            try:
+                return int(fn(h, *head, *tail))
+            finally:
+                self._leave()
+
+        return call
+
+    def consume(self, *, max: int = 64) -> MemberMessages:
+        """The member's messages as an async iterator, on the asynchronous member poll, acked
+        when the caller says; see :class:`mq.MemberMessages`."""
+        return MemberMessages(self, max)
+
+    def _poll(
+        self,
+        max: int,
+        timeout: float | None,
+        cancel: CancelToken | None,
+        ack: tuple[int, int] | None,
+        *,
+        wake: bool = False,
+    ) -> list[Message]:
+        # wake: cancel is the binding's own (poll_async's in the pool): close() may trigger it.
         n = cv.count(max, "max")
         w = wait_ms(timeout)
         user = token(cancel)
@@ -205,6 +286,7 @@ class Member:
         pb = poll_buffer()
         tok = user
         own = None
+        woken = user if wake and w != 0 else None
         try:
             if w != 0 and user is None:
                 # A token of its own, so close() can wake this poll.
@@ -214,6 +296,9 @@ class Member:
                 own = tok = ffi.gc(out[0], lib.mq_cancel_free)
                 with self._lock:
                     self._tokens.add(own)
+            elif woken is not None:
+                with self._lock:
+                    self._tokens.add(woken)
             s = _AGAIN
             if ack is not None:
                 # Where Ctrl-C must end the wait (the main thread), the ack goes with a look
@@ -253,10 +338,12 @@ class Member:
                     pretry=ack is None,
                 )
         finally:
-            if own is not None:
+            if own is not None or woken is not None:
                 with self._lock:
-                    self._tokens.discard(own)
+                    self._tokens.discard(own if own is not None else woken)
             self._leave()
+        if s == _CANCELLED and woken is not None and self._closing:
+            raise Closed("the member was closed while it polled")
         if s == 0:
             got = cv.messages(pb, self.topic)
             pb.after(len(got), n)

@@ -323,7 +323,9 @@ fn publish(b: &Broker, r: &Req, token: Option<&CancelToken>, batch: bool) -> Str
 /// output is the reply line the blocking call would have given.
 type Started = Pin<Box<dyn Future<Output = String> + Send>>;
 
-fn start_call(b: &Broker, r: &Req, token: &CancelToken) -> Started {
+/// `member`: the member of a `member_poll` / `member_ack_poll` (its futures borrow it: the
+/// started future holds this reference).
+fn start_call(b: &Broker, member: Option<Arc<Member>>, r: &Req, token: &CancelToken) -> Started {
     let poll = !r.verb.starts_with("publish");
     let wait = match wait_of(r) {
         Ok(w) => w,
@@ -355,6 +357,28 @@ fn start_call(b: &Broker, r: &Req, token: &CancelToken) -> Started {
             Box::pin(async move {
                 let (res, results) = f.await;
                 batch_reply(res, n, &results)
+            })
+        }
+        "member_poll" | "member_ack_poll" => {
+            let max = r.int("max", 10).max(0) as usize;
+            let ack = (r.verb == "member_ack_poll")
+                .then(|| (r.int("partition", 0) as i32, r.int("offset", 0)));
+            let m = member.expect("the member of a member call");
+            let token = token.clone();
+            Box::pin(async move {
+                let got = match ack {
+                    Some((p, o)) => {
+                        m.ack_and_poll_async_cancellable(p, o, max, wait, &token)
+                            .await
+                    }
+                    None => m.poll_async_cancellable(max, wait, &token).await,
+                };
+                let mut body = String::new();
+                let res = got.map(|batch| {
+                    batch.iter().for_each(|m| put_message(&mut body, m));
+                    batch.len()
+                });
+                poll_reply(res, &body)
             })
         }
         _ => {
@@ -552,11 +576,19 @@ impl World {
         let Ok(b) = self.broker().cloned() else {
             return "testee_error detail=no%20broker".into();
         };
+        let member = if r.verb.starts_with("member_") {
+            match self.member(r) {
+                Ok(m) => Some(m),
+                Err(e) => return format!("testee_error detail={}", enc(e.as_bytes())),
+            }
+        } else {
+            None
+        };
         let Ok(token) = CancelToken::new() else {
             return "testee_error detail=cannot%20make%20a%20cancel%20token".into();
         };
         let mut call = StartedCall {
-            future: Some(start_call(&b, r, &token)),
+            future: Some(start_call(&b, member, r, &token)),
             token,
             reply: None,
         };
@@ -833,6 +865,11 @@ impl World {
             }
             "member_join" => return self.member_join(r),
             "member_close" => {
+                // A started call of the member that has ended lets go of it here (a pending
+                // one borrows it: the member is in use).
+                for call in self.started.values_mut() {
+                    call.step();
+                }
                 let rec = self
                     .members
                     .get_mut(&r.name("member"))
@@ -842,7 +879,7 @@ impl World {
                     Ok(m) => out.status(&m.close()),
                     Err(m) => {
                         rec.member = Some(m);
-                        return Err("the member is in use by a background call".into());
+                        return Err("the member is in use by a background or started call".into());
                     }
                 }
             }
@@ -1118,7 +1155,12 @@ fn main() {
                 if r.has("start")
                     && matches!(
                         r.verb.as_str(),
-                        "publish" | "publish_batch" | "poll" | "ack_poll"
+                        "publish"
+                            | "publish_batch"
+                            | "poll"
+                            | "ack_poll"
+                            | "member_poll"
+                            | "member_ack_poll"
                     ) =>
             {
                 world.start_native(&r)

@@ -98,6 +98,26 @@ impl Copies {
         self.grow_to(grow);
     }
 
+    /// The partition of the first of `n` messages a copying poll just wrote (its views not
+    /// made), if any.
+    pub(crate) fn first_partition(&self, n: usize) -> Option<i32> {
+        if n == 0 || self.cap() < HEADER + ENTRY {
+            return None;
+        }
+        // SAFETY: a poll that wrote `n` > 0 messages wrote their entries after the header, in
+        // the buffer (8-byte aligned words).
+        let e = unsafe {
+            std::ptr::read(
+                self.buf
+                    .as_ptr()
+                    .cast::<u8>()
+                    .add(HEADER)
+                    .cast::<sys::mq_copied_message>(),
+            )
+        };
+        Some(e.partition)
+    }
+
     /// Where a copying poll writes: the buffer and its capacity in bytes.
     pub(crate) fn target(&mut self) -> (*mut c_void, usize) {
         (self.buf.as_mut_ptr().cast(), self.cap())

@@ -17,6 +17,9 @@
 //!
 //! A broker without asynchronous calls (the Kafka backend: they return `MQ_ERR_UNSUPPORTED`)
 //! gets the blocking form instead, on a thread of its own that runs `done` when it returns.
+//!
+//! A member's polls (`mq_member_poll_copy_async`, `mq_member_ack_poll_copy_async`) are in
+//! [`member`], on the same [`Op`] and copying-poll driver ([`poll_copies`]).
 use std::cell::UnsafeCell;
 use std::ffi::{c_void, CStr, CString};
 use std::future::Future;
@@ -37,10 +40,19 @@ use crate::name;
 use crate::wait::Wait;
 use crate::Broker;
 
-/// What a call's state does with an outcome nobody will read.
+pub(crate) mod member;
+
+/// What a call's state does with an outcome nobody will read, and around a blocking form.
 trait CallData: Default + Send + 'static {
     /// The call ended with `status` (its outputs in `self`) after its future was dropped.
     fn unclaimed(&mut self, _status: sys::mq_status) {}
+    /// The call goes to its blocking form on a thread of its own (a broker without
+    /// asynchronous calls), cancelled by `token`: on the future's thread, before that thread
+    /// starts. What it takes here it holds until [`ended`](Self::ended).
+    fn blocking(&mut self, _token: &CancelToken) {}
+    /// The call has ended: in `done` (after [`unclaimed`](Self::unclaimed) when the future is
+    /// gone), before anyone sees the outcome and before the task is woken.
+    fn ended(&mut self) {}
 }
 
 #[derive(Default)]
@@ -85,15 +97,18 @@ unsafe extern "C" fn done<D: CallData>(user: *mut c_void, status: sys::mq_status
         } else {
             crate::error::last_detail()
         };
-        let (waker, abandoned) = {
+        let waker = {
             let mut s = lock(&shared.slot);
+            // SAFETY: the call has ended; until `ended` is set (under this lock) the future
+            // does not touch the data, and once it is `abandoned` it never will.
+            let data = unsafe { &mut *shared.data.get() };
+            if s.abandoned {
+                data.unclaimed(status);
+            }
+            data.ended();
             s.ended = Some((status, detail));
-            (s.waker.take(), s.abandoned)
+            s.waker.take()
         };
-        if abandoned {
-            // SAFETY: the call has ended and its future is gone: nobody else uses the data.
-            unsafe { (*shared.data.get()).unclaimed(status) };
-        }
         if let Some(w) = waker {
             w.wake();
         }
@@ -165,6 +180,8 @@ impl<D: CallData> Op<D> {
         // SAFETY: the reference made above, not handed to anyone.
         drop(unsafe { Arc::from_raw(user.cast_const().cast::<Shared<D>>()) });
         if st == sys::mq_status::MQ_ERR_UNSUPPORTED {
+            // SAFETY: no call is pending: the data is ours.
+            unsafe { (*self.shared.data.get()).blocking(&self.shared.token) };
             return self.start_blocking(cx, blocking);
         }
         Poll::Ready(r)
@@ -191,10 +208,14 @@ impl<D: CallData> Op<D> {
                 self.pending = true;
                 self.poll_ended(cx)
             }
-            Err(e) => Poll::Ready(Err(Error::NoMemory(format!(
-                "cannot start a thread for a blocking call (this broker has no asynchronous \
+            Err(e) => {
+                // SAFETY: no thread took the data.
+                unsafe { (*self.shared.data.get()).ended() };
+                Poll::Ready(Err(Error::NoMemory(format!(
+                    "cannot start a thread for a blocking call (this broker has no asynchronous \
                  calls): {e}"
-            )))),
+                ))))
+            }
         }
     }
 
@@ -269,6 +290,67 @@ fn wait_ms(w: Wait) -> i64 {
 
 // ---- poll and ack-then-poll ------------------------------------------------------------------
 
+/// The data of a copying poll (a group's or a member's): the buffer and the call's outputs.
+trait CopyPoll: CallData {
+    /// What the first call acks before it polls.
+    type Ack: Copy + Send + 'static;
+
+    /// The copying poll (after acking `ack`) into `d`'s buffer: its asynchronous form with
+    /// `done` and `user`, else its blocking form. Records the capacity it passes.
+    ///
+    /// # Safety
+    /// `d` is valid and not otherwise used until the call has ended (for the asynchronous
+    /// form, until `done`); what it names (broker, member) is alive until then.
+    unsafe fn call(
+        d: *mut Self,
+        ack: Option<Self::Ack>,
+        max: usize,
+        ms: i64,
+        cancel: *mut sys::mq_cancel,
+        done: Option<(sys::mq_done_fn, *mut c_void)>,
+    ) -> sys::mq_status;
+
+    fn copies(&mut self) -> &mut Copies;
+
+    /// The last call's count, needed bytes and the capacity it was given.
+    fn outputs(&self) -> (usize, usize, usize);
+}
+
+/// Drives the copying poll of `op` to its end: starts its call (acking `ack`, taken by the
+/// first call), or sees the pending one end; after `MQ_ERR_TOO_LARGE` grows the buffer and
+/// polls again (without an ack: the first call's stands). Ready with the number of messages,
+/// their views made in the data's buffer; `op` then has no call pending.
+fn poll_copies<D: CopyPoll>(
+    op: &mut Op<D>,
+    cx: &Context<'_>,
+    ack: &mut Option<D::Ack>,
+    max: usize,
+    wait: Wait,
+) -> Poll<Result<usize>> {
+    loop {
+        let r = if op.pending {
+            ready!(op.poll_ended(cx))
+        } else {
+            let (a, ms) = (ack.take(), wait_ms(wait));
+            ready!(op.start(
+                cx,
+                // SAFETY (both): no call is pending, the data is ours until the call; the
+                // pointers handed to it stay valid until `done` (the shared state owns them).
+                |d, cancel, done, user| unsafe {
+                    D::call(d, a, max, ms, cancel, Some((done, user)))
+                },
+                move |d, cancel| unsafe { D::call(d, a, max, ms, cancel, None) },
+            ))
+        };
+        let d = op.data();
+        let (n, needed, cap) = d.outputs();
+        if let Some(res) = d.copies().end(r, n, needed, cap, max) {
+            return Poll::Ready(res);
+        }
+        // the buffer has grown: poll again
+    }
+}
+
 #[derive(Default)]
 struct PollData {
     raw: Option<Arc<Raw>>,
@@ -296,47 +378,52 @@ impl CallData for PollData {
     }
 }
 
-/// The copying poll (after acking `ack`) into `d`: its asynchronous form with `done` and
-/// `user`, else its blocking form.
-///
-/// # Safety
-/// `d` is valid and not otherwise used until the call has ended (for the asynchronous form,
-/// until `done`).
-unsafe fn poll_call(
-    d: *mut PollData,
-    ack: Option<i64>,
-    max: usize,
-    ms: i64,
-    cancel: *mut sys::mq_cancel,
-    done: Option<(sys::mq_done_fn, *mut c_void)>,
-) -> sys::mq_status {
-    // SAFETY: the caller's promise; the names and the broker are alive (held by `d`).
-    unsafe {
-        let d = &mut *d;
-        let (buf, cap) = d.copies.target();
-        d.cap = cap;
-        let (b, t, g, p) = (
-            d.raw.as_ref().expect("the broker").as_ptr(),
-            d.topic.as_ref().expect("the topic").as_ptr(),
-            d.group.as_ref().expect("the group").as_ptr(),
-            d.partition,
-        );
-        let (n, needed): (*mut usize, *mut usize) = (&mut d.count, &mut d.needed);
-        match (ack, done) {
-            (Some(o), Some((done, user))) => sys::mq_group_ack_poll_copy_async(
-                b, t, g, p, o, buf, cap, max, ms, cancel, n, needed, done, user,
-            ),
-            // A retry after MQ_ERR_TOO_LARGE has no ack: the first call's stands.
-            (None, Some((done, user))) => sys::mq_group_poll_copy_async(
-                b, t, g, p, buf, cap, max, ms, cancel, n, needed, done, user,
-            ),
-            (Some(o), None) => {
-                sys::mq_group_ack_poll_copy(b, t, g, p, o, buf, cap, max, ms, cancel, n, needed)
-            }
-            (None, None) => {
-                sys::mq_group_poll_copy(b, t, g, p, buf, cap, max, ms, cancel, n, needed)
+impl CopyPoll for PollData {
+    type Ack = i64;
+
+    unsafe fn call(
+        d: *mut PollData,
+        ack: Option<i64>,
+        max: usize,
+        ms: i64,
+        cancel: *mut sys::mq_cancel,
+        done: Option<(sys::mq_done_fn, *mut c_void)>,
+    ) -> sys::mq_status {
+        // SAFETY: the caller's promise; the names and the broker are alive (held by `d`).
+        unsafe {
+            let d = &mut *d;
+            let (buf, cap) = d.copies.target();
+            d.cap = cap;
+            let (b, t, g, p) = (
+                d.raw.as_ref().expect("the broker").as_ptr(),
+                d.topic.as_ref().expect("the topic").as_ptr(),
+                d.group.as_ref().expect("the group").as_ptr(),
+                d.partition,
+            );
+            let (n, needed): (*mut usize, *mut usize) = (&mut d.count, &mut d.needed);
+            match (ack, done) {
+                (Some(o), Some((done, user))) => sys::mq_group_ack_poll_copy_async(
+                    b, t, g, p, o, buf, cap, max, ms, cancel, n, needed, done, user,
+                ),
+                (None, Some((done, user))) => sys::mq_group_poll_copy_async(
+                    b, t, g, p, buf, cap, max, ms, cancel, n, needed, done, user,
+                ),
+                (Some(o), None) => {
+                    sys::mq_group_ack_poll_copy(b, t, g, p, o, buf, cap, max, ms, cancel, n, needed)
+                }
+                (None, None) => {
+                    sys::mq_group_poll_copy(b, t, g, p, buf, cap, max, ms, cancel, n, needed)
+                }
             }
         }
+    }
+
+    fn copies(&mut self) -> &mut Copies {
+        &mut self.copies
+    }
+
+    fn outputs(&self) -> (usize, usize, usize) {
+        (self.count, self.needed, self.cap)
     }
 }
 
@@ -376,66 +463,45 @@ impl<'c> Future for PollFuture<'c> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Batch<'c>>> {
         let this = self.get_mut();
-        loop {
-            let op = match &mut this.op {
-                Some(op) => op,
-                None => {
-                    let c = this
-                        .c
-                        .as_mut()
-                        .expect("a poll future polled after it completed");
-                    let token = match this.token.clone().or_else(|| c.token.take()) {
-                        Some(t) => t,
-                        None => match CancelToken::new() {
-                            Ok(t) => t,
-                            Err(e) => return Poll::Ready(Err(e)),
-                        },
-                    };
-                    let mut copies = std::mem::take(&mut c.copies);
-                    copies.begin(this.max);
-                    let data = PollData {
-                        raw: Some(c.raw.clone()),
-                        topic: Some(c.topic.clone()),
-                        group: Some(c.group.clone()),
-                        partition: c.partition,
-                        copies,
-                        ..PollData::default()
-                    };
-                    this.op.insert(Op::new(data, token))
-                }
-            };
-            let r = if op.pending {
-                ready!(op.poll_ended(cx))
-            } else {
-                let (ack, max, ms) = (this.ack.take(), this.max, wait_ms(this.wait));
-                ready!(op.start(
-                    cx,
-                    // SAFETY (both): no call is pending, the data is ours until the call; the
-                    // pointers handed to it stay valid until `done` (the shared state owns them).
-                    |d, cancel, done, user| unsafe {
-                        poll_call(d, ack, max, ms, cancel, Some((done, user)))
+        let op = match &mut this.op {
+            Some(op) => op,
+            None => {
+                let c = this
+                    .c
+                    .as_mut()
+                    .expect("a poll future polled after it completed");
+                let token = match this.token.clone().or_else(|| c.token.take()) {
+                    Some(t) => t,
+                    None => match CancelToken::new() {
+                        Ok(t) => t,
+                        Err(e) => return Poll::Ready(Err(e)),
                     },
-                    move |d, cancel| unsafe { poll_call(d, ack, max, ms, cancel, None) },
-                ))
-            };
-            let max = this.max;
-            let d = op.data();
-            let (n, needed, cap) = (d.count, d.needed, d.cap);
-            let Some(res) = d.copies.end(r, n, needed, cap, max) else {
-                continue; // the buffer has grown: poll again
-            };
-            let copies = std::mem::take(&mut d.copies);
-            let op = this.op.take().expect("the call just made");
-            let c = this
-                .c
-                .take()
-                .expect("the consumer, until the future completes");
-            c.copies = copies;
-            if this.token.is_none() {
-                c.token = Some(op.shared.token.clone());
+                };
+                let mut copies = std::mem::take(&mut c.copies);
+                copies.begin(this.max);
+                let data = PollData {
+                    raw: Some(c.raw.clone()),
+                    topic: Some(c.topic.clone()),
+                    group: Some(c.group.clone()),
+                    partition: c.partition,
+                    copies,
+                    ..PollData::default()
+                };
+                this.op.insert(Op::new(data, token))
             }
-            return Poll::Ready(res.map(|n| Batch::new(c, n)));
+        };
+        let res = ready!(poll_copies(op, cx, &mut this.ack, this.max, this.wait));
+        let mut op = this.op.take().expect("the call just made");
+        let copies = std::mem::take(&mut op.data().copies);
+        let c = this
+            .c
+            .take()
+            .expect("the consumer, until the future completes");
+        c.copies = copies;
+        if this.token.is_none() {
+            c.token = Some(op.shared.token.clone());
         }
+        Poll::Ready(res.map(|n| Batch::new(c, n)))
     }
 }
 
@@ -1050,7 +1116,7 @@ mod tests {
         }
     }
 
-    fn block_on<F: Future>(f: F) -> F::Output {
+    pub(super) fn block_on<F: Future>(f: F) -> F::Output {
         let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
         let mut f = pin!(f);
         loop {
@@ -1061,7 +1127,7 @@ mod tests {
         }
     }
 
-    fn poll_once<F: Future>(f: Pin<&mut F>) -> Poll<F::Output> {
+    pub(super) fn poll_once<F: Future>(f: Pin<&mut F>) -> Poll<F::Output> {
         struct NoWake;
         impl Wake for NoWake {
             fn wake(self: Arc<Self>) {}

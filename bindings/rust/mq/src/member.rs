@@ -10,6 +10,7 @@ use crate::broker::{Broker, Raw};
 use crate::cancel::{self, CancelToken};
 use crate::copy::Copies;
 use crate::error::{check, Error, Result};
+use crate::future::member::BlockingCalls;
 use crate::message::Message;
 use crate::name;
 use crate::report::{panic_text, report, CallbackError, Hook};
@@ -256,6 +257,10 @@ extern "C" fn call_rebalance(user: *mut c_void, member: *mut sys::mq_member, gen
 /// Dropping the member (or [`close`](Member::close)) leaves the group; what it had in flight
 /// goes to the new owners.
 ///
+/// Its polls have futures too ([`poll_async`](Member::poll_async) and the others, library
+/// 1.4), which borrow the member like the batches they return: the member cannot be closed or
+/// dropped under a pending one.
+///
 /// ```
 /// # fn main() -> mq::Result<()> {
 /// let broker = mq::Broker::new()?;
@@ -276,6 +281,11 @@ pub struct Member {
     rebalance: Option<Box<RebalanceState>>,
     /// Buffers of batches no longer alive, for the next polls to reuse.
     pool: Mutex<Vec<Copies>>,
+    /// Cancel tokens of ended futures (never triggered), for the next ones to reuse.
+    tokens: Mutex<Vec<CancelToken>>,
+    /// Futures' calls running their blocking form on threads of their own (a broker without
+    /// asynchronous calls): closing the member ends them first.
+    blocking: Arc<BlockingCalls>,
 }
 
 // SAFETY: member calls are thread-safe; the member's handle is only closed once.
@@ -341,6 +351,8 @@ impl Broker {
             group: group.to_owned(),
             rebalance,
             pool: Mutex::new(Vec::new()),
+            tokens: Mutex::new(Vec::new()),
+            blocking: Arc::default(),
         })
     }
 }
@@ -434,13 +446,7 @@ impl Member {
         wait: Wait,
         token: Option<&CancelToken>,
     ) -> Result<MemberBatch<'_>> {
-        let mut b = reuse.unwrap_or_else(|| {
-            self.pool
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .pop()
-                .unwrap_or_default()
-        });
+        let mut b = reuse.unwrap_or_else(|| self.take_copies());
         let (m, ms, c) = (self.ptr, wait.millis(), cancel::ptr(token));
         let r = b.poll(max, &mut |first, buf, cap, n, needed| {
             // SAFETY: live member; `buf` is `cap` writable, 8-byte aligned bytes. The batch
@@ -456,11 +462,7 @@ impl Member {
             }
         });
         match r {
-            Ok(n) => Ok(MemberBatch {
-                m: self,
-                b: Some(b),
-                len: n,
-            }),
+            Ok(n) => Ok(MemberBatch::new(self, b, n)),
             Err(e) => {
                 self.give_back(b);
                 Err(e)
@@ -468,8 +470,40 @@ impl Member {
         }
     }
 
-    fn give_back(&self, b: Copies) {
+    /// Pooled buffers for a poll.
+    pub(crate) fn take_copies(&self) -> Copies {
+        self.pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn give_back(&self, b: Copies) {
         self.pool.lock().unwrap_or_else(|e| e.into_inner()).push(b);
+    }
+
+    /// A pooled or new cancel token for a future's call.
+    pub(crate) fn take_token(&self) -> Result<CancelToken> {
+        let pooled = self.tokens.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        pooled.map_or_else(CancelToken::new, Ok)
+    }
+
+    /// A token of an ended call, never triggered.
+    pub(crate) fn give_token(&self, t: CancelToken) {
+        self.tokens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(t);
+    }
+
+    /// The open handle (futures borrow the member, so it stays open while they live).
+    pub(crate) fn ptr(&self) -> *mut sys::mq_member {
+        self.ptr
+    }
+
+    pub(crate) fn blocking_calls(&self) -> &Arc<BlockingCalls> {
+        &self.blocking
     }
 }
 
@@ -499,6 +533,10 @@ impl Member {
 
     /// Leaves the group. [`Error::Deadlock`] from inside the member's own rebalance callback
     /// (it then leaves once that callback returns, on a helper thread).
+    ///
+    /// No future of the member is alive then (they borrow it). A dropped future whose call
+    /// was pending has cancelled it, and one leaked with [`std::mem::forget`] is ended here
+    /// (`Closed`): either way this returns once the library has finished with the call.
     pub fn close(mut self) -> Result<()> {
         self.close_inner()
     }
@@ -508,6 +546,10 @@ impl Member {
         if ptr.is_null() {
             return Ok(());
         }
+        // A blocking form running on a thread of its own (its future gone) must not have the
+        // handle freed under it: ended (its token) and waited for. The library does the same
+        // for its asynchronous calls.
+        self.blocking.end_all();
         // SAFETY: live handle, closed once.
         let r = check(unsafe { sys::mq_member_close(ptr) });
         if let Err(Error::Deadlock(m)) = r {
@@ -548,6 +590,18 @@ pub struct MemberBatch<'m> {
 }
 
 impl<'m> MemberBatch<'m> {
+    /// `len` messages polled into `b`.
+    pub(crate) fn new(m: &'m Member, b: Copies, len: usize) -> MemberBatch<'m> {
+        MemberBatch { m, b: Some(b), len }
+    }
+
+    /// Ends the batch: its member, its buffers and where its last message was.
+    pub(crate) fn into_parts(mut self) -> (&'m Member, Copies, Option<(i32, i64)>) {
+        let last = self.raw().last().map(|m| (m.partition, m.offset));
+        let b = self.b.take().expect("a live batch has its buffers");
+        (self.m, b, last)
+    }
+
     fn raw(&self) -> &[sys::mq_message] {
         &self
             .b
@@ -622,14 +676,13 @@ impl<'m> MemberBatch<'m> {
     }
 
     fn ack_and_poll_inner(
-        mut self,
+        self,
         max: usize,
         wait: Wait,
         token: Option<&CancelToken>,
     ) -> Result<MemberBatch<'m>> {
-        let last = self.raw().last().map(|m| (m.partition, m.offset));
-        let m = self.m;
-        m.poll_inner(self.b.take(), last, max, wait, token)
+        let (m, b, last) = self.into_parts();
+        m.poll_inner(Some(b), last, max, wait, token)
     }
 
     /// Hands the batch's partition's in-flight messages out again after `delay`.
@@ -646,6 +699,12 @@ impl Drop for MemberBatch<'_> {
         if let Some(b) = self.b.take() {
             self.m.give_back(b);
         }
+    }
+}
+
+impl std::fmt::Debug for MemberBatch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 

@@ -16,8 +16,9 @@ import java.util.concurrent.CompletableFuture;
  * {@link #completeExceptionally}, {@link #orTimeout}) triggers the token, so the native call
  * ends at once and its buffers are freed; what it reports then is dropped.
  *
- * <p>Holds the {@link BrokerState}, never the {@link Broker}: a pending call does not keep an
- * unreachable Broker from being cleaned (which closes it and so completes the call).
+ * <p>Holds the {@link BrokerState} (and a member's poll the {@link MemberState}), never the
+ * {@link Broker} or {@link Member}: a pending call does not keep an unreachable Broker or Member
+ * from being cleaned (which closes it and so completes the call with {@link MqClosedException}).
  */
 abstract class AsyncCall<T> extends CompletableFuture<T> {
     final BrokerState state;
@@ -41,6 +42,24 @@ abstract class AsyncCall<T> extends CompletableFuture<T> {
     /** Starts the native call (it calls {@link #finish} when it ends); failures throw. */
     abstract void begin(long waitMillis, NativeCancel token);
 
+    /**
+     * Enters the gate of the handle the call uses (the broker's; a member's poll the member's),
+     * or throws {@link MqClosedException}: the handle stays while the call is inside.
+     */
+    void enter() {
+        state.enter();
+    }
+
+    /** Leaves the gate {@link #enter()} entered. */
+    void exit() {
+        state.gate.exit();
+    }
+
+    /** Whether this thread runs a completion of an asynchronous call (on a completer thread). */
+    static boolean onCompleter() {
+        return COMPLETING.get()[0];
+    }
+
     /** The value for what the native call reported, or the failure thrown. */
     abstract T result(int status, long a, long b, ByteBuffer buffer, String error);
 
@@ -52,14 +71,14 @@ abstract class AsyncCall<T> extends CompletableFuture<T> {
             synchronized (tokenLock) {
                 token = t;
             }
-            state.enter();
+            enter();
             try {
                 synchronized (tokenLock) {
                     started = true;
                 }
                 begin(ms, t);
             } finally {
-                state.gate.exit();
+                exit();
             }
             if (ended) {
                 if (endFailure != null) {
@@ -221,8 +240,12 @@ abstract class AsyncCall<T> extends CompletableFuture<T> {
         return (int) ((Math.min(Math.max(cap, 1024), 64 * 1024) + 7) & ~7L);
     }
 
-    /** pollAsync and ackPollAsync: mq_group_(ack_)poll_copy_async. */
+    /**
+     * pollAsync and ackPollAsync of a group (mq_group_(ack_)poll_copy_async) or of a member
+     * (Member's: mq_member_(ack_)poll_copy_async, inside the member's gate).
+     */
     static final class Poll extends AsyncCall<List<Message>> {
+        private final MemberState member;  // a member's poll, else null (the group's)
         private final String topic;
         private final String group;
         private final int partition;
@@ -231,8 +254,20 @@ abstract class AsyncCall<T> extends CompletableFuture<T> {
         private final int max;
         private final int cap;
 
+        /** The group's poll of one partition. */
         Poll(BrokerState state, String topic, String group, int partition, boolean ack, long offset, int max) {
+            this(state, null, topic, group, partition, ack, offset, max);
+        }
+
+        /** A member's poll of its partitions (partition and offset: the ack's, with ack). */
+        Poll(MemberState member, boolean ack, int partition, long offset, int max) {
+            this(member.broker, member, member.topic, member.group, partition, ack, offset, max);
+        }
+
+        private Poll(BrokerState state, MemberState member, String topic, String group, int partition, boolean ack,
+                long offset, int max) {
             super(state);
+            this.member = member;
             this.topic = topic;
             this.group = group;
             this.partition = partition;
@@ -243,8 +278,30 @@ abstract class AsyncCall<T> extends CompletableFuture<T> {
         }
 
         @Override
+        void enter() {
+            if (member == null) {
+                super.enter();
+            } else {
+                member.enter();
+            }
+        }
+
+        @Override
+        void exit() {
+            if (member == null) {
+                super.exit();
+            } else {
+                member.gate.exit();
+            }
+        }
+
+        @Override
         void begin(long waitMillis, NativeCancel token) {
-            state.nb.pollAsync(topic, group, partition, ack, offset, cap, max, waitMillis, token, this);
+            if (member == null) {
+                state.nb.pollAsync(topic, group, partition, ack, offset, cap, max, waitMillis, token, this);
+            } else {
+                member.nm.pollAsync(ack, partition, offset, cap, max, waitMillis, token, this);
+            }
         }
 
         @Override
@@ -258,12 +315,15 @@ abstract class AsyncCall<T> extends CompletableFuture<T> {
             if (status == Status.TOO_LARGE.code() && needed > cap) {
                 // The first message does not fit (nothing was handed out): take it now, without
                 // waiting, through the blocking path's growing buffer (the ack, if any, is made).
-                state.enter();
+                // (A member's poll looks at its partitions again from the next one.)
+                enter();
                 try {
-                    PerThread.CopyPoll again = (buf, c, m) -> state.nb.pollCopy(topic, group, partition, buf, c, m, 0, null);
+                    PerThread.CopyPoll again = member == null
+                            ? (buf, c, m) -> state.nb.pollCopy(topic, group, partition, buf, c, m, 0, null)
+                            : (buf, c, m) -> member.nm.pollCopy(buf, c, m, 0, null);
                     return PerThread.get().copied(-needed, max, topic, again);
                 } finally {
-                    state.gate.exit();
+                    exit();
                 }
             }
             throw MqException.create(status, error);

@@ -3,6 +3,7 @@ package org.mq;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A member of a consumer group ({@link Broker#join}): the broker divides the topic's
@@ -62,9 +63,7 @@ public final class Member implements AutoCloseable {
     }
 
     private void enter() {
-        if (!state.gate.enter()) {
-            throw new MqClosedException("the member has left its group (Member.close())", null);
-        }
+        state.enter();
     }
 
     /**
@@ -159,6 +158,37 @@ public final class Member implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #poll poll}, asynchronously (ABI 1.4): one call waits on every partition the
+     * member owns, and no thread waits for it (the broker's completer thread completes it). The
+     * future completes with the messages of one of the member's partitions (copies), or an empty
+     * list if the wait ended with none, or exceptionally with what the blocking poll throws:
+     * {@link MqRebalancedException} when the group rebalances while it waits (nothing was
+     * handed out), {@link MqFencedException}, {@link MqClosedException} when the member is
+     * closed (or becomes unreachable and is cleaned, or the broker shuts down) while it waits.
+     * A pending poll keeps the member alive (its session does not run out). As
+     * {@link Broker#pollAsync Broker.pollAsync}: {@link CompletableFuture#cancel cancel} ends
+     * the native call before it returns, and this method never throws (every failure
+     * completes the future). {@link MqUnsupportedException} on the Kafka backend.
+     *
+     * @since 1.4
+     */
+    public CompletableFuture<List<Message>> pollAsync(int max, Duration wait) {
+        return new AsyncCall.Poll(state, false, 0, 0, max).start(wait);
+    }
+
+    /**
+     * {@link #ackPoll ackPoll}, asynchronously: the ack is made before this returns (a rejected
+     * ack completes the future with its failure, {@link MqFencedException} or
+     * {@link MqNotInFlightException}, and polls nothing), then the poll completes as
+     * {@link #pollAsync pollAsync}.
+     *
+     * @since 1.4
+     */
+    public CompletableFuture<List<Message>> ackPollAsync(int partition, long offset, int max, Duration wait) {
+        return new AsyncCall.Poll(state, true, partition, offset, max).start(wait);
+    }
+
     /** Cumulative ack on a partition the member owns; see {@link Broker#ack}. */
     public void ack(int partition, long offset) {
         enter();
@@ -203,7 +233,9 @@ public final class Member implements AutoCloseable {
     /**
      * Leaves the group (the others rebalance; what this member had in flight goes to the new
      * owners) and releases the member. A poll of it blocked on another thread ends with
-     * {@link MqClosedException}. Idempotent.
+     * {@link MqClosedException}, and so do its pending {@link #pollAsync asynchronous polls}
+     * (completed before this returns; from a completion on the broker's completer thread, it
+     * returns at once and they complete after). Idempotent.
      *
      * @throws MqDeadlockException from this member's own rebalance listener (which close waits
      *     for); nothing happens then

@@ -2,11 +2,14 @@ package org.mq;
 
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A member's native handle, its gate, and the waiters of its blocked polls (the C API has no
  * other way to wake a member's poll than its cancel token, and the handle must not be freed
- * under one). Holds nothing that reaches the public Member: it is the Member's Cleaner action.
+ * under one). Holds nothing that reaches the public Member: it is the Member's Cleaner action,
+ * and what a pending asynchronous poll of the member ({@link AsyncCall.Poll}) holds, so an
+ * unreachable Member is cleaned (and its pending polls complete with MQ_CLOSED).
  */
 final class MemberState implements Runnable {
     final BrokerState broker;
@@ -16,12 +19,20 @@ final class MemberState implements Runnable {
     final Gate gate = new Gate();
     private final Set<Waiter> waiting = new HashSet<>();  // guarded by itself
     private final Object closeLock = new Object();
+    private final AtomicBoolean closeStarted = new AtomicBoolean();
     private volatile boolean closed;
 
     MemberState(BrokerState broker, String topic, String group) {
         this.broker = broker;
         this.topic = topic;
         this.group = group;
+    }
+
+    /** Enters the gate or throws: the member was closed. */
+    void enter() {
+        if (!gate.enter()) {
+            throw new MqClosedException("the member has left its group (Member.close())", null);
+        }
     }
 
     void startWait(Waiter w) {
@@ -41,8 +52,18 @@ final class MemberState implements Runnable {
         return closed;
     }
 
-    /** Leaves the group and releases the handle (idempotent). */
+    /**
+     * Leaves the group and releases the handle (idempotent). The native close completes the
+     * member's pending asynchronous polls (MQ_CLOSED) and waits for their completions, which
+     * run on the broker's completer thread: there (a completion, or a stage depending on one)
+     * a close that another thread has begun is not waited for, as it may be waiting for this
+     * very completion. A close begun there returns at once natively, and the handle goes when
+     * the last pending poll has completed.
+     */
     void close() {
+        if (!closeStarted.compareAndSet(false, true) && AsyncCall.onCompleter()) {
+            return;
+        }
         synchronized (closeLock) {
             if (closed) {
                 return;
@@ -64,6 +85,7 @@ final class MemberState implements Runnable {
 
     /** After a failed join. */
     void abandon() {
+        closeStarted.set(true);
         synchronized (closeLock) {
             closed = true;
             gate.shut();

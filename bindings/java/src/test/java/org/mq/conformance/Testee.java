@@ -46,11 +46,12 @@ import org.mq.GroupInfo;
  * FORMAT.md, "The testee protocol") through the binding's public API only, one reply line per
  * request. It checks nothing; the runner compares. Cancellation is Java's: a background call
  * (async=) is cancelled by interrupting its thread, an asynchronous one (start=, a
- * CompletableFuture of Broker's *Async calls) by CompletableFuture.cancel.
+ * CompletableFuture of Broker's and Member's *Async calls) by CompletableFuture.cancel.
  */
 public final class Testee {
     /** The requests start=NAME may start (subscribe's start= is its start position). */
-    private static final Set<String> STARTABLE = Set.of("publish", "publish_batch", "poll", "ack_poll");
+    private static final Set<String> STARTABLE = Set.of("publish", "publish_batch", "poll", "ack_poll", "member_poll",
+            "member_ack_poll");
     private final ManualClock clock = ManualClock.startingAt(1_000_000_000L);
     private Broker broker;
     // Named objects in creation order (end() closes them in that order).
@@ -289,6 +290,14 @@ public final class Testee {
      */
     private String startAsync(Fields r) {
         String name = r.string("start");
+        Member member = null;
+        if (r.verb.startsWith("member_")) {
+            Joined j = member(r);
+            if (j == null || j.member == null) {
+                return testeeError("no such member");
+            }
+            member = j.member;
+        }
         Background bg = new Background();
         synchronized (calls) {
             calls.put(name, bg);
@@ -308,6 +317,15 @@ public final class Testee {
                 case "poll":
                     track(bg, broker.pollAsync(r.string("topic"), r.string("group"), i32(r, "partition"), i32(r, "max"),
                             waitOf(r)), (v, e) -> e != null ? failure(e, " count=0") : pollReply(() -> v));
+                    break;
+                case "member_poll":
+                    track(bg, member.pollAsync(i32(r, "max"), waitOf(r)),
+                            (v, e) -> e != null ? failure(e, " count=0") : pollReply(() -> v));
+                    break;
+                case "member_ack_poll":
+                    track(bg, member.ackPollAsync(i32(r, "partition"), r.integer("offset", 0), i32(r, "max"),
+                            waitOf(r)),
+                            (v, e) -> e != null ? failure(e, " count=0") : pollReply(() -> v));
                     break;
                 default:  // ack_poll
                     track(bg, broker.ackPollAsync(r.string("topic"), r.string("group"), i32(r, "partition"),
