@@ -73,6 +73,8 @@ async             -DASYNC -DCAP=1 -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=1
 async-one-group   -DASYNC -DCAP=1 -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=1 -DPOLL2_GROUP=0
 async-ack-poll    -DASYNC -DACK_POLL -DCAP=1 -DMSGS=1 -DROUNDS=1 -DROUNDS2=2 -DADMIN_OPS=1
 async-publisher   -DASYNC -DASYNC_PUB -DCAP=1 -DMSGS=1 -DROUNDS=2 -DADMIN_OPS=1
+async-member      -DMEMBER -DASYNC -DCAP=1 -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=1
+async-member-one  -DMEMBER -DASYNC -DCAP=1 -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=1 -DPOLL2_GROUP=0
 LIST
 
 echo "== mutants (each must be caught: errors > 0)"
@@ -99,6 +101,7 @@ member-ack-poll-no-wake   -DMEMBER -DACK_POLL -DM_ACK_POLL_NO_WAKE_ON_RETURN -DM
 async-no-poke             -DASYNC -DM_ASYNC_NO_POKE -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=0
 async-park-after-unlock   -DASYNC -DM_ASYNC_PARK_AFTER_UNLOCK -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=0
 async-pub-no-poke         -DASYNC -DASYNC_PUB -DM_ASYNC_PUB_NO_POKE -DMSGS=1 -DROUNDS=2 -DADMIN_OPS=0
+async-member-no-poke      -DMEMBER -DASYNC -DM_ASYNC_MEMBER_NO_POKE -DMSGS=1 -DROUNDS=1 -DADMIN_OPS=0
 LIST
 
 if [ "$failed" != 0 ]; then

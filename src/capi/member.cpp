@@ -1,6 +1,6 @@
 // Model-checked (the member poll's Notifier wait): tests/model/wake.pml, MemberPoller with
-// -DMEMBER (ack_poll's ack riding with the first look: -DACK_POLL); names mapped in
-// tests/model/README.md.
+// -DMEMBER (ack_poll's ack riding with the first look: -DACK_POLL; the asynchronous form
+// parking on the Notifier's key: -DASYNC); names mapped in tests/model/README.md.
 #include "capi/member.h"
 
 #include <algorithm>

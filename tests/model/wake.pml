@@ -149,7 +149,9 @@ inline send_publishers(n) {
 }
 /* AsyncWaits::poke(&not_empty) / poke(&not_full) under the partition lock: every call parked
  * on that key becomes due. */
-#ifdef M_ASYNC_NO_POKE
+#if defined(M_ASYNC_NO_POKE) || defined(MEMBER)
+/* With MEMBER, slot 3 parks on its Notifier's key, which member_signal pokes: nobody parks on
+ * the partition's not_empty. */
 #define poke_polls() skip
 #else
 #define poke_polls() atomic { if :: aparked[3] -> aparked[3] = 0; adue[3] = 1 :: else fi }
@@ -162,7 +164,16 @@ inline send_publishers(n) {
 /* Waitable::signal_watchers, called by announce() under the partition lock: Notifier::signal
  * (its lock, signalled = true, notify_all) for each watching member poll; announce() also pokes
  * the parked asynchronous polls. */
-#if defined(ASYNC) || defined(ASYNC_PUB)
+#if defined(MEMBER) && defined(ASYNC)
+/* Notifier::signal: also pokes the asynchronous member poll parked on the Notifier's key. */
+#ifdef M_ASYNC_MEMBER_NO_POKE
+#define member_signal() atomic { nmu == FREE -> signalled = 1; nsleep = 0 }
+#else
+#define member_signal() \
+    atomic { nmu == FREE -> signalled = 1; nsleep = 0; if :: aparked[3] -> aparked[3] = 0; adue[3] = 1 :: else fi }
+#endif
+#define signal_watchers() if :: watching -> member_signal() :: else fi
+#elif defined(ASYNC) || defined(ASYNC_PUB)
 #define signal_watchers() poke_polls()
 #elif defined(MEMBER)
 #ifdef M_NO_SIGNAL_WATCHERS
@@ -559,6 +570,28 @@ proctype MemberPoller(byte me; byte g) {
             :: st == FULL && !watching -> lock(me); watching = 1; unlock()  /* look once more */
             :: st == FULL && watching ->
                 atomic { nmu == FREE -> nmu = me };
+#ifdef ASYNC
+                /* mq_member::park, under the Notifier's lock: parked on its key (the watch
+                 * kept for the next run) unless signalled or closed; AsyncWaits::park refuses
+                 * when closing and does not park a call made due during its run. The completer
+                 * runs it again once due, closing, or its timer (next_change) fired. */
+                if
+                :: !signalled && !closed ->
+                    atomic {
+                        if
+                        :: aclosing -> st = CLOSED
+                        :: else -> if :: !adue[me] -> aparked[me] = 1 :: else fi
+                        fi;
+                        nmu = FREE
+                    };
+                    if :: st == CLOSED -> timed_lease = 0; timed_pause = 0; break :: else fi;
+end_member_parked:  atomic {
+                        adue[me] || aclosing || timed_lease && expired[g] || timed_pause && !paused[g] ->
+                        aparked[me] = 0; adue[me] = 0; timed_lease = 0; timed_pause = 0
+                    }
+                :: else -> nmu = FREE; timed_lease = 0; timed_pause = 0
+                fi
+#else
                 do
                 :: !signalled && !cancelled[me] && !closed ->
                     atomic { nsleep = 1; nmu = FREE }
@@ -571,6 +604,7 @@ end_member_asleep:  atomic {
                 :: else -> break
                 od;
                 nmu = FREE; timed_lease = 0; timed_pause = 0
+#endif
             fi
         od;
         lock(me); watching = 0; unlock();  /* Watching's destructor: unwatch */
@@ -657,7 +691,11 @@ end_admin:
 #endif
 #ifdef MEMBER
             ;  /* Topic::wake_members: every member's Notifier::signal */
+#ifdef ASYNC
+            member_signal()
+#else
             atomic { nmu == FREE -> signalled = 1; nsleep = 0 }
+#endif
 #endif
 #ifdef ANY_ASYNC
             ;  /* AsyncWaits::close: parked and due calls complete with MQ_CLOSED */
@@ -701,7 +739,7 @@ end_admin:
 #define async_ok (apoll_ok(3, POLL2_GROUP) && apub_ok(0))
 #ifdef MEMBER
 #define member_ok(c, g) (!nsleep || !closed && !cancelled[c] && sub[g] && !can_take(g))
-#define stable_ok (mu == FREE && nmu == FREE && pub_ok(0) && pub_ok(1) && poll_ok(2, 0) && member_ok(3, POLL2_GROUP))
+#define stable_ok (mu == FREE && nmu == FREE && pub_ok(0) && pub_ok(1) && poll_ok(2, 0) && member_ok(3, POLL2_GROUP) && async_ok)
 #else
 #define stable_ok (mu == FREE && pub_ok(0) && pub_ok(1) && poll_ok(2, 0) && poll_ok(3, POLL2_GROUP) && async_ok)
 #endif

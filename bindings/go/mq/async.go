@@ -16,10 +16,10 @@ import (
 	"github.com/mqlib/mq/bindings/go/internal/waithook"
 )
 
-// How a Broker's Poll, AckPoll, Publish and PublishBatch wait (library 1.4, mq.h
-// "asynchronous calls"): without an OS thread. The call is made through its *_async form on
-// the calling goroutine; when it need not wait it returns at once like the blocking form.
-// When it must wait, the library returns MQ_PENDING and the goroutine parks on a channel;
+// How a Broker's Poll, AckPoll, Publish and PublishBatch, and a Member's Poll and AckPoll, wait
+// (library 1.4, mq.h "asynchronous calls"): without an OS thread. The call is made through its
+// *_async form on the calling goroutine; when it need not wait it returns at once like the
+// blocking form. When it must wait, the library returns MQ_PENDING and the goroutine parks on a channel;
 // the broker's one completer thread (a C thread, shared by every pending call of the broker)
 // later calls done, which records the outcome in C memory and sends on that channel. So
 // 10,000 goroutines waiting in Poll hold no OS thread each (a cgo call would pin one).
@@ -157,9 +157,10 @@ func releaseToken(h *tokenHolder, triggered bool) {
 // canPend says whether a call on b with these names can go through the asynchronous form: not
 // on the Kafka engine (its *_async calls are MQ_ERR_UNSUPPORTED: the blocking forms wait
 // there, holding their thread), and not with a name too long to be legal (the blocking form
-// refuses it at once, with the library's message).
+// refuses it at once, with the library's message). A Member's polls have no names: they pend
+// whenever their broker's calls can.
 func (b *Broker) canPend(names ...string) bool {
-	if b.core.kafka {
+	if b.core.blocking {
 		return false
 	}
 	for _, n := range names {

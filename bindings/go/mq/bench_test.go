@@ -331,26 +331,31 @@ func benchOneGoroutineWith(b *testing.B, ctx context.Context, ackPoll bool) {
 }
 
 // A wake-up of a goroutine parked in Poll (library 1.4: the asynchronous poll, completed on
-// the broker's completer thread) beside the same hand-off through Go channels, and beside a
-// poll that blocks its thread in the library (Member.Poll, which has no asynchronous form):
-// ping-pong, one message at a time. A producer publishes and waits for the consumer's reply
-// on a channel; the consumer, waiting in its poll (nothing is there when it polls), wakes,
-// acks and replies. The channel peer sends on an unbuffered channel to a goroutine waiting in
-// a receive, which replies the same way. Reports the round trips and the ratios to the
-// channel's (the OS thread wake-ups dominate mq's; the channel's stay inside the scheduler).
+// the broker's completer thread), in Broker.Poll and in Member.Poll, beside the same hand-off
+// through Go channels, and beside a poll that blocks its thread in the library (Broker.Poll on
+// a broker whose waits block, as on the Kafka engine): ping-pong, one message at a time. A
+// producer publishes and waits for the consumer's reply on a channel; the consumer, waiting
+// in its poll (nothing is there when it polls), wakes, acks and replies. The channel peer
+// sends on an unbuffered channel to a goroutine waiting in a receive, which replies the same
+// way. Reports the round trips and the ratios to the channel's (the OS thread wake-ups
+// dominate mq's; the channel's stay inside the scheduler).
 func BenchmarkWakeParkedPoll(b *testing.B) {
 	br := newBroker(b)
 	must(b, br.CreateTopic("parked", Capacity(benchCapacity)))
 	must(b, br.Subscribe("parked", "g"))
-	must(b, br.CreateTopic("blocking", Capacity(benchCapacity)))
-	must(b, br.Subscribe("blocking", "g"))
-	m, err := br.Join("blocking", "g")
+	must(b, br.CreateTopic("member", Capacity(benchCapacity)))
+	must(b, br.Subscribe("member", "g"))
+	m, err := br.Join("member", "g")
 	must(b, err)
 	defer m.Close()
+	blockingBroker := newBroker(b)
+	blockingBroker.core.blocking = true // its waits are the blocking calls, as on Kafka
+	must(b, blockingBroker.CreateTopic("blocking", Capacity(benchCapacity)))
+	must(b, blockingBroker.Subscribe("blocking", "g"))
 	ctx := context.Background()
 	n := b.N
 	msg := benchMessage(0)
-	pingPong := func(topic string, poll func() ([]Message, error), ack func(int64) error) time.Duration {
+	pingPong := func(br *Broker, topic string, poll func() ([]Message, error), ack func(int64) error) time.Duration {
 		reply := make(chan error)
 		go func() {
 			for i := 0; i < n; i++ {
@@ -373,10 +378,13 @@ func BenchmarkWakeParkedPoll(b *testing.B) {
 		return time.Since(start)
 	}
 	b.ResetTimer()
-	parked := pingPong("parked", func() ([]Message, error) { return br.Poll(ctx, "parked", "g", 0, 1) },
+	parked := pingPong(br, "parked", func() ([]Message, error) { return br.Poll(ctx, "parked", "g", 0, 1) },
 		func(o int64) error { return br.Ack("parked", "g", 0, o) })
-	blocking := pingPong("blocking", func() ([]Message, error) { return m.Poll(ctx, 1) },
+	member := pingPong(br, "member", func() ([]Message, error) { return m.Poll(ctx, 1) },
 		func(o int64) error { return m.Ack(0, o) })
+	blocking := pingPong(blockingBroker, "blocking",
+		func() ([]Message, error) { return blockingBroker.Poll(ctx, "blocking", "g", 0, 1) },
+		func(o int64) error { return blockingBroker.Ack("blocking", "g", 0, o) })
 
 	in, out := make(chan []byte), make(chan struct{})
 	go func() {
@@ -394,6 +402,7 @@ func BenchmarkWakeParkedPoll(b *testing.B) {
 	b.StopTimer()
 	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) }
 	b.ReportMetric(per(parked), "parked-ns/roundtrip")
+	b.ReportMetric(per(member), "member-ns/roundtrip")
 	b.ReportMetric(per(blocking), "blocking-ns/roundtrip")
 	b.ReportMetric(per(channel), "chan-ns/roundtrip")
 	b.ReportMetric(float64(parked)/float64(channel), "parked/chan")

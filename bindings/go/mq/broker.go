@@ -32,7 +32,9 @@ type brokerCore struct {
 	guard    *guard
 	shared   *shared
 	explicit atomic.Bool // released by Close (not by the garbage collector)
-	kafka    bool        // on the Kafka engine: waits are the blocking calls' (async.go)
+	// Waits are the blocking calls', each holding its thread (async.go): on the Kafka engine,
+	// whose *_async calls are MQ_ERR_UNSUPPORTED (and a benchmark's baseline).
+	blocking bool
 }
 
 // shared is what the library may use until the last handle of a broker is released (the
@@ -136,7 +138,7 @@ func NewBroker(opts ...Option) (*Broker, error) {
 		return nil, err
 	}
 	core.ptr = C.mqgo_broker(uintptr(unsafe.Pointer(ptr)))
-	core.kafka = o.kafka.hasBootstrap
+	core.blocking = o.kafka.hasBootstrap
 	core.guard = newGuard(core.free)
 	b := &Broker{core: core, subs: map[*Subscription]struct{}{}, members: map[*Member]struct{}{}}
 	// A broker dropped without Close: nothing can be using it (open subscriptions and members

@@ -89,7 +89,7 @@ type Member struct {
 	tokMu   sync.Mutex
 	closing bool
 	joining bool                       // Join is in the library: it closes the member if closing
-	active  map[C.mqgo_cancel]struct{} // tokens of the polls in flight, triggered by Close
+	active  map[C.mqgo_cancel]struct{} // tokens of the blocking polls in flight (Kafka), triggered by Close
 
 	closeOnce sync.Once
 	closeErr  error
@@ -263,9 +263,11 @@ func (m *Member) Assignment() (generation int64, partitions []int, err error) {
 }
 
 // Poll polls the member's partitions (starting at a different one each call) and returns
-// messages of one of them (Message.Partition says which), waiting as Broker.Poll does.
-// ErrRebalanced: the generation changed; nothing was handed out. Close wakes a blocked Poll
-// with ErrClosed.
+// messages of one of them (Message.Partition says which), waiting as Broker.Poll does: on
+// every partition the member owns, parked without an OS thread (library 1.4), and until a
+// message comes to any of them. ErrRebalanced: the generation changed (also during the wait,
+// when a member joins or leaves); nothing was handed out. Close ends a waiting Poll with
+// ErrClosed.
 func (m *Member) Poll(ctx context.Context, max int) ([]Message, error) {
 	var batch Batch
 	if err := m.poll(ctx, max, &batch, false, nil); err != nil {
@@ -287,8 +289,8 @@ func (m *Member) PollBatch(ctx context.Context, max int, into *Batch) error {
 // acked and nothing was handed out. An ack the library refuses polls nothing and waits for
 // nothing: ErrNotInFlight, ErrFenced, or ErrRebalanced, which also comes when the group
 // rebalances during the wait (after the ack); either way call Assignment, after which what is
-// in flight on the partitions the member keeps is handed out again. Close wakes a blocked
-// AckPoll with ErrClosed.
+// in flight on the partitions the member keeps is handed out again. It waits as Poll does;
+// Close ends a waiting AckPoll with ErrClosed.
 func (m *Member) AckPoll(ctx context.Context, partition int, offset int64, max int) ([]Message, error) {
 	var batch Batch
 	if err := m.poll(ctx, max, &batch, false, &memberAck{partition, offset}); err != nil {
@@ -309,6 +311,13 @@ type memberAck struct {
 }
 
 // poll is Poll, and AckPoll when ack is not nil.
+//
+// As Broker.poll: it first polls without waiting, into Go memory, and only when that finds
+// nothing and ctx allows a wait does it wait, through the asynchronous poll (parkedPoll): the
+// goroutine parks and holds no OS thread. While the call is pending the library keeps the
+// member (mq_member_close completes the call with MQ_CLOSED and waits for its done), so the
+// parked call lets go of its hold on m.guard: Close does not wait for it, and the call ends
+// with ErrClosed. On the Kafka engine the blocking call waits (blockingPoll).
 func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool, ack *memberAck) error {
 	op := "member poll"
 	if ack != nil {
@@ -316,11 +325,14 @@ func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool, ack
 	}
 	into.Messages = into.Messages[:0]
 	var part C.int32_t
+	var doAck C.int
+	var offset C.int64_t
 	if ack != nil {
 		var err error
 		if part, err = partition32(op, ack.partition); err != nil {
 			return err
 		}
+		doAck, offset = 1, C.int64_t(ack.offset)
 	}
 	n, err := pollMax(op, max)
 	if err != nil {
@@ -330,7 +342,68 @@ func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool, ack
 	if p == 0 {
 		return memberClosed(op)
 	}
-	defer m.guard.release()
+	if !m.b.canPend() {
+		defer m.guard.release()
+		return m.blockingPoll(ctx, op, p, doAck, part, offset, n, into, reuse)
+	}
+	held := true // this call's hold of m.guard, which the calls below need to use p
+	defer func() {
+		if held {
+			m.guard.release()
+		}
+	}()
+	refused := false // m was closed while the call was pending: not called again
+	now := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
+		return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
+			if !held {
+				if held = m.guard.acquire(); !held {
+					refused = true
+					return closedResult()
+				}
+			}
+			return C.mqgo_member_poll_copy(p, ack, part, offset, buf, size, C.size_t(n), C.MQ_NO_WAIT, 0)
+		}
+	}
+	r := copyPoll(into, reuse, n, now(doAck), now(0))
+	if r.status == C.MQ_TIMEOUT && waitMs(ctx) != C.MQ_NO_WAIT {
+		freeResult(r)
+		start := func(st, buf C.mqgo_mem, size C.size_t, tok C.mqgo_cancel) C.mqgo_result {
+			if !held {
+				if held = m.guard.acquire(); !held {
+					refused = true
+					return closedResult()
+				}
+			}
+			r := C.mqgo_member_poll_copy_async(p, st, 0, 0, 0, buf, size, C.size_t(n), waitMs(ctx), tok)
+			if r.status == C.MQ_PENDING {
+				m.guard.release()
+				held = false
+			}
+			return r
+		}
+		r = parkedPoll(ctx, n, into, reuse, start, now(0))
+	}
+	if r.status != C.MQ_OK {
+		into.Messages = into.Messages[:0]
+		if refused {
+			return memberClosed(op)
+		}
+		return waitFailure(op, r, ctx)
+	}
+	return nil
+}
+
+// closedResult is the result of a call not made because its handle was closed.
+func closedResult() C.mqgo_result {
+	var r C.mqgo_result
+	r.status = C.MQ_CLOSED
+	return r
+}
+
+// blockingPoll is poll on the Kafka engine: the blocking call, under a token of its own that
+// Close triggers (then ErrClosed) as ctx does (ErrCancelled).
+func (m *Member) blockingPoll(ctx context.Context, op string, p C.mqgo_member, doAck C.int, part C.int32_t, offset C.int64_t,
+	n int, into *Batch, reuse bool) error {
 	held, err := getToken()
 	if err != nil {
 		return err
@@ -346,11 +419,6 @@ func (m *Member) poll(ctx context.Context, max int, into *Batch, reuse bool, ack
 	m.tokMu.Unlock()
 	w := waiter{}
 	w.startWith(ctx, tok)
-	var doAck C.int
-	var offset C.int64_t
-	if ack != nil {
-		doAck, offset = 1, C.int64_t(ack.offset)
-	}
 	poll := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
 		return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
 			return C.mqgo_member_poll_copy(p, ack, part, offset, buf, size, C.size_t(n), waitMs(ctx), tok)
@@ -425,9 +493,10 @@ func (m *Member) ExtendLease(partition int) error {
 }
 
 // Close leaves the group (the others rebalance; what this member had in flight goes to the new
-// owners). It wakes a blocked Poll, waits for the member's calls in flight and for a running
-// OnRebalance of it. Idempotent. From the member's own OnRebalance callback it returns
-// ErrDeadlock and does nothing.
+// owners). A Poll or AckPoll waiting on another goroutine returns ErrClosed: Close waits for
+// the member's calls in flight and for a running OnRebalance of it, and returns once the
+// library has ended the waiting calls (their goroutines return a moment later). Idempotent.
+// From the member's own OnRebalance callback it returns ErrDeadlock and does nothing.
 func (m *Member) Close() error {
 	if m.inOwnCallback() {
 		return direct("member close", func() C.mq_status { return C.mq_member_close(cMember(m.cptr())) })

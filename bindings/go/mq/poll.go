@@ -102,7 +102,10 @@ func (b *Broker) poll(ctx context.Context, topic, group string, partition, max i
 		r = copyPoll(into, reuse, n, now(doAck), now(0))
 		if r.status == C.MQ_TIMEOUT && waitMs(ctx) != C.MQ_NO_WAIT {
 			freeResult(r)
-			r = parkedPoll(ctx, p, topic, group, part, n, into, reuse, now(0))
+			start := func(st, buf C.mqgo_mem, size C.size_t, tok C.mqgo_cancel) C.mqgo_result {
+				return C.mqgo_poll_copy_async(p, st, t, tl, g, gl, part, 0, 0, buf, size, C.size_t(n), waitMs(ctx), tok)
+			}
+			r = parkedPoll(ctx, n, into, reuse, start, now(0))
 		}
 	} else {
 		var w waiter
@@ -137,11 +140,15 @@ func pendingCap(max int) int {
 	return (n + 7) &^ 7
 }
 
-// parkedPoll is the waiting poll (without ack: the first call made it): mq_group_poll_copy_async
-// into a C buffer, the goroutine parked until done (see asyncCall.wait). now is the poll
+// asyncPoll makes the asynchronous form of a copying poll (without ack), with st as its state,
+// into buf (C memory, size bytes), under the cancel token tok (0: none).
+type asyncPoll func(st, buf C.mqgo_mem, size C.size_t, tok C.mqgo_cancel) C.mqgo_result
+
+// parkedPoll is the waiting poll of a Broker or a Member (without ack: the first call made it):
+// start into a C buffer, the goroutine parked until done (see asyncCall.wait). now is the poll
 // without waiting into Go memory, for a first message too large for the C buffer. The result
 // is the shim's; with MQ_OK into.Messages are the messages (copied out of the C buffer).
-func parkedPoll(ctx context.Context, p C.mqgo_broker, topic, group string, part C.int32_t, n int, into *Batch, reuse bool,
+func parkedPoll(ctx context.Context, n int, into *Batch, reuse bool, start asyncPoll,
 	now func(unsafe.Pointer, C.size_t) C.mqgo_result) C.mqgo_result {
 	a := getAsync()
 	if a == nil {
@@ -160,12 +167,9 @@ func parkedPoll(ctx context.Context, p C.mqgo_broker, topic, group string, part 
 		return noMemoryResult()
 	}
 	triggered := false
-	t, tl := cstr(topic)
-	g, gl := cstr(group)
 	var r C.mqgo_result
 	for {
-		r = C.mqgo_poll_copy_async(p, a.mem(), t, tl, g, gl, part, 0, 0, C.mqgo_mem(uintptr(buf)), C.size_t(size),
-			C.size_t(n), waitMs(ctx), tokenOf(tok))
+		r = start(a.mem(), C.mqgo_mem(uintptr(buf)), C.size_t(size), tokenOf(tok))
 		if r.status == C.MQ_PENDING {
 			var trig bool
 			r, trig = a.wait(ctx, tok)

@@ -335,19 +335,27 @@ static int name_into(char *dst, const char *what, const char *s, size_t n, mqgo_
     return 1;
 }
 
-static void async_start(mqgo_async *st) {
+/* Begins a call in its state st_: the names copied in (topic or group NULL: none), the
+ * outputs reset. NULL, with *fail set, when a name is refused. */
+static mqgo_async *async_begin(mqgo_mem st_, const char *topic, size_t topic_len, const char *group,
+                               size_t group_len, mqgo_result *fail) {
+    mqgo_async *st = (mqgo_async *)st_;
+    if (topic && !name_into(st->topic, "topic", topic, topic_len, fail)) return NULL;
+    if (group && !name_into(st->group, "group", group, group_len, fail)) return NULL;
     st->status = MQ_PENDING;
     st->partition = -1;
     st->offset = -1;
     st->count = 0;
     st->needed = 0;
     st->err = NULL;
+    return st;
 }
 
-/* The final result of a call that did not pend (done is never called then). */
+/* The result of a call begun in st that returned s: MQ_PENDING (nothing else: st is done's
+ * now, maybe already written, so nothing here touches it), or the final result of a call that
+ * did not pend (done is never called then), its outputs from st. */
 static mqgo_result async_now(mqgo_async *st, int s) {
     if (s == MQ_PENDING) {
-        /* st is done's now, maybe already written: touch nothing. */
         mqgo_result r;
         memset(&r, 0, sizeof r);
         r.status = MQ_PENDING;
@@ -361,24 +369,41 @@ static mqgo_result async_now(mqgo_async *st, int s) {
     return r;
 }
 
+/* The body of every wrapper below: begins the call in st (its names, or NULL), makes it with
+ * expr (which passes done_tramp, st as done and user, and the outputs in st), and returns
+ * async_now's result. */
+#define ASYNC_CALL(topic, topic_len, group, group_len, expr)                       \
+    mqgo_result fail_;                                                             \
+    mqgo_async *st = async_begin(st_, topic, topic_len, group, group_len, &fail_); \
+    if (!st) return fail_;                                                         \
+    return async_now(st, (expr))
+
 mqgo_result mqgo_poll_copy_async(mqgo_broker b_, mqgo_mem st_, const char *topic, size_t topic_len,
                                  const char *group, size_t group_len, int32_t partition, int ack,
                                  int64_t offset, mqgo_mem buf, size_t cap, size_t max,
                                  int64_t wait_ms, mqgo_cancel cancel_) {
     mq_broker *b = (mq_broker *)b_;
     mq_cancel *cancel = (mq_cancel *)cancel_;
-    mqgo_async *st = (mqgo_async *)st_;
-    mqgo_result fail;
-    if (!name_into(st->topic, "topic", topic, topic_len, &fail)) return fail;
-    if (!name_into(st->group, "group", group, group_len, &fail)) return fail;
-    async_start(st);
-    int s =
+    ASYNC_CALL(
+        topic, topic_len, group, group_len,
         ack ? mq_group_ack_poll_copy_async(b, st->topic, st->group, partition, offset, (void *)buf,
                                            cap, max, wait_ms, cancel, &st->count, &st->needed,
                                            done_tramp, st)
             : mq_group_poll_copy_async(b, st->topic, st->group, partition, (void *)buf, cap, max,
-                                       wait_ms, cancel, &st->count, &st->needed, done_tramp, st);
-    return async_now(st, s);
+                                       wait_ms, cancel, &st->count, &st->needed, done_tramp, st));
+}
+
+mqgo_result mqgo_member_poll_copy_async(mqgo_member m_, mqgo_mem st_, int ack, int32_t partition,
+                                        int64_t offset, mqgo_mem buf, size_t cap, size_t max,
+                                        int64_t wait_ms, mqgo_cancel cancel_) {
+    mq_member *m = (mq_member *)m_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    ASYNC_CALL(
+        NULL, 0, NULL, 0,
+        ack ? mq_member_ack_poll_copy_async(m, partition, offset, (void *)buf, cap, max, wait_ms,
+                                            cancel, &st->count, &st->needed, done_tramp, st)
+            : mq_member_poll_copy_async(m, (void *)buf, cap, max, wait_ms, cancel, &st->count,
+                                        &st->needed, done_tramp, st));
 }
 
 mqgo_result mqgo_publish_async(mqgo_broker b_, mqgo_mem st_, const char *topic, size_t topic_len,
@@ -387,14 +412,11 @@ mqgo_result mqgo_publish_async(mqgo_broker b_, mqgo_mem st_, const char *topic, 
                                mqgo_cancel cancel_) {
     mq_broker *b = (mq_broker *)b_;
     mq_cancel *cancel = (mq_cancel *)cancel_;
-    mqgo_async *st = (mqgo_async *)st_;
-    mqgo_result fail;
-    if (!name_into(st->topic, "topic", topic, topic_len, &fail)) return fail;
-    async_start(st);
-    int s = mq_topic_publish_async(b, st->topic, (const void *)key, key_len, (const void *)payload,
-                                   payload_len, (const mq_header *)headers_, header_count, wait_ms,
-                                   cancel, &st->partition, &st->offset, done_tramp, st);
-    return async_now(st, s);
+    ASYNC_CALL(
+        topic, topic_len, NULL, 0,
+        mq_topic_publish_async(b, st->topic, (const void *)key, key_len, (const void *)payload,
+                               payload_len, (const mq_header *)headers_, header_count, wait_ms,
+                               cancel, &st->partition, &st->offset, done_tramp, st));
 }
 
 mqgo_result mqgo_publish_batch_async(mqgo_broker b_, mqgo_mem st_, const char *topic,
@@ -402,12 +424,9 @@ mqgo_result mqgo_publish_batch_async(mqgo_broker b_, mqgo_mem st_, const char *t
                                      int64_t wait_ms, mqgo_cancel cancel_, mqgo_mem results_) {
     mq_broker *b = (mq_broker *)b_;
     mq_cancel *cancel = (mq_cancel *)cancel_;
-    mqgo_async *st = (mqgo_async *)st_;
-    mqgo_result fail;
-    if (!name_into(st->topic, "topic", topic, topic_len, &fail)) return fail;
-    async_start(st);
-    int s = mq_topic_publish_batch_async(
-        b, st->topic, (const mq_record *)records_, sizeof(mq_record), count, wait_ms, cancel,
-        (mq_publish_result *)results_, sizeof(mq_publish_result), &st->count, done_tramp, st);
-    return async_now(st, s);
+    ASYNC_CALL(
+        topic, topic_len, NULL, 0,
+        mq_topic_publish_batch_async(b, st->topic, (const mq_record *)records_, sizeof(mq_record),
+                                     count, wait_ms, cancel, (mq_publish_result *)results_,
+                                     sizeof(mq_publish_result), &st->count, done_tramp, st));
 }

@@ -118,6 +118,10 @@ mqgo_result mqgo_poll_copy_async(mqgo_broker b_, mqgo_mem st_, const char *topic
                                  const char *group, size_t group_len, int32_t partition, int ack,
                                  int64_t offset, mqgo_mem buf, size_t cap, size_t max,
                                  int64_t wait_ms, mqgo_cancel cancel_);
+/* The member's copying poll, or with ack its ack-poll of offset on partition. */
+mqgo_result mqgo_member_poll_copy_async(mqgo_member m_, mqgo_mem st_, int ack, int32_t partition,
+                                        int64_t offset, mqgo_mem buf, size_t cap, size_t max,
+                                        int64_t wait_ms, mqgo_cancel cancel_);
 /* key 0: no key */
 mqgo_result mqgo_publish_async(mqgo_broker b_, mqgo_mem st_, const char *topic, size_t topic_len,
                                mqgo_mem key, size_t key_len, mqgo_mem payload, size_t payload_len,

@@ -98,8 +98,6 @@ func (w *world) handle(line string) string {
 	}
 	if name, ok := r.raw("start"); ok && startable[r.verb] {
 		return w.startBackground(string(decode(name)), r, true)
-	} else if ok && (r.verb == "member_poll" || r.verb == "member_ack_poll") {
-		return refusal(r.verb + " has no asynchronous form (start=): the library has no asynchronous member polls")
 	}
 	return w.run(context.Background(), r)
 }

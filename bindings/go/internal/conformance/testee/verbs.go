@@ -326,19 +326,18 @@ func (w *world) call(r *request) *background {
 }
 
 // startable are the calls a start=NAME request may start (FORMAT.md, "start"): those with an
-// asynchronous form in the library (1.4). (subscribe's start= is its start position.)
-var startable = map[string]bool{"publish": true, "publish_batch": true, "poll": true, "ack_poll": true}
+// asynchronous form in the library (1.4), which are also every call async=NAME may start.
+// (subscribe's start= is its start position.)
+var startable = map[string]bool{"publish": true, "publish_batch": true, "poll": true, "ack_poll": true,
+	"member_poll": true, "member_ack_poll": true}
 
 // startBackground runs a call on its own goroutine under a cancellable context (the Go form
 // of a fresh cancel token). Both async=NAME and start=NAME come here: Go's native asynchronous
 // form of a call is that goroutine with that context, and package mq's Broker.Poll, AckPoll,
-// Publish and PublishBatch wait in it without a thread (the library's asynchronous calls,
-// the goroutine parked on a channel until the call's done runs).
+// Publish and PublishBatch, and Member.Poll and AckPoll, wait in it without a thread (the
+// library's asynchronous calls, the goroutine parked on a channel until the call's done runs).
 func (w *world) startBackground(name string, r *request, native bool) string {
-	switch {
-	case native && startable[r.verb]:
-	case !native && (startable[r.verb] || r.verb == "member_poll" || r.verb == "member_ack_poll"):
-	default:
+	if !startable[r.verb] {
 		return refusal("not a blocking call: " + r.verb)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
