@@ -62,7 +62,7 @@ section "python: virtualenv and tools"
 venv=$here/.venv/bin
 "$venv/python" --version
 "$venv/pip" install -q --disable-pip-version-check \
-    "scikit-build-core>=0.11" "cffi>=1.17" "pytest>=8" "pytest-asyncio>=0.23" "mypy>=1.10" \
+    "scikit-build-core>=0.11" "cffi>=1.17" "pytest>=8" "pytest-asyncio>=0.23" "uvloop>=0.19" "mypy>=1.10" \
     "ruff>=0.5"
 
 section "python: build the wheel (core from ../../src, cffi extension, abi3)"
