@@ -6,9 +6,12 @@ Two figures per side, each printed with mq's ratio to asyncio.Queue:
 - wake-up: a consumer task waits (a pending poll_async / Queue.get), the producer publishes
   (puts) one message, the consumer wakes with it; one round at a time. mq's wake-up goes through
   the broker's completer thread and loop.call_soon_threadsafe, the queue's stays on the loop.
-- throughput: a producer task publishes single 64-byte messages (publish_async / put, the
-  partition or queue bounded at 1024) while a consumer takes batches of up to 64 with
-  ack_poll_async (get then get_nowait).
+- single: a producer task publishes single 64-byte messages (publish_async / put, the partition
+  or queue bounded at 1024) while a consumer takes one at a time (ack_poll_async max=1 / get).
+- batch 64: the producer publishes batches of 64 (publish_many_async / 64 puts), the consumer
+  takes up to 64 at a time (ack_poll_async max=64 / get then get_nowait).
+Then the per-call floor: the binding's calls that never wait, without a loop.
+--uvloop runs every loop on uvloop.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import mq
 
@@ -51,22 +56,27 @@ async def queue_wakeups(rounds: int) -> float:
     return rounds / (time.perf_counter() - start)
 
 
-async def mq_throughput(n: int) -> float:
+async def mq_throughput(n: int, batch: int) -> float:
     with mq.Broker() as b:
         b.create_topic("t", capacity=1024)
         b.subscribe("t", "g")
+        records = [PAYLOAD] * batch
 
         async def produce() -> None:
-            for _ in range(n):
-                await b.publish_async("t", PAYLOAD)
+            if batch == 1:
+                for _ in range(n):
+                    await b.publish_async("t", PAYLOAD)
+            else:
+                for _ in range(n // batch):
+                    await b.publish_many_async("t", records)
 
         async def consume() -> None:
             got, off = 0, -1
             while got < n:
                 if off < 0:
-                    msgs = await b.poll_async("t", "g", 0, max=64)
+                    msgs = await b.poll_async("t", "g", 0, max=batch)
                 else:
-                    msgs = await b.ack_poll_async("t", "g", 0, off, max=64)
+                    msgs = await b.ack_poll_async("t", "g", 0, off, max=batch)
                 got += len(msgs)
                 off = msgs[-1].offset
             b.ack("t", "g", 0, off)
@@ -76,7 +86,7 @@ async def mq_throughput(n: int) -> float:
         return n / (time.perf_counter() - start)
 
 
-async def queue_throughput(n: int) -> float:
+async def queue_throughput(n: int, batch: int) -> float:
     q: asyncio.Queue[bytes] = asyncio.Queue(1024)
 
     async def produce() -> None:
@@ -86,34 +96,81 @@ async def queue_throughput(n: int) -> float:
     async def consume() -> None:
         got = 0
         while got < n:
-            batch = [await q.get()]
-            while len(batch) < 64 and not q.empty():
-                batch.append(q.get_nowait())
-            got += len(batch)
+            items = [await q.get()]
+            while len(items) < batch and not q.empty():
+                items.append(q.get_nowait())
+            got += len(items)
 
     start = time.perf_counter()
     await asyncio.gather(produce(), consume())
     return n / (time.perf_counter() - start)
 
 
+def call_costs(n: int) -> None:
+    """Where a single message's time goes: the binding's calls that never wait, alone."""
+    with mq.Broker() as b:
+        b.create_topic("t", capacity=n + 1)
+        b.subscribe("t", "g")
+        t0 = time.perf_counter()
+        for _ in range(n):
+            b.publish("t", PAYLOAD)
+        t1 = time.perf_counter()
+        off = b.poll("t", "g", 0, max=1)[0].offset
+        for _ in range(n - 1):
+            off = b.ack_poll("t", "g", 0, off, max=1)[0].offset
+        t2 = time.perf_counter()
+    q: asyncio.Queue[bytes] = asyncio.Queue()
+    t3 = time.perf_counter()
+    for _ in range(n):
+        q.put_nowait(PAYLOAD)
+    for _ in range(n):
+        q.get_nowait()
+    t4 = time.perf_counter()
+    us = 1e6 / n
+    print(
+        f"per-call floor (no wait, no loop): mq publish {(t1 - t0) * us:.2f} us + ack_poll "
+        f"{(t2 - t1) * us:.2f} us; asyncio.Queue put_nowait + get_nowait {(t4 - t3) * us:.2f} us"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=20_000)
     ap.add_argument("--messages", type=int, default=200_000)
+    ap.add_argument("--uvloop", action="store_true", help="run every loop on uvloop")
     args = ap.parse_args()
-    rows = [
-        ("wake-up (one pending poll, one publish)", mq_wakeups, queue_wakeups, args.rounds),
+    run: Callable[[Coroutine[Any, Any, float]], float] = asyncio.run
+    if args.uvloop:
+        import uvloop
+
+        run = uvloop.run
+    n = args.messages
+    rows: list[
+        tuple[
+            str, Callable[[], Coroutine[Any, Any, float]], Callable[[], Coroutine[Any, Any, float]]
+        ]
+    ] = [
         (
-            "throughput (publish_async; ack_poll_async max=64)",
-            mq_throughput,
-            queue_throughput,
-            args.messages,
+            "wake-up (one pending poll, one publish)",
+            lambda: mq_wakeups(args.rounds),
+            lambda: queue_wakeups(args.rounds),
+        ),
+        (
+            "single (publish_async; ack_poll_async max=1)",
+            lambda: mq_throughput(n, 1),
+            lambda: queue_throughput(n, 1),
+        ),
+        (
+            "batch 64 (publish_many_async; ack_poll_async max=64)",
+            lambda: mq_throughput(n, 64),
+            lambda: queue_throughput(n, 64),
         ),
     ]
-    for name, mine, theirs, n in rows:
-        q = asyncio.run(theirs(n))
-        m = asyncio.run(mine(n))
+    for name, mine, theirs in rows:
+        q = run(theirs())
+        m = run(mine())
         print(f"{name}: mq {m:,.0f}/s, asyncio.Queue {q:,.0f}/s, ratio {m / q:.2f}")
+    call_costs(n)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ use std::task::{ready, Context, Poll};
 
 use mq_sys as sys;
 
-use super::{poll_copies, CallData, CopyPoll, Op};
+use super::call::{poll_copies, CallData, CopyPoll, Op};
 use crate::cancel::CancelToken;
 use crate::copy::Copies;
 use crate::error::Result;
@@ -237,7 +237,7 @@ impl<'m> Future for MemberPollFuture<'m> {
         let mut op = this.op.take().expect("the call just made");
         let copies = std::mem::take(&mut op.data().copies);
         if this.token.is_none() {
-            m.give_token(op.shared.token.clone());
+            m.give_token(op.token().clone());
         }
         Poll::Ready(match res {
             Ok(n) => Ok(MemberBatch::new(m, copies, n)),
@@ -395,8 +395,8 @@ const _: fn() = || {
 mod tests {
     //! The Kafka backend's way (no asynchronous calls: the blocking form on a thread of its
     //! own), forced on the in-process broker: the member's handle must outlive such a call.
+    use super::super::call::FORCE_BLOCKING;
     use super::super::tests::{block_on, poll_once};
-    use super::super::FORCE_BLOCKING;
     use crate::{Broker, Error, MemberOptions, Record, TopicConfig, Wait};
     use std::pin::pin;
 
