@@ -251,7 +251,7 @@ set -euo pipefail
 cd "$copy"
 export PATH="$kafka_bin:\$PATH"
 pip install ./bindings/python -C cmake.define.MQ_KAFKA=ON
-pip install pytest pytest-asyncio
+pip install pytest pytest-asyncio "uvloop>=0.19"
 # One pytest process, tests one after another: the scenarios share topic names.
 MQ_PYTHON_VARIANT=kafka pytest bindings/python/tests
 EOF
