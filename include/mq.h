@@ -85,11 +85,11 @@ extern "C" {
 
 /* ---- version ----------------------------------------------------------------------------- */
 #define MQ_VERSION_MAJOR 1
-#define MQ_VERSION_MINOR 4
+#define MQ_VERSION_MINOR 5
 #define MQ_VERSION_PATCH 0
 /* major * 1000000 + minor * 1000 + patch */
 #define MQ_VERSION_NUMBER (MQ_VERSION_MAJOR * 1000000 + MQ_VERSION_MINOR * 1000 + MQ_VERSION_PATCH)
-#define MQ_VERSION_STRING "1.4.0"
+#define MQ_VERSION_STRING "1.5.0"
 
 /* The library's version at run time; compare with MQ_VERSION_NUMBER to catch header/library
  * skew (compatible when the majors match and the runtime minor is >= the compiled one). */
@@ -399,6 +399,17 @@ typedef struct mq_record {
     size_t payload_len;
     const mq_header *headers; /* header_count headers; NULL when header_count is 0 */
     size_t header_count;
+    /* Since 1.5: delayed delivery. No group is handed the message before the broker clock
+     * reaches its publish time + delay_ms (its `deliver-at` time); 0 (default, and what a
+     * caller compiled against an older header passes) hands it out at once. A duration (top of
+     * file). The message is appended, counted and retained at once like any other: only its
+     * hand-out waits. A group hands out its partition in offset order, so a delayed message
+     * holds the messages after it in its partition for every group until it is due (per-key
+     * order survives; publish delayed messages to a topic of their own, or give them a key
+     * whose partition carries nothing urgent, when that matters). Polls waiting on the
+     * partition wake when it becomes due. The Kafka backend refuses a delay >
+     * 0 with MQ_ERR_UNSUPPORTED (docs/KAFKA.md). */
+    int64_t delay_ms;
 } mq_record;
 
 /* Where a record of a batch went. Grows by appending fields: pass sizeof(mq_publish_result). */

@@ -797,7 +797,9 @@ TEST_F(BadInput, ElementSizesBelowTheStruct) {
                BAD(MQ_ERR_INVALID, mq_group_poll(b, "orders", "billing", 1, msgs, sizeof(size_t), 4,
                                                  0, nullptr, &n)),
                BAD(MQ_ERR_INVALID, batch(0, sizeof(mq_publish_result))),
-               BAD(MQ_ERR_INVALID, batch(sizeof(mq_record) - 1, sizeof(mq_publish_result))),
+               // Below the 1.0 record (the 1.5 one without delay_ms): refused.
+               BAD(MQ_ERR_INVALID,
+                   batch(offsetof(mq_record, delay_ms) - 1, sizeof(mq_publish_result))),
                BAD(MQ_ERR_INVALID, batch(sizeof(mq_record), 0)),
                BAD(MQ_ERR_INVALID, batch(sizeof(mq_record), sizeof(mq_publish_result) - 1)),
            });

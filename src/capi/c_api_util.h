@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -60,17 +61,21 @@ inline mq_status on_broker_any(mq_broker *b, F &&f) noexcept {
 }
 
 // ---- the growth rule for arrays (mq.h) --------------------------------------------------------
-// The caller passes the element size it was compiled with: a smaller one than this library's
-// 1.0 struct is refused; a larger one comes from a newer header, whose extra fields are ignored
-// on input and zeroed on output. The common case (our size) copies nothing.
+// The caller passes the element size it was compiled with: a smaller one than the struct's 1.0
+// size is refused; one between that and ours comes from an older header (the fields it lacks
+// read as zero, their default); a larger one comes from a newer header, whose extra fields are
+// ignored on input and zeroed on output. The common case (our size) copies nothing.
 
-inline mq_status check_elem_size(size_t got, size_t ours, const char *what) {
-    if (got < ours) {
+inline mq_status check_elem_size(size_t got, size_t ours, const char *what, size_t v1 = 0) {
+    if (got < (v1 ? v1 : ours)) {
         return fail(MQ_ERR_INVALID, "%s is %zu; pass sizeof the struct (%zu in this library)", what,
                     got, ours);
     }
     return MQ_OK;
 }
+
+// mq_record's size in 1.0 to 1.4, before delay_ms (1.5).
+inline constexpr size_t kRecordSizeV1 = offsetof(mq_record, delay_ms);
 
 // Writes n elements of ours at the caller's stride, zeroing the bytes past our struct.
 template <class T>
@@ -89,7 +94,11 @@ inline const T *gather(const T *theirs, size_t stride, size_t n) {
     thread_local std::vector<T> copy;
     copy.resize(n);
     const auto *src = reinterpret_cast<const unsigned char *>(theirs);
-    for (size_t i = 0; i < n; i++, src += stride) std::memcpy(&copy[i], src, sizeof(T));
+    const size_t fit = std::min(stride, sizeof(T));
+    for (size_t i = 0; i < n; i++, src += stride) {
+        copy[i] = T{};  // an older caller's struct: the fields it does not have are zero
+        std::memcpy(&copy[i], src, fit);
+    }
     return copy.data();
 }
 

@@ -59,12 +59,14 @@ void MemoryStore::put_run(int64_t first, const mq_record *records, const uint32_
         size_t bytes = key_len + r.payload_len;
         uint32_t payload_field = static_cast<uint32_t>(r.payload_len);
         const char *data = kEmptyBytes;
-        if (r.header_count) [[unlikely]] {
+        if (r.header_count | static_cast<uint64_t>(r.delay_ms)) [[unlikely]] {
             const size_t hbytes = header_bytes(r.headers, r.header_count);
             bytes += hbytes;
-            const size_t size = extras_message_size(r.header_count, false, bytes);
+            const size_t size = extras_message_size(r.header_count, false, bytes, r.delay_ms > 0);
             char *to = arena.take(size, offset, static_cast<size_t>(bytes_total));
-            data = write_extras_message(to, r, nullptr, hbytes);
+            data = write_extras_message(to, r, nullptr, hbytes, timestamp);
+            if (r.delay_ms > 0)
+                latest_due_ = std::max(latest_due_, deliver_at(timestamp, r.delay_ms));
             payload_field |= kExtras;
         } else if (bytes) {
             char *to = arena.take(bytes, offset, static_cast<size_t>(bytes_total));

@@ -67,7 +67,15 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
         if (c->end_views()) release_views();  // views of messages dropped from under it
         c->expire_lease(now);
         const bool paused = c->paused(now);
-        if (!paused && !c->dead_lettering && c->next < log_.end()) {
+        // A coarse reading may be a tick (4 ms) behind a due time: read the clock precisely
+        // while a delayed message may still be pending, so it is handed out when due.
+        if (log_.latest_due() > now) [[unlikely]]
+            now = clock_.now();
+        // Delayed delivery holds the partition at its first message not yet due (mq.h,
+        // mq_record.delay_ms): offsets are handed out in order, so per-key order survives.
+        const int64_t due_end =
+            paused || c->dead_lettering ? c->next : log_.first_not_due(c->next, log_.end(), now);
+        if (!paused && !c->dead_lettering && c->next < due_end) {
             if (g->max_deliveries && c->next == c->committed &&
                 c->counts.head_count() >= g->max_deliveries) {
                 // Copied: the message may be dropped while the dead letter is published.
@@ -82,8 +90,7 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
                 wait.start();  // the dead-letter publish waits within this poll's deadline
                 return Pending::finished(MQ_OK);
             }
-            int64_t to =
-                c->next + std::min<int64_t>(static_cast<int64_t>(max), log_.end() - c->next);
+            int64_t to = c->next + std::min<int64_t>(static_cast<int64_t>(max), due_end - c->next);
             c->counts.reserve();
             size_t i = 0;
             if (copy) [[unlikely]] {
@@ -125,6 +132,11 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
             p.timeout_text =
                 "nothing to hand out within the wait (the group is paused by a "
                 "delayed nack)";
+        } else if (due_end < log_.end()) {
+            p.change_in_ns = std::min(p.change_in_ns, log_.due(due_end) - now);
+            p.timeout_text =
+                "nothing to hand out within the wait (the next message is delayed: mq_record "
+                "delay_ms)";
         }
         return p;
     };
@@ -272,7 +284,14 @@ mq_status Partition::seek(const Group *g, int64_t offset) {
 int64_t Partition::next_change(const Group *g) {
     Lock lk(waiting_.mutex());
     const Cursor *c = find(g);
-    return c ? c->next_change() : INT64_MAX;
+    if (!c) return INT64_MAX;
+    int64_t at = c->next_change();
+    // A delayed message at the group's next offset changes what a poll finds when it is due.
+    if (c->next < log_.end()) {
+        const int64_t due = log_.due(c->next);
+        if (due != INT64_MIN) at = std::min(at, due);
+    }
+    return at;
 }
 
 void Partition::watch(Notifier *n) {

@@ -100,6 +100,13 @@ mq_status KafkaBackend::produce(const char *topic, const mq_record *records, siz
     std::shared_ptr<TopicMeta> meta;
     if (mq_status st = this->topic(topic, &meta); st) return st;
     for (size_t i = 0; i < count; i++) {
+        if (records[i].delay_ms) {  // Kafka has no per-record delivery time to map it onto
+            return fail(MQ_ERR_UNSUPPORTED,
+                        "record %zu: delay_ms is %lld, but Kafka has no delayed delivery (a record "
+                        "is readable once written); publish it when it is due, or use an "
+                        "in-process broker",
+                        i, static_cast<long long>(records[i].delay_ms));
+        }
         for (size_t h = 0; h < records[i].header_count; h++) {
             const mq_header &hd = records[i].headers[h];
             if (hd.name_len && std::memchr(hd.name, 0, hd.name_len)) {

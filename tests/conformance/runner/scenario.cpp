@@ -396,7 +396,7 @@ private:
     // ---- requests ---------------------------------------------------------------------------
 
     static void add_record(Request &r, const std::string &payload, const std::string *key,
-                           const std::string &headers) {
+                           const std::string &headers, const std::string &delay = "") {
         r.bytes("payload", payload);
         if (key) r.bytes("key", *key);
         for (const auto &h : split(headers, ',')) {
@@ -404,6 +404,7 @@ private:
             if (colon == std::string::npos) fail("a header is NAME:VALUE, got '" + h + "'");
             r.add("header", encode(h.substr(0, colon)) + ":" + encode(h.substr(colon + 1)));
         }
+        if (!delay.empty()) r.integer("delay_ms", parse_int(delay, "delay"));
     }
 
     static int64_t duration_ns(const std::string &d) {
@@ -472,7 +473,8 @@ private:
         } else if (v == "publish") {
             r.bytes("topic", w[0]).integer("wait", c.opt_int("wait", 0));
             add_record(r, w[1], c.has("key") ? &c.opt("key") : nullptr,
-                       c.has("headers") ? c.opt("headers") : "");
+                       c.has("headers") ? c.opt("headers") : "",
+                       c.has("delay") ? c.opt("delay") : "");
         } else if (v == "publish_batch") {
             r.bytes("topic", w[0]).integer("wait", c.opt_int("wait", 0));
             std::vector<std::string> headers;
@@ -483,12 +485,20 @@ private:
                     fail("headers= has " + std::to_string(headers.size()) +
                          " ';'-separated lists for " + std::to_string(w.size() - 1) + " records");
             }
+            std::vector<std::string> delays;
+            if (c.has("delays")) {
+                delays = split(c.opt("delays"), ',');
+                if (delays.size() != w.size() - 1)
+                    fail("delays= has " + std::to_string(delays.size()) + " delays for " +
+                         std::to_string(w.size() - 1) + " records");
+            }
             for (size_t i = 1; i < w.size(); ++i) {
                 size_t colon = w[i].find(':');
                 std::string key = colon == std::string::npos ? "" : w[i].substr(0, colon);
                 add_record(r, colon == std::string::npos ? w[i] : w[i].substr(colon + 1),
                            colon == std::string::npos ? nullptr : &key,
-                           headers.empty() ? "" : headers[i - 1]);
+                           headers.empty() ? "" : headers[i - 1],
+                           delays.empty() ? "" : delays[i - 1]);
             }
         } else if (v == "poll") {
             topic_group_partition();

@@ -261,6 +261,8 @@ static size_t records(request *r, mq_record **recs, mq_header **headers) {
             if (!rec->headers) rec->headers = hdr;
             ++rec->header_count;
             ++hdr;
+        } else if (strcmp(f->name, "delay_ms") == 0) {
+            rec->delay_ms = strtoll(f->value, NULL, 10);
         }
     }
     return n;
@@ -270,7 +272,15 @@ static void publish(request *r, FILE *out, mq_cancel *cancel, int batch) {
     mq_record *recs;
     mq_header *headers;
     size_t n = records(r, &recs, &headers);
-    if (!batch) {
+    if (!batch && recs[0].delay_ms) {
+        /* A delayed single message is a batch of one: mq_topic_publish has no delay. */
+        mq_publish_result res = {-1, -1};
+        mq_status st = mq_topic_publish_batch(broker, S("topic"), recs, sizeof *recs, 1,
+                                              I("wait", 0), cancel, &res, sizeof res, NULL);
+        status(out, st);
+        if (st == MQ_OK)
+            fprintf(out, " partition=%" PRId32 " offset=%" PRId64, res.partition, res.offset);
+    } else if (!batch) {
         int32_t partition = -1;
         int64_t offset = -1;
         mq_status st = mq_topic_publish(

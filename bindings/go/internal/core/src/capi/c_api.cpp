@@ -119,6 +119,7 @@ mq_status check_record(const mq_broker *b, const mq::Topic *t, const mq_record &
     if (!r.headers && r.header_count) {
         return fail(MQ_ERR_INVALID, "headers is NULL but header_count is %zu", r.header_count);
     }
+    if (mq_status st = mq::check_duration(r.delay_ms, "delay_ms"); st != MQ_OK) return st;
     // Summed with overflow checks: a record's sizes come from the caller.
     const size_t limit = b->max_message_bytes;
     size_t bytes = r.key ? r.key_len : 0;
@@ -159,7 +160,7 @@ inline bool plainly_valid(const mq_record &r, size_t cap) noexcept {
     const bool sizes = ((r.key_len | r.payload_len) <= cap) & (r.key_len + r.payload_len <= cap);
     const bool pointers =
         ((r.key != nullptr) | (r.key_len == 0)) & ((r.payload != nullptr) | (r.payload_len == 0));
-    return sizes & pointers & (r.header_count == 0);
+    return sizes & pointers & (r.header_count == 0) & (r.delay_ms == 0);
 }
 
 // snprintf-style output of a string.
@@ -513,7 +514,7 @@ static mq_status publish_one(mq_broker *b, const char *topic, const void *key, s
         } else if (mq_status st = b->topic(topic, &t); st != MQ_OK) {
             return st;
         }
-        const mq_record r{key, key_len, payload, payload_len, headers, header_count};
+        const mq_record r{key, key_len, payload, payload_len, headers, header_count, 0};
         if (mq_status st = check_record(b, t, r); st != MQ_OK) return st;
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
         if (b->backend) {
@@ -583,7 +584,9 @@ extern "C++" mq_status mq::capi::topic_publish_batch(
         }
         if (!records && count)
             return fail(MQ_ERR_INVALID, "records is NULL but count is %zu", count);
-        if (mq_status st = mq::check_elem_size(record_size, sizeof(mq_record), "record_size"); st)
+        if (mq_status st = mq::check_elem_size(record_size, sizeof(mq_record), "record_size",
+                                               mq::kRecordSizeV1);
+            st)
             return st;
         if (count > UINT32_MAX)
             return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);

@@ -52,8 +52,9 @@ void DeadLetter::capture(const mq_message &view, const mq_dead_letter &origin) {
         const char *value = put(values[i].data(), values[i].size());
         headers_.push_back({name, names[i].size(), value, values[i].size()});
     }
-    record_ = mq_record{view.key ? key : nullptr, view.key_len,    payload,
-                        view.payload_len,         headers_.data(), headers_.size()};
+    record_ =
+        mq_record{view.key ? key : nullptr, view.key_len,    payload, view.payload_len,
+                  headers_.data(),          headers_.size(), 0};  // a dead letter is due at once
 }
 
 }  // namespace mq

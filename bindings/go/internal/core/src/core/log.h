@@ -37,6 +37,23 @@ public:
         return other_ ? other_->timestamp(offset) : memory_.timestamp(offset);
     }
 
+    // When the message at `offset` may be handed out (mq_record.delay_ms; INT64_MIN if at once).
+    int64_t due(int64_t offset) const noexcept {
+        return other_ ? other_->due(offset) : memory_.due(offset);
+    }
+    // The first offset in [from, to) not due at `now`, or `to`. Without a delayed message still
+    // pending in the log this is one comparison: the poll path pays nothing for the feature.
+    int64_t latest_due() const noexcept {
+        return other_ ? other_->latest_due() : memory_.latest_due();
+    }
+    int64_t first_not_due(int64_t from, int64_t to, int64_t now) const noexcept {
+        if (latest_due() <= now) [[likely]]
+            return to;
+        for (int64_t o = from; o < to; o++)
+            if (due(o) > now) return o;
+        return to;
+    }
+
     // Appends one record that passed its size checks (`bytes` is its record_bytes; `origin` is
     // set for a dead letter) and returns its offset. May throw bad_alloc: nothing changes then.
     int64_t append(const mq_record &r, size_t bytes, const mq_dead_letter *origin, int64_t now);

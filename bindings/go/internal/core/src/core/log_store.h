@@ -38,6 +38,11 @@ public:
     virtual void view(mq_message &m, int64_t offset) const noexcept = 0;
     virtual size_t weight(int64_t offset) const noexcept = 0;  // its record_bytes
     virtual int64_t timestamp(int64_t offset) const noexcept = 0;
+    // When the message may be handed out (mq_record.delay_ms): INT64_MIN if it was not delayed.
+    virtual int64_t due(int64_t offset) const noexcept = 0;
+    // The latest deliver-at time of any message stored so far (INT64_MIN if none was delayed):
+    // a poll whose clock has passed it hands out without looking at each message's.
+    virtual int64_t latest_due() const noexcept = 0;
     // No view reaches below `floor` any more: their storage may be reused.
     virtual void release(int64_t floor) noexcept = 0;
 };

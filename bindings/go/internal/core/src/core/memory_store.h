@@ -4,6 +4,7 @@
 // compile to direct, inlined code (no virtual dispatch on the publish and poll paths).
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -29,6 +30,11 @@ public:
     inline void view(mq_message &m, int64_t offset) const noexcept override;
     size_t weight(int64_t offset) const noexcept override { return weight(slot(offset)); }
     int64_t timestamp(int64_t offset) const noexcept override { return slot(offset).timestamp_ns; }
+    int64_t latest_due() const noexcept override { return latest_due_; }
+    int64_t due(int64_t offset) const noexcept override {
+        const Slot &s = slot(offset);
+        return (s.payload_len & kExtras) ? read_extras(s.data).deliver_at : INT64_MIN;
+    }
     void release(int64_t floor) noexcept override { arena_.trim(floor); }
 
 private:
@@ -41,7 +47,7 @@ private:
         int64_t timestamp_ns;
     };
     static constexpr uint32_t kNoKey = 1u << 31;   // in key_len: published without a key
-    static constexpr uint32_t kExtras = 1u << 31;  // in payload_len: headers or a dead letter
+    static constexpr uint32_t kExtras = 1u << 31;  // in payload_len: headers, dead letter, delay
     static constexpr uint32_t kLenMask = (1u << 31) - 1;
     static size_t weight(const Slot &s) noexcept;
 
@@ -59,6 +65,7 @@ private:
     // Offset o lives at slots_[o & (slots_.size() - 1)]; the size is a power of two.
     std::vector<Slot> slots_;
     Arena arena_;
+    int64_t latest_due_ = INT64_MIN;
 };
 
 inline size_t MemoryStore::weight(const Slot &s) noexcept {
@@ -73,10 +80,12 @@ inline void MemoryStore::put(int64_t offset, const mq_record &r, size_t bytes,
     const uint32_t key_field = static_cast<uint32_t>(key_len) | (r.key ? 0 : kNoKey);
     uint32_t payload_field = static_cast<uint32_t>(r.payload_len);
     const char *data = kEmptyBytes;
-    if (r.header_count || origin) {
-        const size_t size = extras_message_size(r.header_count, origin != nullptr, bytes);
+    if (r.header_count || origin || r.delay_ms) {
+        const size_t size =
+            extras_message_size(r.header_count, origin != nullptr, bytes, r.delay_ms > 0);
         char *at = arena_.allocate(size, offset, static_cast<size_t>(retained));
-        data = write_extras_message(at, r, origin, bytes - key_len - r.payload_len);
+        data = write_extras_message(at, r, origin, bytes - key_len - r.payload_len, timestamp);
+        if (r.delay_ms > 0) latest_due_ = std::max(latest_due_, deliver_at(timestamp, r.delay_ms));
         payload_field |= kExtras;
     } else if (bytes) {
         char *at = arena_.allocate(bytes, offset, static_cast<size_t>(retained));
