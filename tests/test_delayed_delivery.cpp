@@ -1,4 +1,4 @@
-// Delayed delivery (mq.h, mq_record.delay_ms; SPEC rule 16): no group is handed a message before
+// Delayed delivery (mq.h, mq_record.delay_ms; SPEC rule 15): no group is handed a message before
 // its publish time + delay, a delayed message holds its partition in offset order, waiting polls
 // (blocking, asynchronous, member) wake when it becomes due, and an older caller's mq_record
 // (without the field) still publishes.

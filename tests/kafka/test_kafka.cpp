@@ -526,6 +526,19 @@ TEST(Kafka, WhatTheBackendDoesNotHaveYetIsRefusedClearly) {
     mq_member *m = nullptr;
     EXPECT_EQ(mq_member_join(b, t.c_str(), unique("g").c_str(), &mo, &m), MQ_ERR_UNSUPPORTED);
     EXPECT_NE(std::strstr(mq_last_error(), "Kafka"), nullptr) << mq_last_error();
+    // Delayed delivery (ABI 1.5): refused, and nothing of the batch is sent.
+    mq_record recs[2]{};
+    recs[0].payload = "now";
+    recs[0].payload_len = 3;
+    recs[1] = recs[0];
+    recs[1].delay_ms = 1000;
+    size_t published = 9;
+    EXPECT_EQ(mq_topic_publish_batch(b, t.c_str(), recs, sizeof recs[0], 2, 5000, nullptr, nullptr,
+                                     sizeof(mq_publish_result), &published),
+              MQ_ERR_UNSUPPORTED);
+    EXPECT_NE(std::strstr(mq_last_error(), "record 1: delay_ms is 1000"), nullptr)
+        << mq_last_error();
+    EXPECT_EQ(published, 0u);
     mq_topic_delete(b, t.c_str());
 }
 
