@@ -102,10 +102,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "a delayed message was handed out early\n");
         return 1;
     }
-    printf("memory: %ld messages of 16 bytes: plain %.1f B/message, delayed %.1f B/message, "
-           "a delay costs %.1f B/message; threads %ld -> %ld\n",
-           messages, plain_kb * 1024.0 / messages, delayed_kb * 1024.0 / messages,
-           (delayed_kb - plain_kb) * 1024.0 / messages, threads_before, threads_after);
+    printf(
+        "memory: %ld messages of 16 bytes: plain %.1f B/message, delayed %.1f B/message, "
+        "a delay costs %.1f B/message; threads %ld -> %ld\n",
+        messages, plain_kb * 1024.0 / messages, delayed_kb * 1024.0 / messages,
+        (delayed_kb - plain_kb) * 1024.0 / messages, threads_before, threads_after);
     check(mq_topic_delete(b, "plain"), "delete");
     check(mq_topic_delete(b, "delayed"), "delete");
 
@@ -138,10 +139,11 @@ int main(int argc, char **argv) {
         check(mq_group_ack(b, "due", "g", 0, m.offset), "ack");
     }
     qsort(late, (size_t)due, sizeof *late, cmp64);
-    printf("lateness: %ld messages due %lld us apart, blocking poll: p50 %.1f us, p99 %.1f us, "
-           "max %.1f us\n",
-           due, (long long)gap_us, late[due / 2] / 1e3, late[due * 99 / 100] / 1e3,
-           late[due - 1] / 1e3);
+    printf(
+        "lateness: %ld messages due %lld us apart, blocking poll: p50 %.1f us, p99 %.1f us, "
+        "max %.1f us\n",
+        due, (long long)gap_us, late[due / 2] / 1e3, late[due * 99 / 100] / 1e3,
+        late[due - 1] / 1e3);
     free(recs);
     free(late);
     mq_broker_free(b);

@@ -191,6 +191,10 @@ func TestVersionSkew(t *testing.T) {
 	if Version() == "" || VersionNumber() < 1000000 {
 		t.Errorf("version %q %d", Version(), VersionNumber())
 	}
+	// Records carry their delay (mq_record.delay_ms) since 1.5: shim.h refuses an older mq.h.
+	if HeaderVersion < 1005000 || VersionNumber() < 1005000 {
+		t.Errorf("header %d, library %d: the package needs mq 1.5", HeaderVersion, VersionNumber())
+	}
 	cases := []struct {
 		compiled, runtime int
 		ok                bool
@@ -202,6 +206,7 @@ func TestVersionSkew(t *testing.T) {
 		{1002000, 1001009, false}, // older minor at run time
 		{1000000, 2000000, false}, // another major
 		{2000000, 1009000, false},
+		{1005000, 1004009, false}, // a 1.4 library under a 1.5 header
 	}
 	for _, c := range cases {
 		err := compatible(c.compiled, c.runtime)

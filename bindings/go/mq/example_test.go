@@ -210,6 +210,50 @@ func ExampleManualClock() {
 	// job 2
 }
 
+// A delayed message is appended at once but handed out only when the broker clock reaches its
+// publish time + delay; it holds the messages behind it in its partition.
+func ExampleWithDelay() {
+	clock := mq.NewManualClock(0)
+	b, err := mq.NewBroker(mq.WithClock(clock))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.CreateTopic("t"); err != nil {
+		log.Fatal(err)
+	}
+	if err := b.Subscribe("t", "g"); err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, _, err := b.Publish(ctx, "t", nil, []byte("in a minute"), mq.WithDelay(time.Minute)); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := b.PublishBatch(ctx, "t", []mq.Record{{Value: []byte("now")}, {Value: []byte("in 2 min"), Delay: 2 * time.Minute}}); err != nil {
+		log.Fatal(err)
+	}
+	noWait, cancel := context.WithTimeout(ctx, 0)
+	defer cancel()
+	for i := 0; i < 3; i++ {
+		msgs, err := b.Poll(noWait, "t", "g", 0, 10)
+		var got []string
+		for _, m := range msgs {
+			got = append(got, string(m.Value))
+		}
+		fmt.Println(got, errors.Is(err, mq.ErrTimeout))
+		if len(msgs) > 0 {
+			if err := b.Ack("t", "g", 0, msgs[len(msgs)-1].Offset); err != nil {
+				log.Fatal(err)
+			}
+		}
+		clock.Advance(time.Minute)
+	}
+	// Output:
+	// [] true
+	// [in a minute now] false
+	// [in 2 min] false
+}
+
 func ExampleKeyPartition() {
 	p, err := mq.KeyPartition([]byte("user-a"), 2)
 	if err != nil {

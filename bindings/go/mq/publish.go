@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"context"
+	"time"
 	"unsafe"
 )
 
@@ -21,6 +22,13 @@ type Record struct {
 	Key     []byte
 	Value   []byte
 	Headers []Header
+	// Delay (library 1.5) holds the record's delivery: it is appended at once, but no group is
+	// handed it before the broker clock reaches its publish time + Delay (rounded up to whole
+	// milliseconds; 0 hands it out at once). A group hands out a partition in offset order, so
+	// a delayed record holds the records after it in its partition until it is due. A delay
+	// below 0 or above 2^40 ms fails the batch with ErrInvalid naming the record; the Kafka
+	// engine refuses any delay with ErrUnsupported. See WithDelay for a single Publish.
+	Delay time.Duration
 }
 
 // PublishResult says where a record of a batch went: Offset is -1 for a record that was not
@@ -35,6 +43,7 @@ type PublishOption func(*publishOptions)
 
 type publishOptions struct {
 	headers []Header
+	delay   time.Duration
 }
 
 // WithHeaders attaches headers to the message, in order.
@@ -42,9 +51,25 @@ func WithHeaders(h ...Header) PublishOption {
 	return func(o *publishOptions) { o.headers = append(o.headers, h...) }
 }
 
+// WithDelay delays the message's delivery (library 1.5): Publish appends it at once (it is
+// counted and retained like any other), but no group is handed it before the broker clock
+// reaches its publish time + d, rounded up to whole milliseconds; 0 hands it out at once.
+// Polls waiting on its partition wake when it is due.
+//
+// A group hands out a partition in offset order, so a delayed message holds the messages after
+// it in its partition, for every group, until it is due (per-key order is kept): publish
+// delayed messages to a topic of their own, or with a key whose partition carries nothing
+// urgent, when that matters. A delay below 0 or above 2^40 ms is ErrInvalid (nothing
+// appended); the Kafka engine refuses any delay with ErrUnsupported. Record.Delay is the same
+// for each record of a PublishBatch.
+func WithDelay(d time.Duration) PublishOption {
+	return func(o *publishOptions) { o.delay = d }
+}
+
 // Publish appends a message to a topic and returns where it went. The key picks the
 // partition (Kafka's partitioner: murmur2(key) % partitions); a nil key goes round-robin.
-// Key, value and headers are copied before Publish returns.
+// Key, value and headers are copied before Publish returns. WithHeaders adds headers,
+// WithDelay a delivery delay (a delayed message goes to the library as a batch of one).
 //
 // While the partition is full, Publish waits until ctx's deadline (without one, for as long
 // as it takes); then it fails with ErrFull and nothing is appended. A context that is already
@@ -58,6 +83,9 @@ func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, o
 		var o publishOptions
 		for _, opt := range opts {
 			opt(&o)
+		}
+		if o.delay != 0 {
+			return b.publishDelayed(ctx, topic, Record{Key: key, Value: value, Headers: o.headers, Delay: o.delay})
 		}
 		headers = o.headers
 	}
@@ -79,6 +107,17 @@ func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, o
 		return -1, -1, waitFailure(op, r, ctx)
 	}
 	return int(r.partition), int64(r.offset), nil
+}
+
+// publishDelayed is a Publish with a delay: the C API's single publish has none, so the
+// message goes as a batch of one (same waits, same statuses; the record is named "record 0"
+// in the library's text for a bad delay).
+func (b *Broker) publishDelayed(ctx context.Context, topic string, r Record) (partition int, offset int64, err error) {
+	res, err := b.publishBatch(ctx, "publish", topic, []Record{r})
+	if err != nil {
+		return -1, -1, err
+	}
+	return res[0].Partition, res[0].Offset, nil
 }
 
 // publishAsync is Publish through mq_topic_publish_async: key, value and headers are copied
@@ -161,10 +200,15 @@ func publishBlocking(ctx context.Context, p C.mqgo_broker, topic string, key, va
 // (ErrFull, ErrClosed, ErrCancelled), the results say which records went where: for each
 // partition the published records are a prefix, and the others have Offset -1. A batch refused
 // as a whole (ErrInvalid, ErrNoTopic, ErrTooLarge, ...) appended nothing and returns no
-// results. The waiting goroutine holds no OS thread (library 1.4; on the Kafka engine it
-// does).
+// results. Each record carries its own Delay; a record that is due still waits behind an
+// earlier one of its partition that is not. The waiting goroutine holds no OS thread (library
+// 1.4; on the Kafka engine it does).
 func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Record) ([]PublishResult, error) {
-	const op = "publish batch"
+	return b.publishBatch(ctx, "publish batch", topic, records)
+}
+
+// publishBatch is PublishBatch, its errors named op.
+func (b *Broker) publishBatch(ctx context.Context, op, topic string, records []Record) ([]PublishResult, error) {
 	var pk packed
 	if !pk.layout(records) {
 		return nil, noMemory(op)
@@ -352,6 +396,7 @@ func (pk *packed) layout(records []Record) bool {
 			pk.fillHeaders(hdrs, r.Headers)
 			hdrs = hdrs[len(r.Headers):]
 		}
+		c.delay_ms = C.int64_t(durationMs(r.Delay))
 		pk.res[i].partition, pk.res[i].offset = -1, -1
 	}
 	return true

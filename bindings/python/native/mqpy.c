@@ -75,7 +75,7 @@ static void unpack_headers(mq_header *out, const char *hdata, const size_t *hlen
 static void pack_records(mq_record *records, mq_header *headers, const char *vdata,
                          const size_t *vlens, const char *kdata, const int64_t *klens,
                          const size_t *hcounts, const char *hdata, const size_t *hlens,
-                         size_t count) {
+                         const int64_t *delays, size_t count) {
     size_t vpos = 0, kpos = 0, hpos = 0, hat = 0;
     for (size_t i = 0; i < count; ++i) {
         mq_record *r = &records[i];
@@ -95,13 +95,14 @@ static void pack_records(mq_record *records, mq_header *headers, const char *vda
         r->header_count = hc;
         if (hc) unpack_headers(headers + hat, hdata, hlens + 2 * hat, hc, &hpos);
         hat += hc;
+        r->delay_ms = delays ? delays[i] : 0;
     }
 }
 
 int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
                       const char *kdata, const int64_t *klens, const size_t *hcounts,
-                      const char *hdata, const size_t *hlens, size_t count, int64_t wait_ms,
-                      mq_cancel *cancel, mqpy_ctx *ctx) {
+                      const char *hdata, const size_t *hlens, const int64_t *delays, size_t count,
+                      int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx) {
     size_t nheaders = 0;
     if (hcounts)
         for (size_t i = 0; i < count; ++i) nheaders += hcounts[i];
@@ -110,7 +111,7 @@ int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const 
               sizeof(mq_header)))
         return no_memory(ctx);
     pack_records(ctx->records, ctx->headers, vdata, vlens, kdata, klens, hcounts, hdata, hlens,
-                 count);
+                 delays, count);
     if (!grow((void **)&ctx->pubres, &ctx->pubres_cap, count ? count : 1,
               sizeof(mq_publish_result)))
         return no_memory(ctx);
@@ -126,7 +127,7 @@ int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const 
 
 mqpy_batch *mqpy_batch_new(const char *vdata, const size_t *vlens, const char *kdata,
                            const int64_t *klens, const size_t *hcounts, const char *hdata,
-                           const size_t *hlens, size_t count) {
+                           const size_t *hlens, const int64_t *delays, size_t count) {
     size_t nheaders = 0;
     if (hcounts)
         for (size_t i = 0; i < count; ++i) nheaders += hcounts[i];
@@ -139,7 +140,8 @@ mqpy_batch *mqpy_batch_new(const char *vdata, const size_t *vlens, const char *k
         mqpy_batch_free(b);
         return NULL;
     }
-    pack_records(b->records, b->headers, vdata, vlens, kdata, klens, hcounts, hdata, hlens, count);
+    pack_records(b->records, b->headers, vdata, vlens, kdata, klens, hcounts, hdata, hlens, delays,
+                 count);
     return b;
 }
 

@@ -35,12 +35,13 @@ void mqpy_ctx_free(mqpy_ctx *ctx);
 /* mq_topic_publish_batch of count records packed: values concatenated in vdata with lengths
  * vlens; keys likewise (klens[i] < 0: no key; klens NULL: no keys at all); hcounts[i] headers
  * per record (NULL: none), in record order, as pairs of (name, value) whose lengths are
- * hlens[2i], hlens[2i+1], bytes concatenated in hdata. ctx->pubres gets
- * mq's result per record, ctx->count the number published. */
+ * hlens[2i], hlens[2i+1], bytes concatenated in hdata; delays[i] the record's delay_ms (mq 1.5;
+ * NULL: none delayed). ctx->pubres gets mq's result per record, ctx->count the number
+ * published. */
 int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
                       const char *kdata, const int64_t *klens, const size_t *hcounts,
-                      const char *hdata, const size_t *hlens, size_t count, int64_t wait_ms,
-                      mq_cancel *cancel, mqpy_ctx *ctx);
+                      const char *hdata, const size_t *hlens, const int64_t *delays, size_t count,
+                      int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
 
 /* Threads currently inside a call that may block (wait_ms != 0): the batch publish above and every
  * generated wrapper of a function with a wait_ms parameter (tools/gen_cffi.py). What tests watch
@@ -84,7 +85,7 @@ typedef struct mqpy_batch {
 } mqpy_batch;
 mqpy_batch *mqpy_batch_new(const char *vdata, const size_t *vlens, const char *kdata,
                            const int64_t *klens, const size_t *hcounts, const char *hdata,
-                           const size_t *hlens, size_t count);
+                           const size_t *hlens, const int64_t *delays, size_t count);
 void mqpy_batch_free(mqpy_batch *b);
 
 /* ---- manual clock ---- */

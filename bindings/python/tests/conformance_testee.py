@@ -488,25 +488,37 @@ class World:
     # ---- publishing ------------------------------------------------------------------------
 
     @staticmethod
-    def records(req: Request) -> list[tuple[bytes, bytes | None, list[tuple[bytes, bytes]]]]:
-        recs: list[tuple[bytes, bytes | None, list[tuple[bytes, bytes]]]] = []
+    def records(req: Request) -> list[mq.Record]:
+        """The payload=/key=/header=/delay_ms= runs as records (delay in seconds)."""
+        recs: list[mq.Record] = []
         for name, value in req.fields:
             if name == "payload":
-                recs.append((dec(value), None, []))
-            elif name in ("key", "header") and not recs:
+                recs.append(mq.Record(dec(value), None, []))
+            elif name in ("key", "header", "delay_ms") and not recs:
                 raise Refused(f"{name}= before any payload=")
             elif name == "key":
-                recs[-1] = (recs[-1][0], dec(value), recs[-1][2])
+                recs[-1] = recs[-1]._replace(key=dec(value))
             elif name == "header":
                 n, _, v = value.partition(":")
-                recs[-1][2].append((dec(n), dec(v)))
+                recs[-1].headers.append((dec(n), dec(v)))  # type: ignore[union-attr]
+            elif name == "delay_ms":
+                recs[-1] = recs[-1]._replace(delay=int(value) / 1000)
         return recs
+
+    @staticmethod
+    def items(req: Request) -> list[bytes | mq.Record]:
+        """Plain values where a record has neither key, headers nor delay (the binding's fast
+        path), else the mq.Record."""
+        return [
+            r.value if r.key is None and not r.headers and r.delay is None else r  # type: ignore[misc]
+            for r in World.records(req)
+        ]
 
     def v_publish(self, req: Request, cancel: mq.CancelToken | None) -> list[str]:
         recs = self.records(req)
         if len(recs) != 1:
             raise Refused("publish takes one record")
-        value, key, headers = recs[0]
+        value, key, headers, delay = recs[0]
         p, o = self.b().publish(
             req.text("topic"),
             value,
@@ -514,14 +526,12 @@ class World:
             headers=headers,
             timeout=timeout(req.integer("wait")),
             cancel=cancel,
+            delay=delay or 0.0,
         )
         return ["MQ_OK", f"partition={p}", f"offset={o}"]
 
     def v_publish_batch(self, req: Request, cancel: mq.CancelToken | None) -> list[str]:
-        # Plain values where a record has neither key nor headers (the binding's fast path).
-        items: list[bytes | mq.Record] = [
-            v if k is None and not h else mq.Record(v, k, h) for v, k, h in self.records(req)
-        ]
+        items = self.items(req)
         try:
             results = self.b().publish_many(
                 req.text("topic"), items, timeout=timeout(req.integer("wait")), cancel=cancel
@@ -570,7 +580,7 @@ class World:
         recs = self.records(req)
         if len(recs) != 1:
             raise Refused("publish takes one record")
-        value, key, headers = recs[0]
+        value, key, headers, delay = recs[0]
         p, o = await self.b().publish_async(
             req.text("topic"),
             value,
@@ -578,13 +588,12 @@ class World:
             headers=headers,
             timeout=timeout(req.integer("wait")),
             cancel=cancel,
+            delay=delay or 0.0,
         )
         return ["MQ_OK", f"partition={p}", f"offset={o}"]
 
     async def a_publish_batch(self, req: Request, cancel: mq.CancelToken) -> list[str]:
-        items: list[bytes | mq.Record] = [
-            v if k is None and not h else mq.Record(v, k, h) for v, k, h in self.records(req)
-        ]
+        items = self.items(req)
         try:
             results = await self.b().publish_many_async(
                 req.text("topic"), items, timeout=timeout(req.integer("wait")), cancel=cancel

@@ -149,3 +149,16 @@ def test_what_the_cluster_refuses_is_a_backend_error_or_unsupported(cluster: mq.
             mq.Broker(kafka_bootstrap="127.0.0.1:1", clock=mq.ManualClock())
     finally:
         cluster.delete_topic(topic)
+
+
+def test_a_delay_is_unsupported_on_the_cluster(cluster: mq.Broker) -> None:
+    topic = unique("delay")
+    cluster.create_topic(topic)
+    try:
+        with pytest.raises(mq.UnsupportedError):
+            cluster.publish(topic, b"later", delay=1.0)
+        with pytest.raises(mq.UnsupportedError):
+            cluster.publish_many(topic, [b"now", mq.Record(b"later", delay=1.0)])
+        assert cluster.publish_many(topic, [mq.Record(b"now", delay=0)]) == [(0, 0)]
+    finally:
+        cluster.delete_topic(topic)

@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "79452ddacf263a7eeb156ad70817b0385136d83fb76ef8780591cb9fbe64982c"
+const coreSourcesSHA256 = "87dd1970d2c2cdfa77a66ba64fbecc93cfcf782944fb1d0608a2f3e564ec3dd9"

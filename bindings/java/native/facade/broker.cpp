@@ -13,9 +13,11 @@ namespace {
 
 // Java reads and writes these structs in direct buffers by their offsets (org.mq.Wire): the
 // layout it assumes is checked here, at build time. Every field of mq_header and mq_record is
-// 8 bytes on LP64, so their offsets follow from their sizes.
+// 8 bytes on LP64, so their offsets follow from their sizes (mq_record's delay_ms, ABI 1.5,
+// last at 48).
 static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8, "org.mq.Wire assumes 64-bit");
-static_assert(sizeof(mq_header) == 32 && sizeof(mq_record) == 48);
+static_assert(sizeof(mq_header) == 32 && sizeof(mq_record) == 56 &&
+              offsetof(mq_record, delay_ms) == 48);
 static_assert(sizeof(mq_copy_header) == 16 && offsetof(mq_copy_header, bytes_at) == 8);
 static_assert(sizeof(mq_copied_message) == 88 && offsetof(mq_copied_message, key_at) == 32 &&
               offsetof(mq_copied_message, dead_letter_at) == 80);

@@ -66,9 +66,9 @@ from mq.errors import (
     UnsupportedError,
 )
 
-__version__ = "1.4.0"
+__version__ = "1.5.0"
 LIBRARY_VERSION: str = _native.ffi.string(_native.lib.mq_version_string()).decode()
-"""The version of the mq library in use, e.g. ``"1.4.0"``."""
+"""The version of the mq library in use, e.g. ``"1.5.0"``."""
 
 __all__ = [
     "LIBRARY_VERSION",

@@ -13,7 +13,7 @@ from mq import _convert as cv
 from mq import _lifecycle
 from mq._asyncio import DONE, Stream, poll_copy, run_native, run_waiting
 from mq._consume import Messages
-from mq._handles import CancelToken, ManualClock, seconds_ms, token
+from mq._handles import CancelToken, ManualClock, delay_ms, seconds_ms, token
 from mq._member import Assignor, Member, RebalanceCallback
 from mq._native import PollBuffer, check, ctx, fail, ffi, lib, poll_buffer, publish_out
 from mq._push import Handler, Subscription
@@ -300,12 +300,24 @@ class Broker:
         headers: Iterable[tuple[Bytes, Bytes]] | None = None,
         timeout: float | None = None,
         cancel: CancelToken | None = None,
+        *,
+        delay: float = 0.0,
     ) -> tuple[int, int]:
         """Appends one message and returns ``(partition, offset)``.
 
         ``key`` picks the partition (Kafka's partitioner); ``None`` means no key (round-robin),
         ``b""`` is an empty key. ``headers``: (name, value) pairs. Waits up to ``timeout`` while
-        the partition is full, then raises :class:`mq.Full` with nothing appended."""
+        the partition is full, then raises :class:`mq.Full` with nothing appended.
+
+        ``delay`` (mq 1.5, seconds): no group is handed the message before the broker's clock
+        reaches the publish time + delay. It is appended (and counted) at once, and holds the
+        messages behind it in its partition until it is due. mq refuses a delay below 0 or
+        above 2**40 ms (:class:`mq.InvalidArgument`), the Kafka backend any delay
+        (:class:`mq.UnsupportedError`)."""
+        d = delay_ms(delay)
+        if d:  # mq's single publish has no delay: a batch of one
+            hs = None if headers is None else list(headers)
+            return self._publish_one(topic, Record(value, key, hs, delay), timeout, cancel)
         t = cv.name(topic, "topic")
         v = cv.data(value, "value")
         if key is None:
@@ -338,12 +350,25 @@ class Broker:
             fail(s, c)
         return (po[0], oo[0])
 
+    def _publish_one(
+        self, topic: str, record: Record, timeout: float | None, cancel: CancelToken | None
+    ) -> tuple[int, int]:
+        """A delayed :meth:`publish`: a batch of one, failing as a single publish does."""
+        try:
+            return self.publish_many(topic, [record], timeout, cancel)[0]
+        except MQError as e:
+            for attr in ("results", "published"):
+                e.__dict__.pop(attr, None)
+            raise
+
     def publish_many(
         self,
         topic: str,
         records: Iterable[PublishItem],
         timeout: float | None = None,
         cancel: CancelToken | None = None,
+        *,
+        delay: float = 0.0,
     ) -> list[tuple[int, int]]:
         """Appends a batch in one call into mq and returns ``(partition, offset)`` per record.
 
@@ -351,7 +376,11 @@ class Broker:
         tuple, or a :class:`mq.Record`. Records of one partition are appended in order. If the
         batch stops part-way (:class:`mq.Full`, :class:`mq.Closed`, ...), the exception's
         ``results`` has offset -1 for every record not appended and ``published`` counts the
-        others; an invalid record fails the whole batch with nothing appended."""
+        others; an invalid record fails the whole batch with nothing appended.
+
+        ``delay`` (mq 1.5, seconds) delays every record that does not carry a delay of its own
+        (:attr:`mq.Record.delay`); see :meth:`publish`. A bad delay fails the batch with mq's
+        text, which names the record."""
         t = cv.name(topic, "topic")
         recs = records if type(records) is list else list(records)
         n = len(recs)
@@ -360,18 +389,22 @@ class Broker:
         hcs: Any = _NULL
         hd: bytes = b""
         hl: Any = _NULL
+        dl: Any = _NULL
+        d = delay_ms(delay)
         if set(map(type, recs)) <= {bytes}:
             vd = b"".join(recs)  # type: ignore[arg-type]
             lens = array(_SIZE_T, map(len, recs))  # converted in C, not element by element
             vl = ffi.from_buffer("size_t[]", lens)
+            if d:
+                dl = ffi.from_buffer("int64_t[]", array("q", [d]) * n)
         else:
-            vd, vl, kd, kl, hcs, hd, hl = _pack_records(recs)
+            vd, vl, kd, kl, hcs, hd, hl, dl = _pack_records(recs, d)
         w = wait_ms(timeout)
         c = ctx()
         tok = token(cancel)
         s = call_blocking(
             lib.mqpy_publish_many,
-            (self._h, t, vd, vl, kd, kl, hcs, hd, hl, n),
+            (self._h, t, vd, vl, kd, kl, hcs, hd, hl, dl, n),
             w,
             tok,
             (c,),
@@ -746,12 +779,25 @@ class Broker:
         headers: Iterable[tuple[Bytes, Bytes]] | None = None,
         timeout: float | None = None,
         cancel: CancelToken | None = None,
+        *,
+        delay: float = 0.0,
     ) -> tuple[int, int]:
         """:meth:`publish` as a coroutine, on mq's asynchronous publish (mq 1.4): while the
         partition is full it waits with no thread of its own. Cancelling the task cancels the
         wait (nothing is then appended, unless the publish ended first) and raises
         ``CancelledError``; ``cancel`` (a :class:`mq.CancelToken`) raises :class:`mq.Cancelled`
-        unless the publish ended first."""
+        unless the publish ended first. ``delay``: as :meth:`publish`'s (mq 1.5)."""
+        if delay_ms(delay):  # mq's single publish has no delay: a batch of one
+            hs = None if headers is None else list(headers)
+            try:
+                r = await self.publish_many_async(
+                    topic, [Record(value, key, hs, delay)], timeout, cancel
+                )
+            except MQError as e:
+                for attr in ("results", "published"):
+                    e.__dict__.pop(attr, None)
+                raise
+            return r[0]
         token(cancel)
         tn = ffi.new("char[]", cv.name(topic, "topic"))
         v = cv.data(value, "value")
@@ -791,12 +837,14 @@ class Broker:
         records: Iterable[PublishItem],
         timeout: float | None = None,
         cancel: CancelToken | None = None,
+        *,
+        delay: float = 0.0,
     ) -> list[tuple[int, int]]:
         """:meth:`publish_many` as a coroutine, on mq's asynchronous batch publish (mq 1.4): the
         batch goes on partition by partition as room appears, with no thread of its own while it
         waits. Failures carry ``results`` and ``published`` as :meth:`publish_many`'s do;
         cancelling the task cancels the wait and raises ``CancelledError`` (what was appended
-        before stays)."""
+        before stays). ``delay`` and :attr:`mq.Record.delay`: as :meth:`publish_many`'s."""
         token(cancel)
         tn = ffi.new("char[]", cv.name(topic, "topic"))
         recs = records if type(records) is list else list(records)
@@ -806,14 +854,18 @@ class Broker:
         hcs: Any = _NULL
         hd: bytes = b""
         hl: Any = _NULL
+        dl: Any = _NULL
+        d = delay_ms(delay)
         if set(map(type, recs)) <= {bytes}:
             vd = b"".join(recs)  # type: ignore[arg-type]
             vl = ffi.new("size_t[]", [len(r) for r in recs])
+            if d:
+                dl = ffi.new("int64_t[]", [d] * n)
         else:
-            vd, vl, kd, kl, hcs, hd, hl = _pack_records(recs)
+            vd, vl, kd, kl, hcs, hd, hl, dl = _pack_records(recs, d)
         # The records point into these: referenced until the call ends.
         vb, kb, hb = ffi.from_buffer(vd), ffi.from_buffer(kd), ffi.from_buffer(hd)
-        batch = lib.mqpy_batch_new(vb, vl, kb, kl, hcs, hb, hl, n)
+        batch = lib.mqpy_batch_new(vb, vl, kb, kl, hcs, hb, hl, dl, n)
         if batch == _NULL:
             raise MemoryError("mq: no memory for a batch")
         batch = ffi.gc(batch, lib.mqpy_batch_free)
@@ -840,10 +892,12 @@ class Broker:
                 )
             )
 
-        keep = (self, tn, vb, kb, hb, vl, kl, hcs, hl, batch, published)
+        keep = (self, tn, vb, kb, hb, vl, kl, hcs, hl, dl, batch, published)
         s, message = await run_native(start, keep, cancel)
         if s == _UNSUPPORTED:  # the Kafka engine: its blocking publish, in the pool
-            return await run_waiting(lambda tok: self.publish_many(topic, recs, timeout, tok))
+            return await run_waiting(
+                lambda tok: self.publish_many(topic, recs, timeout, tok, delay=delay)
+            )
         if s == 0:
             return _results_at(batch.results, n)
         e = error_for(s, message)
@@ -905,19 +959,29 @@ def _results_at(pubres: Any, n: int) -> list[tuple[int, int]]:
     return list(zip(parts, mv.cast("q")[_RESULT_OFFSET :: _RESULT // 8].tolist()))
 
 
-def _pack_records(recs: Sequence[Any]) -> tuple[bytes, Any, bytes, Any, Any, bytes, Any]:
+def _pack_records(
+    recs: Sequence[Any], delay: int
+) -> tuple[bytes, Any, bytes, Any, Any, bytes, Any, Any]:
+    """Packs records for mqpy_publish_many / mqpy_batch_new; ``delay`` (ms) is the delay of
+    every record that has none of its own (:attr:`Record.delay` ``None``)."""
     values: list[bytes] = []
     keys: list[bytes] = []
     klens: list[int] = []
     hcounts: list[int] = []
     hparts: list[bytes] = []
+    delays: list[int] = []
     any_key = any_headers = False
+    any_delay = delay != 0
     for r in recs:
         t = type(r)
+        d = delay
         if t is bytes or t is str or t is bytearray or t is memoryview:
             v, k, hs = r, None, None
         elif t is Record:
             v, k, hs = r.value, r.key, r.headers
+            if r.delay is not None:
+                d = delay_ms(r.delay)
+                any_delay = any_delay or d != 0
         elif isinstance(r, tuple) and len(r) in (2, 3):
             k, v = r[0], r[1]
             hs = r[2] if len(r) == 3 else None
@@ -927,6 +991,7 @@ def _pack_records(recs: Sequence[Any]) -> tuple[bytes, Any, bytes, Any, Any, byt
                 f"not {t.__name__}"
             )
         values.append(cv.data(v, "value"))
+        delays.append(d)
         if k is None:
             klens.append(-1)
         else:
@@ -950,7 +1015,8 @@ def _pack_records(recs: Sequence[Any]) -> tuple[bytes, Any, bytes, Any, Any, byt
     kl = ffi.new("int64_t[]", klens) if any_key else _NULL
     hc = ffi.new("size_t[]", hcounts) if any_headers else _NULL
     hl = ffi.new("size_t[]", [len(p) for p in hparts]) if hparts else _NULL
-    return b"".join(values), vl, b"".join(keys), kl, hc, b"".join(hparts), hl
+    dl = ffi.new("int64_t[]", delays) if any_delay else _NULL
+    return b"".join(values), vl, b"".join(keys), kl, hc, b"".join(hparts), hl, dl
 
 
 _MAIN = threading.main_thread().ident

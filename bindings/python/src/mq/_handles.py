@@ -13,7 +13,7 @@ from mq import _convert as cv
 from mq._native import ffi, lib
 from mq.errors import InvalidArgument
 
-__all__ = ["BrokerCore", "CancelToken", "ManualClock", "seconds_ms", "token"]
+__all__ = ["BrokerCore", "CancelToken", "ManualClock", "delay_ms", "seconds_ms", "token"]
 
 _NULL = ffi.NULL
 _NS = 1_000_000_000
@@ -92,6 +92,24 @@ def token(cancel: CancelToken | None) -> Any:
     if not isinstance(cancel, CancelToken):
         raise TypeError(f"cancel must be a CancelToken, not {type(cancel).__name__}")
     return cancel._ptr
+
+
+def delay_ms(v: float | None) -> int:
+    """A publish delay (seconds; ``None`` = none) as mq's ``delay_ms``: rounded to the nearest
+    millisecond, a positive delay never below 1 ms and a negative one never above -1 ms. The range
+    (0 to 2**40 ms) is mq's to judge: it refuses the record with its own text, naming it."""
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"delay must be a number of seconds, not {type(v).__name__}")
+    if v != v:
+        raise InvalidArgument("delay is NaN")
+    if abs(v) > 1 << 50:  # beyond any int64 of milliseconds mq could be handed
+        raise InvalidArgument(f"delay {v} s is outside mq's range of 0 to 2**40 ms")
+    ms = round(v * 1000)
+    if ms == 0 and v != 0:
+        ms = 1 if v > 0 else -1
+    return ms
 
 
 def seconds_ms(v: float | None, what: str, *, none_is: int = 0) -> int:

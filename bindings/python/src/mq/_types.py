@@ -94,12 +94,17 @@ class Message(NamedTuple):
 
 
 class Record(NamedTuple):
-    """One message to publish with ``publish_many`` when it has a key or headers (a plain
-    bytes value needs no Record)."""
+    """One message to publish with ``publish_many`` when it has a key, headers or a delay of
+    its own (a plain bytes value needs no Record).
+
+    ``delay`` (mq 1.5): seconds before any group is handed the message, counted on the broker's
+    clock from the publish; ``None`` takes the batch's ``delay=``. The message is appended at
+    once; its hand-out waits, and so do the messages behind it in its partition."""
 
     value: Bytes
     key: Bytes | None = None
     headers: Sequence[tuple[Bytes, Bytes]] | None = None
+    delay: float | None = None
 
 
 @dataclass(frozen=True)

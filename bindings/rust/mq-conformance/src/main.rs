@@ -231,11 +231,12 @@ fn take(uses: &mut [Use], payload: &[u8]) -> bool {
     }
 }
 
-/// The payload=/key=/header= runs of a request.
+/// The payload=/key=/header=/delay_ms= runs of a request.
 struct OwnedRecord {
     payload: Vec<u8>,
     key: Option<Vec<u8>>,
     headers: Vec<(Vec<u8>, Vec<u8>)>,
+    delay_ms: i64,
 }
 
 fn records(r: &Req) -> Vec<OwnedRecord> {
@@ -246,8 +247,9 @@ fn records(r: &Req) -> Vec<OwnedRecord> {
                 payload: dec(v),
                 key: None,
                 headers: Vec::new(),
+                delay_ms: 0,
             }),
-            "key" | "header" if recs.is_empty() => {}
+            "key" | "header" | "delay_ms" if recs.is_empty() => {}
             "key" => recs.last_mut().unwrap().key = Some(dec(v)),
             "header" => {
                 let (name, value) = v.split_once(':').unwrap_or((v, ""));
@@ -256,6 +258,8 @@ fn records(r: &Req) -> Vec<OwnedRecord> {
                     .headers
                     .push((dec(name), dec(value)));
             }
+            // Passed through unchecked (Record::delay_ms), so that the library judges it.
+            "delay_ms" => recs.last_mut().unwrap().delay_ms = v.parse().unwrap_or(i64::MIN),
             _ => {}
         }
     }
@@ -266,7 +270,8 @@ fn wait_of(r: &Req) -> Result<Wait, Error> {
     Wait::from_millis(r.int("wait", 0))
 }
 
-/// Builds the records of a request's payload=/key=/header= runs and hands them to `f`.
+/// Builds the records of a request's payload=/key=/header=/delay_ms= runs and hands them to
+/// `f` (a delayed `publish` goes through [`Broker::publish`] with the record's delay).
 fn with_records<R>(r: &Req, f: impl FnOnce(&[Record<'_>]) -> R) -> R {
     let owned = records(r);
     let hdrs: Vec<Vec<Header<'_>>> = owned
@@ -280,6 +285,7 @@ fn with_records<R>(r: &Req, f: impl FnOnce(&[Record<'_>]) -> R) -> R {
             Record::new(&o.payload)
                 .maybe_key(o.key.as_deref())
                 .headers(h)
+                .delay_ms(o.delay_ms)
         })
         .collect();
     f(&recs)

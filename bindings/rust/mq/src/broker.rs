@@ -247,6 +247,10 @@ impl Broker {
 
     /// Publishes one record, waiting up to `wait` while its partition is full.
     ///
+    /// A record with a [`delay`](Record::delay) is appended at once but handed out only when it
+    /// is due (the C API has no delay on its single publish: such a record goes to it as a batch
+    /// of one, with the same outcome).
+    ///
     /// Fails with [`Error::Full`] when the partition is still full when the wait ends (nothing
     /// appended), [`Error::Closed`], [`Error::NoTopic`], [`Error::TooLarge`], ...
     pub fn publish(
@@ -277,6 +281,9 @@ impl Broker {
         wait: Wait,
         token: Option<&CancelToken>,
     ) -> Result<Published> {
+        if r.0.delay_ms != 0 {
+            return self.delayed_single(topic, r, wait, token);
+        }
         let r = &r.0;
         let mut at = Published::default();
         with_name(topic, |t| {
@@ -301,12 +308,31 @@ impl Broker {
         Ok(at)
     }
 
+    /// A delayed single publish: `mq_topic_publish_batch` with one record.
+    fn delayed_single(
+        &self,
+        topic: &str,
+        r: &Record<'_>,
+        wait: Wait,
+        token: Option<&CancelToken>,
+    ) -> Result<Published> {
+        let mut at = [Published {
+            partition: -1,
+            offset: -1,
+        }];
+        self.batch_inner(topic, std::slice::from_ref(r), wait, token, Some(&mut at))
+            .map_err(|e| e.error)?;
+        Ok(at[0])
+    }
+
     /// Publishes `records`, taking each partition's lock once for all of its records, within
     /// one overall `wait`. Records of one partition are appended in order.
     ///
     /// On `Full`, `Closed` or `Cancelled` the batch may have stopped part-way:
     /// [`BatchError::published`] says how many records went in (a prefix of each partition's
-    /// records). An invalid record fails the whole batch with nothing appended.
+    /// records). An invalid record fails the whole batch with nothing appended. Each record
+    /// carries its own [`delay`](Record::delay); a record that is due still waits behind an
+    /// earlier one of its partition that is not.
     ///
     /// ```
     /// # fn main() -> mq::Result<()> {

@@ -2,8 +2,11 @@
 use std::ffi::CStr;
 use std::fmt;
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use mq_sys as sys;
+
+use crate::wait::duration_ms;
 
 /// Builds a slice from a C pointer and length; a NULL or dangling pointer with length 0 is
 /// the empty slice.
@@ -70,14 +73,17 @@ impl fmt::Debug for Header<'_> {
 }
 
 /// One message to publish: a payload, an optional key (it picks the partition; without one
-/// messages go round-robin) and headers. Layout-compatible with `mq_record`, so
+/// messages go round-robin), headers and an optional delivery delay
+/// ([`delay`](Record::delay)). Layout-compatible with `mq_record`, so
 /// [`Broker::publish_batch`](crate::Broker::publish_batch) hands a `&[Record]` to the library
 /// without converting it.
 ///
 /// ```
+/// use std::time::Duration;
 /// let hdrs = [mq::Header::new(b"trace-id", b"42")];
 /// let r = mq::Record::new(b"o-1").key(b"user-a").headers(&hdrs);
 /// assert_eq!(r.key_bytes(), Some(&b"user-a"[..]));
+/// assert_eq!(r.delay(Duration::from_millis(1500)).delay_millis(), 1500);
 /// ```
 #[repr(transparent)]
 #[derive(Clone, Copy)]
@@ -98,6 +104,7 @@ impl<'a> Record<'a> {
                 payload_len: payload.len(),
                 headers: std::ptr::null(),
                 header_count: 0,
+                delay_ms: 0,
             },
             PhantomData,
         )
@@ -131,6 +138,51 @@ impl<'a> Record<'a> {
         self.0.header_count = headers.len();
         self
     }
+    /// Delays the message's delivery (library 1.5): it is appended (and counted, and retained)
+    /// at once, but no group is handed it before the broker clock reaches its publish time +
+    /// `delay`. Zero (the default) hands it out at once. Rounded up to whole milliseconds.
+    ///
+    /// A group hands out a partition in offset order, so a delayed message holds the messages
+    /// after it in its partition, for every group, until it is due (per-key order is kept):
+    /// publish delayed messages to a topic of their own, or with a key whose partition carries
+    /// nothing urgent, when that matters. Polls waiting on the partition wake when it is due.
+    ///
+    /// Works with every publish: [`Broker::publish`](crate::Broker::publish) (a delayed single
+    /// message goes to the library as a batch of one), the batches (each record its own delay)
+    /// and their futures. A delay above 2^40 ms is refused when published
+    /// ([`Error::Invalid`](crate::Error::Invalid)); the Kafka backend refuses any delay
+    /// ([`Error::Unsupported`](crate::Error::Unsupported)).
+    ///
+    /// ```
+    /// # fn main() -> mq::Result<()> {
+    /// use std::time::Duration;
+    /// let clock = mq::ManualClock::new();
+    /// let broker = mq::Broker::with_options(&mq::BrokerOptions::new().clock(&clock))?;
+    /// broker.create_topic("t", &mq::TopicConfig::new())?;
+    /// broker.subscribe_group("t", "g", &mq::GroupOptions::new())?;
+    /// let r = mq::Record::new(b"reminder").delay(Duration::from_secs(60));
+    /// broker.publish("t", r, mq::Wait::NoWait)?;
+    /// let mut c = broker.consumer("t", "g", 0)?;
+    /// assert!(matches!(c.poll(10, mq::Wait::NoWait), Err(mq::Error::Timeout(_))));
+    /// clock.advance(Duration::from_secs(60));
+    /// assert_eq!(c.poll(10, mq::Wait::NoWait)?.messages()[0].payload(), b"reminder");
+    /// # Ok(()) }
+    /// ```
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.0.delay_ms = duration_ms(delay);
+        self
+    }
+    /// [`delay`](Self::delay) in milliseconds, passed through unchecked: the library refuses a
+    /// negative one or one above 2^40 ms ([`Error::Invalid`](crate::Error::Invalid), naming
+    /// the record) when the record is published.
+    pub fn delay_ms(mut self, delay_ms: i64) -> Self {
+        self.0.delay_ms = delay_ms;
+        self
+    }
+    /// The delivery delay in milliseconds (0: none).
+    pub fn delay_millis(&self) -> i64 {
+        self.0.delay_ms
+    }
     /// The key, if any.
     pub fn key_bytes(&self) -> Option<&'a [u8]> {
         // SAFETY: built from slices of lifetime 'a.
@@ -160,6 +212,7 @@ impl fmt::Debug for Record<'_> {
         f.debug_struct("Record")
             .field("key", &self.key_bytes().map(String::from_utf8_lossy))
             .field("payload", &String::from_utf8_lossy(self.payload_bytes()))
+            .field("delay_ms", &self.0.delay_ms)
             .finish()
     }
 }

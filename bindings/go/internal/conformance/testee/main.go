@@ -204,7 +204,8 @@ func putMessage(out *reply, m *mq.Message) {
 	}
 }
 
-// records are the payload= runs of a request, each with its key= and header= fields.
+// records are the payload= runs of a request, each with its key=, header= and delay_ms=
+// fields.
 func records(r *request) []mq.Record {
 	var recs []mq.Record
 	for _, f := range r.fields {
@@ -217,6 +218,12 @@ func records(r *request) []mq.Record {
 			name, value, _ := strings.Cut(f.value, ":")
 			last := &recs[len(recs)-1]
 			last.Headers = append(last.Headers, mq.Header{Key: string(decode(name)), Value: decode(value)})
+		case "delay_ms":
+			ms, err := strconv.ParseInt(f.value, 10, 64)
+			if err != nil {
+				panic(testeeError("not an integer: delay_ms=" + f.value))
+			}
+			recs[len(recs)-1].Delay = msDuration(ms)
 		}
 	}
 	return recs

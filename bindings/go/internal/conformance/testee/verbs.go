@@ -107,6 +107,9 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 			if len(recs[0].Headers) > 0 {
 				opts = append(opts, mq.WithHeaders(recs[0].Headers...))
 			}
+			if recs[0].Delay != 0 {
+				opts = append(opts, mq.WithDelay(recs[0].Delay))
+			}
 			p, o, err := b.Publish(ctx, topic, recs[0].Key, recs[0].Value, opts...)
 			if status(out, err) {
 				out.int("partition", int64(p))

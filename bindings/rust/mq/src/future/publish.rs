@@ -24,6 +24,10 @@ struct PublishData {
     /// Header names and values, back to back; `headers` points into it.
     header_bytes: Vec<u8>,
     headers: Vec<sys::mq_header>,
+    /// The record's delay: when not 0 the call is a batch of one (the C API's single publish
+    /// has no delay), its record and result in `single`.
+    delay_ms: i64,
+    single: Option<(sys::mq_record, sys::mq_publish_result)>,
     partition: i32,
     offset: i64,
 }
@@ -89,6 +93,35 @@ unsafe fn publish_call(
             d.payload.len(),
             d.headers.len(),
         );
+        if d.delay_ms != 0 {
+            // A batch of one: the record and its result live in `d` (which stays put while the
+            // call is pending).
+            let (rec, res) = d.single.insert((
+                sys::mq_record {
+                    key,
+                    key_len,
+                    payload: p,
+                    payload_len: pl,
+                    headers,
+                    header_count: hl,
+                    delay_ms: d.delay_ms,
+                },
+                UNWRITTEN,
+            ));
+            let (rs, res_size) = (
+                std::mem::size_of::<sys::mq_record>(),
+                std::mem::size_of::<sys::mq_publish_result>(),
+            );
+            let published = std::ptr::null_mut();
+            return match done {
+                Some((done, user)) => sys::mq_topic_publish_batch_async(
+                    b, t, rec, rs, 1, ms, cancel, res, res_size, published, done, user,
+                ),
+                None => sys::mq_topic_publish_batch(
+                    b, t, rec, rs, 1, ms, cancel, res, res_size, published,
+                ),
+            };
+        }
         match done {
             Some((done, user)) => sys::mq_topic_publish_async(
                 b,
@@ -131,9 +164,15 @@ impl Future for PublishFuture {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Published>> {
         self.get_mut().0.poll(cx, Err, |r, d| {
-            r.map(|()| Published {
-                partition: d.partition,
-                offset: d.offset,
+            r.map(|()| match &d.single {
+                Some((_, res)) => Published {
+                    partition: res.partition,
+                    offset: res.offset,
+                },
+                None => Published {
+                    partition: d.partition,
+                    offset: d.offset,
+                },
             })
         })
     }
@@ -185,6 +224,7 @@ impl BatchData {
             key: Option<(usize, usize)>,
             payload: (usize, usize),
             headers: (usize, usize),
+            delay_ms: i64,
         }
         let mut spans = Vec::with_capacity(records.len());
         let mut hspans = Vec::with_capacity(header_count);
@@ -206,6 +246,7 @@ impl BatchData {
                 key,
                 payload,
                 headers: (h0, hspans.len() - h0),
+                delay_ms: r.delay_millis(),
             });
         }
         let base = d.bytes.as_ptr();
@@ -231,6 +272,7 @@ impl BatchData {
                 unsafe { hbase.add(s.headers.0) }
             },
             header_count: s.headers.1,
+            delay_ms: s.delay_ms,
         }));
         Ok(d)
     }
@@ -328,7 +370,9 @@ impl Future for BatchFuture {
 }
 
 impl Broker {
-    /// [`publish`](Broker::publish) as a future, on the library's asynchronous publish: the
+    /// [`publish`](Broker::publish) as a future, on the library's asynchronous publish (a
+    /// record with a [`delay`](Record::delay) on its asynchronous batch publish, as one record):
+    /// the
     /// record and the topic's name are copied when this is called (the future borrows nothing,
     /// so it can be handed to `tokio::spawn`), the call starts when the future is first
     /// polled, and dropping the future while it waits for room cancels it (nothing appended,
@@ -373,6 +417,7 @@ impl Broker {
                 topic,
                 key: record.key_bytes().map(<[u8]>::to_vec),
                 payload: record.payload_bytes().to_vec(),
+                delay_ms: record.delay_millis(),
                 ..PublishData::default()
             };
             own_headers(record.header_pairs(), &mut d.header_bytes, &mut d.headers);

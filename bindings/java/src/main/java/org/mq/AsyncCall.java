@@ -362,6 +362,44 @@ abstract class AsyncCall<T> extends CompletableFuture<T> {
         }
     }
 
+    /**
+     * publishDelayedAsync: mq_topic_publish_batch_async of a batch of one (ABI 1.5: the single
+     * publish has no delay), completing as a single publish does.
+     */
+    static final class DelayedPublish extends AsyncCall<PublishResult> {
+        private final String topic;
+        private final byte[] key;
+        private final byte[] value;
+        private final List<Header> headers;
+        private final java.time.Duration delay;
+
+        DelayedPublish(BrokerState state, String topic, byte[] key, byte[] value, List<Header> headers,
+                java.time.Duration delay) {
+            super(state);
+            this.topic = topic;
+            this.key = key;
+            this.value = value;
+            this.headers = headers;
+            this.delay = delay;
+        }
+
+        @Override
+        void begin(long waitMillis, NativeCancel token) {
+            PublishRecord record = new PublishRecord(key, value, headers, delay);
+            PerThread pt = PerThread.get();
+            Wire.encodeBatch(List.of(record), pt);
+            state.nb.publishAsync(topic, pt.outAddress, pt.outUsed, 1, true, waitMillis, token, this);
+        }
+
+        @Override
+        PublishResult result(int status, long published, long written, ByteBuffer buffer, String error) {
+            if (status == Status.OK.code()) {
+                return new PublishResult(buffer.getInt(0), buffer.getLong(8));
+            }
+            throw MqException.create(status, error);
+        }
+    }
+
     /** publishBatchAsync: mq_topic_publish_batch_async of the records (copied natively). */
     static final class Batch extends AsyncCall<BatchResult> {
         private final String topic;

@@ -226,9 +226,52 @@ public final class Broker implements AutoCloseable {
     }
 
     /**
+     * Publishes a delayed message without headers; see
+     * {@link #publishDelayed(String, byte[], byte[], List, Duration, Duration)}.
+     *
+     * @since 1.5
+     */
+    public PublishResult publishDelayed(String topic, byte[] key, byte[] value, Duration delay,
+            Duration wait) {
+        return publishDelayed(topic, key, value, List.of(), delay, wait);
+    }
+
+    /**
+     * Appends a message as {@link #publish(String, byte[], byte[], List, Duration) publish}
+     * does, but no group is handed it before the broker clock reaches the publish time +
+     * {@code delay} (ABI 1.5; whole milliseconds, a fraction of one rounds up). It is appended,
+     * counted and retained at once: only its hand-out waits. A group hands out its partition in
+     * offset order, so it holds the messages behind it in its partition (for every group) until
+     * it is due; polls waiting on the partition wake when it is. A batch gives each record its
+     * own delay: {@link PublishRecord#withDelay(Duration)}.
+     *
+     * @param delay how long to hold the message back ({@link Duration#ZERO}: not at all)
+     * @param wait how long to wait while the partition is full
+     * @return where it went
+     * @throws MqInvalidArgumentException if the delay is negative or above 2^40 ms (the
+     *     library's message says so)
+     * @throws MqUnsupportedException on the Kafka backend
+     * @throws MqFullException if the partition was still full when the wait ended
+     * @since 1.5
+     */
+    public PublishResult publishDelayed(String topic, byte[] key, byte[] value, List<Header> headers,
+            Duration delay, Duration wait) {
+        // The library's single publish has no delay: a batch of one, failing as a publish does.
+        PublishRecord record = new PublishRecord(key, value, headers, delay);
+        try {
+            return publishBatch(topic, List.of(record), wait).result(0);
+        } catch (MqException e) {
+            throw e.partialBatch() == null ? e : e.withPartialBatch(null);
+        }
+    }
+
+    /**
      * Appends records, taking each partition's lock once for all of its records, within one
      * overall wait. Records of one partition are appended in input order. Every record is
-     * checked before anything is appended.
+     * checked before anything is appended. A record may carry a delay
+     * ({@link PublishRecord#withDelay(Duration)}, ABI 1.5; see
+     * {@link #publishDelayed(String, byte[], byte[], List, Duration, Duration) publishDelayed});
+     * a bad one fails the batch with the library's message, which names the record.
      *
      * @return where each record went
      * @throws MqFullException when a partition stayed full; {@link MqException#partialBatch()}
@@ -462,6 +505,31 @@ public final class Broker implements AutoCloseable {
     public CompletableFuture<PublishResult> publishAsync(String topic, byte[] key, byte[] value,
             List<Header> headers, Duration wait) {
         return new AsyncCall.Publish(state, topic, key, value, headers).start(wait);
+    }
+
+    /**
+     * {@link #publishDelayed(String, byte[], byte[], Duration, Duration) publishDelayed} without a
+     * waiting thread; see {@link #publishDelayedAsync(String, byte[], byte[], List, Duration,
+     * Duration)}.
+     *
+     * @since 1.5
+     */
+    public CompletableFuture<PublishResult> publishDelayedAsync(String topic, byte[] key, byte[] value,
+            Duration delay, Duration wait) {
+        return publishDelayedAsync(topic, key, value, List.of(), delay, wait);
+    }
+
+    /**
+     * {@link #publishDelayed(String, byte[], byte[], List, Duration, Duration) publishDelayed},
+     * asynchronously (see {@link #publishAsync(String, byte[], byte[], List, Duration)
+     * publishAsync}): the future completes with where the message went, or exceptionally with
+     * what the blocking call throws.
+     *
+     * @since 1.5
+     */
+    public CompletableFuture<PublishResult> publishDelayedAsync(String topic, byte[] key, byte[] value,
+            List<Header> headers, Duration delay, Duration wait) {
+        return new AsyncCall.DelayedPublish(state, topic, key, value, headers, delay).start(wait);
     }
 
     /**

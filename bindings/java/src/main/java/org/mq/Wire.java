@@ -21,8 +21,9 @@ final class Wire {
     static final int COPIED_MESSAGE = 88;
     private static final int COPIED_HEADER = 32;
     private static final long ABSENT = -1L;  // MQ_COPY_ABSENT
-    /** sizeof(mq_record) and sizeof(mq_header) on LP64. */
-    private static final int RECORD = 48;
+    /** sizeof(mq_record) (ABI 1.5: delay_ms last, at DELAY) and sizeof(mq_header) on LP64. */
+    private static final int RECORD = 56;
+    private static final int DELAY = 48;
     private static final int HEADER = 32;
 
     private Wire() {}
@@ -127,6 +128,7 @@ final class Wire {
         }
         ByteBuffer b = pt.outBuffer(checked(size, "the message adds up to "));
         putRecord(b, pt.outAddress, 0, RECORD, RECORD + HEADER * headers.size(), key, value, headers);
+        b.putLong(DELAY, 0);
         return b;
     }
 
@@ -151,6 +153,7 @@ final class Wire {
         int rec = 0;
         for (PublishRecord r : records) {
             bytesAt = putRecord(b, pt.outAddress, rec, headerAt, bytesAt, r.key(), r.value(), r.headers());
+            b.putLong(rec + DELAY, Waits.millis(r.delay(), "delay"));
             headerAt += HEADER * r.headers().size();
             rec += RECORD;
         }

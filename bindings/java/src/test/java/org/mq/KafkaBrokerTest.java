@@ -92,6 +92,24 @@ class KafkaBrokerTest {
         }
     }
 
+    /** ABI 1.5's delayed delivery is the in-process engine's: the Kafka backend refuses a delay. */
+    @Test
+    void aDelayIsUnsupported() {
+        String topic = unique("delay");
+        try (Broker b = open()) {
+            b.createTopic(topic);
+            try {
+                assertThrows(MqUnsupportedException.class,
+                        () -> b.publishDelayed(topic, null, new byte[1], Duration.ofSeconds(1), WAIT));
+                assertThrows(MqUnsupportedException.class, () -> b.publishBatch(topic, List.of(
+                        PublishRecord.of(null, new byte[1]),
+                        PublishRecord.of(null, new byte[1]).withDelay(Duration.ofSeconds(1))), WAIT));
+            } finally {
+                b.deleteTopic(topic);
+            }
+        }
+    }
+
     @Test
     void topicsPublishPollAckAndMembersOnTheCluster() {
         String topic = unique("topic");

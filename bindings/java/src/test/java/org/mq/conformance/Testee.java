@@ -306,7 +306,10 @@ public final class Testee {
             switch (r.verb) {
                 case "publish": {
                     PublishRecord rec = records(r).get(0);
-                    track(bg, broker.publishAsync(r.string("topic"), rec.key(), rec.value(), rec.headers(), waitOf(r)),
+                    track(bg, rec.delay().isZero()
+                            ? broker.publishAsync(r.string("topic"), rec.key(), rec.value(), rec.headers(), waitOf(r))
+                            : broker.publishDelayedAsync(r.string("topic"), rec.key(), rec.value(), rec.headers(),
+                                    rec.delay(), waitOf(r)),
                             (v, e) -> e != null ? failure(e, "") : "MQ_OK partition=" + v.partition() + " offset=" + v.offset());
                     break;
                 }
@@ -613,21 +616,23 @@ public final class Testee {
         return List.of(Header.ofBytes(Fields.decode(raw.substring(0, colon)), Fields.decode(raw.substring(colon + 1))));
     }
 
-    /** The payload=/key=/header= runs of a request. */
+    /** The payload=/key=/header=/delay_ms= runs of a request. */
     private static List<PublishRecord> records(Fields r) {
         List<PublishRecord> out = new ArrayList<>();
         byte[] key = null;
         byte[] payload = null;
         List<Header> headers = new ArrayList<>();
+        Duration delay = Duration.ZERO;
         for (String[] f : r.fields) {
             switch (f[0]) {
                 case "payload":
                     if (payload != null) {
-                        out.add(new PublishRecord(key, payload, headers));
+                        out.add(new PublishRecord(key, payload, headers).withDelay(delay));
                     }
                     payload = Fields.decode(f[1]);
                     key = null;
                     headers = new ArrayList<>();
+                    delay = Duration.ZERO;
                     break;
                 case "key":
                     key = Fields.decode(f[1]);
@@ -635,19 +640,26 @@ public final class Testee {
                 case "header":
                     headers.addAll(headersOf(f[1]));
                     break;
+                case "delay_ms":
+                    delay = Duration.ofMillis(Long.parseLong(f[1]));
+                    break;
                 default:
                     break;
             }
         }
         if (payload != null) {
-            out.add(new PublishRecord(key, payload, headers));
+            out.add(new PublishRecord(key, payload, headers).withDelay(delay));
         }
         return out;
     }
 
     private String publish(Fields r) {
         PublishRecord rec = records(r).get(0);
-        PublishResult res = broker.publish(r.string("topic"), rec.key(), rec.value(), rec.headers(), waitOf(r));
+        // A delayed single message goes through the binding's delayed publish.
+        PublishResult res = rec.delay().isZero()
+                ? broker.publish(r.string("topic"), rec.key(), rec.value(), rec.headers(), waitOf(r))
+                : broker.publishDelayed(r.string("topic"), rec.key(), rec.value(), rec.headers(), rec.delay(),
+                        waitOf(r));
         return "MQ_OK partition=" + res.partition() + " offset=" + res.offset();
     }
 
