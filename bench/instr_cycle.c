@@ -70,7 +70,10 @@ int main(int argc, char **argv) {
     mq_record recs[64];
     mq_message msgs[64];
     for (int i = 0; i < 64; i++)
-        recs[i] = (mq_record){NULL, 0, payload, sizeof payload, hcount ? hdrs : NULL, hcount};
+        recs[i] = (mq_record){.payload = payload,
+                              .payload_len = sizeof payload,
+                              .headers = hcount ? hdrs : NULL,
+                              .header_count = hcount};
     for (long done = 0; done < n;) {
         size_t got = 0;
         if (batch) {

@@ -171,8 +171,10 @@ static void produce(producer *pr) {
             make_payload(buf[n], key, seq);
             pr->digest += payload_hash(buf[n]);
             key_name((int)key, keys[n]);
-            recs[n] = (mq_record){
-                w->keys > 1 ? keys[n] : NULL, w->keys > 1 ? 6 : 0, buf[n], PAYLOAD, NULL, 0};
+            recs[n] = (mq_record){.key = w->keys > 1 ? keys[n] : NULL,
+                                  .key_len = w->keys > 1 ? 6 : 0,
+                                  .payload = buf[n],
+                                  .payload_len = PAYLOAD};
         }
         mq_status s;
         if (w->publish_batch) {

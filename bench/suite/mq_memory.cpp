@@ -41,7 +41,7 @@ double steady_allocs_pull(size_t batch) {
         if (seq == kWarmup) before = heap_stats().allocations;
         for (size_t k = 0; k < batch; ++k) {
             fill(buf[k], seq + k);
-            recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
+            recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0, 0};
         }
         size_t published = 0, got = 0;
         must(name,
@@ -97,7 +97,7 @@ double steady_allocs_push() {
             size_t k = 0;
             for (; k < kBatch && seq < to; ++k, ++seq) {
                 fill(buf[k], seq);
-                recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
+                recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0, 0};
             }
             must(name,
                  mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_WAIT_FOREVER,
@@ -153,7 +153,7 @@ MemoryResult bench_mq_memory(uint64_t retained) {
             size_t k = 0;
             for (; k < kBatch && seq < retained; ++k, ++seq) {
                 fill(buf[k], seq);
-                recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
+                recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0, 0};
             }
             must(name,
                  mq_topic_publish_batch(b.b, kTopic, recs, sizeof(mq_record), k, MQ_NO_WAIT,

@@ -44,7 +44,7 @@ double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns) {
         size_t k = 0;
         for (; k < batch && seq < n; ++k, ++seq) {
             fill(buf[k], seq);
-            recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
+            recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0, 0};
         }
         if (batch == 1) {
             must(name,

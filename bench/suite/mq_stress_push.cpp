@@ -199,7 +199,7 @@ double bench_mq_push(uint64_t n, int32_t prefetch) {
         size_t k = 0;
         for (; k < kBatch && seq < n; ++k, ++seq) {
             fill(buf[k], seq);
-            recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0};
+            recs[k] = mq_record{nullptr, 0, buf[k].b, kPayload, nullptr, 0, 0};
         }
         size_t published = 0;
         must(name,

@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
         size_t k = 0, got = 0, published = 0;
         for (; k < (batch ? BATCH : 1) && seq < n; k++, seq++) {
             memcpy(msgs[k], &seq, sizeof seq);
-            recs[k] = (mq_record){NULL, 0, msgs[k], PAYLOAD, NULL, 0};
+            recs[k] = (mq_record){.payload = msgs[k], .payload_len = PAYLOAD};
         }
         if (batch)
             must(mq_topic_publish_batch(b, "bench", recs, sizeof recs[0], k, MQ_WAIT_FOREVER, NULL,
