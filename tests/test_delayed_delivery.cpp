@@ -133,7 +133,8 @@ TEST(DelayedDelivery, HeadersAndKeysSurviveTheDelay) {
     ManualClock clock;
     auto b = broker_with_topic(&clock);
     const mq_header h{"trace", 5, "t-1", 3};
-    mq_record r = record("user-a", "payload", 5);
+    const std::string payload = "payload";  // outlives the record that points into it
+    mq_record r = record("user-a", payload, 5);
     r.headers = &h;
     r.header_count = 1;
     ASSERT_EQ(mq_topic_publish_batch(b.get(), "t", &r, sizeof r, 1, MQ_NO_WAIT, nullptr, nullptr,
