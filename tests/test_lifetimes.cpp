@@ -248,13 +248,16 @@ void release_in_order(const std::array<int, kHandles> &order, bool wait_until_bl
         p2_done = true;
         EXPECT_EQ(p2.get(), want) << mq_status_name(want) << " wanted";
     };
-    bool m1_open = true, m2_open = true;
+    bool m1_open = true, m2_open = true, cancel_freed = false;
     for (int h : order) {
         switch (h) {
             case kBroker:
                 // P1 must have entered its call: a call made after the free is the caller's use
-                // after free. (Entered is enough: it may not be waiting yet.)
-                ASSERT_TRUE(eventually([&] { return b->gate.inside() > 0; }));
+                // after free. Its token is taken inside the call (its partition's poll), so a
+                // token in use says it has entered; the gate's count would not, as other calls
+                // (the push loops' polls) enter and leave it too. If the token was freed
+                // already, kCancel saw it in use first.
+                if (!cancel_freed) ASSERT_TRUE(eventually([&] { return token_in_use(c); }));
                 mq_broker_free(b);
                 freed = true;
                 EXPECT_EQ(p3.calls.load(), 1) << "the pending asynchronous poll was not completed";
@@ -296,6 +299,7 @@ void release_in_order(const std::array<int, kHandles> &order, bool wait_until_bl
                 // before the call that is given it is the caller's use after free.)
                 if (!freed) ASSERT_TRUE(eventually([&] { return token_in_use(c); }));
                 mq_cancel_free(c);
+                cancel_freed = true;
                 mq_cancel_free(c3);  // held by P3 while it is pending
                 EXPECT_EQ(p3.calls.load(), freed ? 1 : 0);
                 break;

@@ -81,6 +81,12 @@ mq_status mq_subscription::open(mq::BrokerRef broker, mq::Ref<mq::Topic> topic, 
         mq::Ref<const mq::Group>::adopt(t->find_or_subscribe(group, broker->new_id(), &created));
     const mq::Group *g = group_ref.get();
     if (!g) return mq::fail(MQ_ERR_NO_GROUP, "group %s was unsubscribed while subscribing", group);
+    if (g->share) {
+        return mq::fail(MQ_ERR_INVALID,
+                        "group %s of topic %s is a share group: poll it with mq_group_poll "
+                        "(mq_subscription_open takes partitions for one consumer alone)",
+                        group, t->name().c_str());
+    }
     // A failure from here on leaves no trace: not even the group it subscribed. The handle
     // made below takes the references over, so these keep topic and group while it unwinds.
     t->add_ref();

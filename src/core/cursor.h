@@ -13,6 +13,7 @@
 #include <new>
 
 #include "core/delivery_counts.h"
+#include "core/share_state.h"
 
 namespace mq {
 
@@ -26,6 +27,10 @@ struct GroupConfig {
     // The dead letters' origin names (mq.h: they live as long as the broker), interned by it.
     const char *origin_topic = nullptr;
     const char *origin_group = nullptr;
+    // Share groups (SPEC rule 16): mq_share_mode, and at most this many messages acquired per
+    // partition.
+    int32_t share = 0;
+    uint32_t max_acquired = 0;
 };
 
 // A group's memory is reference-counted: its topic's group list holds one reference while it
@@ -77,12 +82,17 @@ struct Cursor {
     int64_t dead_lettered = 0;
     bool dead_lettering = false;  // a poll is moving the head to the dead-letter topic
     DeliveryCounts counts;
+    // A share group's per-message state (share_state.h); null for an ordered group.
+    std::unique_ptr<ShareState> share;
     // Owners the partition was taken from while they held views, with the lowest offset they
     // may hold: kept until that owner calls again (see Partition::reassign).
     std::vector<std::pair<uint64_t, int64_t>> fenced_floors;
 
     Cursor(const Group *g, int64_t at) : group(g), committed(at), next(at), view_floor(at) {
         counts.reset(at);
+        if (g->share) {
+            share = std::make_unique<ShareState>(at, g->max_acquired, g->share == 2);
+        }
     }
 
     bool in_flight() const noexcept { return next > committed; }

@@ -33,4 +33,21 @@ mq_status dead_letter_and_poll(Partition &p, const Group *g, Caller who, mq_mess
     return MQ_OK;  // not reached: the loop returns
 }
 
+mq_status settle_share(Partition &p, const Group *g, int64_t offset, uint32_t delivery_count,
+                       int32_t action, int64_t delay_ns) {
+    const DeadLetter *due = nullptr;
+    const mq_status st = p.share_settle(g, offset, delivery_count, action, delay_ns, &due);
+    if (st != MQ_OK || !due) return st;
+    Wait none = Wait::from_ms(0);
+    mq_status published;
+    try {
+        published =
+            g->dead_letter->publish_dead_letter(due->record(), due->origin(), none, nullptr);
+    } catch (const std::bad_alloc &) {
+        published = MQ_ERR_NO_MEMORY;
+    }
+    p.finish_dead_letter(g, *due, published);
+    return MQ_OK;
+}
+
 }  // namespace mq

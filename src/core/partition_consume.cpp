@@ -40,7 +40,7 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
         Lock &lk;
         Waiting &waiting;
         ~Owed() {
-            if (!freed.publishers) return;
+            if (!freed.publishers && !freed.consumers) return;
             if (lk.owns_lock()) lk.unlock();
             waiting.send(freed);
         }
@@ -52,7 +52,7 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
         Cursor *c = find_owned(g, who, err, &st);
         if (!c) return st;
         if (mq_status r = commit_ack(*c, g, *ack, err); r != MQ_OK) return r;
-        freed = trim_and_wake(false);
+        freed = trim_and_wake(c->share != nullptr);
     }
     bool again = false, unused = false;
     auto step = [&]() -> Pending {
@@ -65,12 +65,14 @@ mq_status Partition::poll(const Group *g, Caller who, mq_message *out, size_t ma
         Cursor *c = find_owned(g, who, err, &st);
         if (!c) return Pending::finished(st);
         if (c->end_views()) release_views();  // views of messages dropped from under it
-        c->expire_lease(now);
-        const bool paused = c->paused(now);
         // A coarse reading may be a tick (4 ms) behind a due time: read the clock precisely
         // while a delayed message may still be pending, so it is handed out when due.
         if (log_.latest_due() > now) [[unlikely]]
             now = clock_.now();
+        if (c->share) [[unlikely]]
+            return share_poll(*c, g, out, max, now, wait, due, copy, count);
+        c->expire_lease(now);
+        const bool paused = c->paused(now);
         // Delayed delivery holds the partition at its first message not yet due (mq.h,
         // mq_record.delay_ms): offsets are handed out in order, so per-key order survives.
         const int64_t due_end =
@@ -160,7 +162,11 @@ mq_status Partition::finish_dead_letter(const Group *g, const DeadLetter &due,
     const int64_t off = due.origin().offset;
     const bool too_large = published == MQ_ERR_TOO_LARGE;
     int64_t freed = 0;
-    if ((published == MQ_OK || too_large) && c->committed == off) {
+    if (c->share) {
+        share_finish_dead_letter(*c, off, published == MQ_OK || too_large, too_large);
+        share_advance(*c);
+        freed = trim();
+    } else if ((published == MQ_OK || too_large) && c->committed == off) {
         // Treated as acked for this group, so the partition moves on. A message the
         // dead-letter topic can never take is lost instead, and said so like any other loss.
         c->commit(off + 1);
@@ -182,6 +188,9 @@ mq_status Partition::finish_dead_letter(const Group *g, const DeadLetter &due,
 mq_status Partition::commit_ack(Cursor &cur, const Group *g, int64_t offset,
                                 Deferred &err) noexcept {
     Cursor *c = &cur;
+    if (c->share) [[unlikely]] {  // a share group's ack accepts one acquired message
+        return share_accept(*c, g, offset, err);
+    }
     // Rule 5: only an in-flight offset can be acked; a rejected ack changes nothing.
     if (offset < c->committed || offset >= c->next) {
         if (!c->in_flight()) {
@@ -207,7 +216,8 @@ mq_status Partition::ack(const Group *g, Caller who, int64_t offset) {
     Cursor *c = find_owned(g, who, err, &st);
     if (!c) return st;
     if (mq_status r = commit_ack(*c, g, offset, err); r != MQ_OK) return r;
-    const Wakeup w = trim_and_wake(false);
+    // A share group's ack frees an acquisition slot and a key: waiting polls look again.
+    const Wakeup w = trim_and_wake(c->share != nullptr);
     lk.unlock();
     waiting_.send(w);
     return MQ_OK;
@@ -222,7 +232,10 @@ mq_status Partition::nack(const Group *g, Caller who, int64_t delay_ns, int64_t 
     Cursor *c = find_owned(g, who, err, &st);
     if (!c) return st;
     const int64_t until = delay_ns > 0 ? now + delay_ns : 0;
-    if (!(unhandled_from >= 0 ? c->give_back(unhandled_from, until) : c->rewind(until))) {
+    if (c->share) {  // a share group's nack releases every message it has acquired
+        c->share->expire(clock_.now());  // those whose lock ran out are available already
+        if (!share_release_all(*c, until)) return MQ_OK;
+    } else if (!(unhandled_from >= 0 ? c->give_back(unhandled_from, until) : c->rewind(until))) {
         return MQ_OK;
     }
     const bool wake = waiting_.announce();
@@ -239,6 +252,14 @@ mq_status Partition::extend_lease(const Group *g, Caller who) {
     mq_status st;
     Cursor *c = find_owned(g, who, err, &st);
     if (!c) return st;
+    if (c->share) {  // renews the lock of every message the group has acquired here
+        c->share->expire(now);
+        if (share_renew_all(*c, now + settings_.ack_timeout_ns)) return MQ_OK;
+        return err.fail(MQ_ERR_NOT_IN_FLIGHT,
+                        "share group %s has nothing acquired on partition %d of topic %s; "
+                        "nothing to extend",
+                        g->name.c_str(), index_, settings_.topic->c_str());
+    }
     // A lease that already ran out but whose messages no poll has taken back is restarted too.
     if (!c->in_flight()) {
         return err.fail(MQ_ERR_NOT_IN_FLIGHT,
@@ -275,6 +296,7 @@ mq_status Partition::seek(const Group *g, int64_t offset) {
                         static_cast<long long>(end));
     }
     c->seek(offset);
+    if (c->share) c->share->reset(offset);
     const Wakeup w = trim_and_wake(true);
     lk.unlock();
     waiting_.send(w);
@@ -283,9 +305,9 @@ mq_status Partition::seek(const Group *g, int64_t offset) {
 
 int64_t Partition::next_change(const Group *g) {
     Lock lk(waiting_.mutex());
-    const Cursor *c = find(g);
+    Cursor *c = find(g);
     if (!c) return INT64_MAX;
-    int64_t at = c->next_change();
+    int64_t at = c->share ? share_next_change(*c) : c->next_change();
     // A delayed message at the group's next offset changes what a poll finds when it is due.
     if (c->next < log_.end()) {
         const int64_t due = log_.due(c->next);

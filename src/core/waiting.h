@@ -127,7 +127,7 @@ public:
                                                     ? "poll cancelled by its mq_cancel token"
                                                     : "publish cancelled by its mq_cancel token");
             }
-            if (pending && pending->publishers) {  // owed first; then look again
+            if (pending && (pending->publishers || pending->consumers)) {  // owed first
                 const Wakeup w = *pending;
                 *pending = Wakeup{};
                 lk.unlock();

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -254,7 +256,7 @@ struct Run {
                   " end %" PRId64,
                   step, t.name.c_str(), p, g.c_str(), pi.start, gi.committed, gi.next, pi.end);
             slowest = std::min(slowest, gi.committed);
-            const fuzzmodel::Cursor &c = part.cursors.at(g);
+            fuzzmodel::Cursor &c = part.cursors.at(g);
             const int64_t paused = c.not_before > model.now ? c.not_before : 0;
             const int64_t age = c.next < part.end ? model.now - part.at(c.next).ts : -1;
             CHECK(gi.committed == c.committed && gi.next == c.next &&
@@ -265,6 +267,7 @@ struct Run {
                   " age %" PRId64 ", model %" PRId64 "/%" PRId64 " paused %" PRId64 " age %" PRId64,
                   step, t.name.c_str(), p, g.c_str(), gi.committed, gi.next, gi.paused_until_ns,
                   gi.next_age_ns, c.committed, c.next, paused, age);
+            check_share_info(t, part, c, g, p, gi);
         }
         CHECK(pi.start == slowest,
               "step %zu %s/%d: start %" PRId64 " is not the slowest committed %" PRId64, step,
@@ -302,6 +305,41 @@ struct Run {
         CHECK(mq_partition_describe(b, t.name.c_str(), p, got, sizeof got, &needed) == MQ_OK &&
                   want == got && needed == want.size() + 1,
               "step %zu describe '%s', model '%s'", step, got, want.c_str());
+    }
+
+    // mq_group_info's share fields (1.6).
+    void check_share_info(const fuzzmodel::Topic &t, const fuzzmodel::Part &part,
+                          fuzzmodel::Cursor &c, const std::string &g, int32_t p,
+                          const mq_group_info &gi) {
+        int64_t acquired = 0, available = 0, delayed = 0, hist[4] = {0, 0, 0, 0};
+        int64_t oldest_age = -1;
+        if (c.share) {
+            c.expire(model.now);
+            for (const auto &[o, e] : c.entries) {
+                if (e.state == fuzzmodel::Cursor::kSettled) continue;
+                if (e.state == fuzzmodel::Cursor::kAcquired) acquired++;
+                else (e.deadline > model.now ? delayed : available)++;
+                if (e.count) hist[std::min<uint32_t>(e.count, 4) - 1]++;
+            }
+            for (int64_t o = c.next; o < part.end; o++)
+                (part.at(o).due() > model.now ? delayed : available)++;
+            if (c.committed < part.end) oldest_age = model.now - part.at(c.committed).ts;
+        }
+        const bool avail_ok = c.share == MQ_SHARE_KEY
+                                  ? gi.available + gi.delayed == available + delayed
+                                  : gi.available == available;
+        CHECK(gi.acquired == acquired && avail_ok && gi.delayed == delayed &&
+                  gi.rejected == c.rejected && gi.oldest_unsettled_age_ns == oldest_age &&
+                  gi.delivered_once == hist[0] && gi.delivered_twice == hist[1] &&
+                  gi.delivered_thrice == hist[2] && gi.delivered_more == hist[3],
+              "step %zu %s/%d %s (share %d): library acquired %" PRId64 " available %" PRId64
+              " delayed %" PRId64 " rejected %" PRId64 " oldest %" PRId64 " hist %" PRId64
+              ",%" PRId64 ",%" PRId64 ",%" PRId64 "; model %" PRId64 " %" PRId64 " %" PRId64
+              " %" PRId64 " %" PRId64 " %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
+              step, t.name.c_str(), p, g.c_str(), c.share, gi.acquired, gi.available, gi.delayed,
+              gi.rejected, gi.oldest_unsettled_age_ns, gi.delivered_once, gi.delivered_twice,
+              gi.delivered_thrice, gi.delivered_more, acquired, available, delayed, c.rejected,
+              oldest_age, hist[0], hist[1], hist[2], hist[3]);
     }
 
     void forget_views(const std::string &topic, const std::string &group, int32_t partition,
@@ -357,7 +395,7 @@ struct Run {
         scope = topic;
         scope_part = partition;
         lists_changed = false;
-        const uint32_t op = in.pick(19);
+        const uint32_t op = in.pick(22);
         if (op == 16 || op == 17) return member_step(in, topic, partition);
         if (op == 18) return token_step(in);
         if (!b) return;  // the broker handle is released: only members and tokens are left
@@ -391,8 +429,22 @@ struct Run {
                 mq_group_options o;
                 mq_group_options_init(&o, sizeof o);
                 o.start = static_cast<int32_t>(in.pick(7) == 0 ? 5 : in.pick(2));
+                // Share groups (rule 16) with a small max_acquired, so the limit and the
+                // key-shared look-ahead come up; sometimes an invalid combination.
+                const uint32_t sm = in.pick(9);
+                o.share = sm < 4   ? MQ_SHARE_NONE
+                          : sm < 6 ? MQ_SHARE_ALL
+                          : sm < 8 ? MQ_SHARE_KEY
+                                   : 0;
+                if (sm == 8) o.max_acquired = 3;  // without share: MQ_ERR_INVALID
+                if (o.share != MQ_SHARE_NONE) {
+                    const uint32_t ma = in.pick(8);
+                    o.max_acquired = ma < 5 ? ma : ma == 5 ? 7 : ma == 6 ? 0 : 1'000'001;
+                }
                 scope_part = -1;
-                model.subscribe(topic, group, o.start, e);
+                model.subscribe(topic, group, o.start, e, o.share, o.max_acquired);
+                if (tracing())
+                    std::fprintf(stderr, "  share %d max_acquired %u\n", o.share, o.max_acquired);
                 expect("subscribe", mq_group_subscribe(b, topic.c_str(), group.c_str(), &o), e);
                 break;
             }
@@ -404,7 +456,10 @@ struct Run {
                 break;
             case 3:
             case 4:
-            case 5: publish(in, topic); break;
+            case 5: publish(in, topic, false); break;
+            case 21: publish(in, topic, true); break;
+            case 19:
+            case 20: settle(in, topic, group, partition); break;
             case 6:
             case 7: poll(in, topic, group, partition); break;
             case 8:
@@ -413,7 +468,7 @@ struct Run {
                 forget_dropped(topic, group, partition);
                 model.ack(topic, group, partition, off, e);
                 expect("ack", mq_group_ack(b, topic.c_str(), group.c_str(), partition, off), e);
-                if (e.ok_statuses[0] == MQ_OK) forget_views(topic, group, partition, off + 1);
+                if (e.ok_statuses[0] == MQ_OK) forget_acked(topic, group, partition);
                 break;
             }
             case 10: {
@@ -506,13 +561,69 @@ struct Run {
             if (s == MQ_FULL || s == MQ_TIMEOUT) s = MQ_CANCELLED;
     }
 
-    void publish(Input &in, const std::string &topic) {
+    // After a successful ack or settle: the views below the group's committed offset end.
+    void forget_acked(const std::string &topic, const std::string &group, int32_t partition) {
+        const fuzzmodel::Topic *t = model.find(topic);
+        forget_views(topic, group, partition,
+                     t->parts[static_cast<size_t>(partition)].cursors.at(group).committed);
+    }
+
+    // mq_share_settle: mostly of a message the group holds, with its delivery count (or a stale
+    // one), sometimes of any offset.
+    void settle(Input &in, const std::string &topic, const std::string &group, int32_t partition) {
+        int64_t off = 0;
+        uint32_t count = 1;
+        const fuzzmodel::Cursor *c = nullptr;
+        if (fuzzmodel::Topic *t = model.find(topic);
+            t && partition >= 0 && partition < t->partitions && t->has_group(group))
+            c = &t->parts[static_cast<size_t>(partition)].cursors.at(group);
+        if (c && !c->entries.empty() && in.pick(4) != 0) {
+            auto it = c->entries.begin();
+            std::advance(it,
+                         in.pick(static_cast<uint32_t>(std::min<size_t>(c->entries.size(), 16))));
+            off = it->first;
+            count = it->second.count;
+            const uint32_t skew = in.pick(8);
+            if (skew == 0) count--;
+            if (skew == 1) count++;
+        } else {
+            off = pick_offset(in, topic, group, partition);
+            count = in.pick(4);
+        }
+        const uint32_t a = in.pick(9);
+        const int32_t action = a < 3   ? MQ_SETTLE_ACCEPT
+                               : a < 5 ? MQ_SETTLE_RELEASE
+                               : a < 6 ? MQ_SETTLE_REJECT
+                               : a < 8 ? MQ_SETTLE_RENEW
+                                       : 4;  // not an action
+        const uint32_t d = in.pick(8);
+        const int64_t delay = d < 4   ? 0
+                              : d < 7 ? static_cast<int64_t>(in.pick(120))
+                                      : (in.pick(2) ? -1 : (int64_t{1} << 40) + 1);
+        forget_dropped(topic, group, partition);
+        Expect e;
+        model.settle(topic, group, partition, off, count, action, delay, e);
+        if (tracing())
+            std::fprintf(stderr,
+                         "  settle %s/%s/%d offset %" PRId64 " count %u action %d delay %" PRId64
+                         "\n",
+                         topic.c_str(), group.c_str(), partition, off, count, action, delay);
+        expect(
+            "settle",
+            mq_share_settle(b, topic.c_str(), group.c_str(), partition, off, count, action, delay),
+            e);
+        if (e.ok_statuses[0] == MQ_OK) forget_acked(topic, group, partition);
+    }
+
+    void publish(Input &in, const std::string &topic, bool batch) {
         Msg m;
         const uint32_t k = in.pick(8);
         m.has_key = k < 6;
         if (m.has_key) m.key = kKeys[k];
-        if (k == 6)
-            m.has_key = true, m.key = std::string(1 + in.pick(6), static_cast<char>(in.byte()));
+        if (k == 6) {  // two reads in sequence: argument order is unspecified across compilers
+            const uint32_t len = 1 + in.pick(6);
+            m.has_key = true, m.key = std::string(len, static_cast<char>(in.byte()));
+        }
         // A unique payload (sequence number), padded to a fuzzed length; up to 40 bytes, past the
         // broker's 32-byte maximum.
         char head[24];
@@ -530,7 +641,10 @@ struct Run {
             h.name = kHeaderNames[in.pick(4)];
             const uint32_t v = in.pick(4);
             if (v == 1) h.value = "v";
-            if (v >= 2) h.value.assign(in.pick(13), static_cast<char>(in.byte()));
+            if (v >= 2) {
+                const uint32_t len = in.pick(13);
+                h.value.assign(len, static_cast<char>(in.byte()));
+            }
             hs[i] = {h.name.data(), h.name.size(), h.value.data(), h.value.size()};
             const uint32_t form = in.pick(10);
             if (form == 0 && h.name.empty()) hs[i].name = nullptr;  // allowed with length 0
@@ -542,6 +656,15 @@ struct Run {
         }
         const mq_header *headers = hn || in.pick(2) ? hs : nullptr;
         if (hn && in.pick(12) == 0) headers = nullptr, bad_pointers = true;
+        // Delayed delivery (rule 15) through a one-record batch.
+        int64_t delay_ms = 0;
+        if (batch) {
+            const uint32_t d = in.pick(8);
+            delay_ms = d == 0  ? 0
+                       : d < 7 ? static_cast<int64_t>(in.byte())
+                               : (in.pick(2) ? -1 : (int64_t{1} << 40) + 1);
+            m.delay_ns = delay_ms * 1'000'000;
+        }
         int64_t wait = 0;
         bool cancels = false;
         mq_cancel *cancel = pick_cancel(in, &wait, &cancels);
@@ -552,10 +675,39 @@ struct Run {
         cancelled(e, cancels);
         int32_t p = -7;
         int64_t off = -7;
-        const mq_status st = mq_topic_publish(b, topic.c_str(), m.has_key ? m.key.data() : nullptr,
-                                              m.key.size(), m.payload.data(), m.payload.size(),
-                                              headers, hn, wait, cancel, &p, &off);
-        expect("publish", st, e);
+        mq_status st;
+        if (batch) {
+            mq_record r{};
+            r.key = m.has_key ? m.key.data() : nullptr;
+            r.key_len = m.key.size();
+            r.payload = m.payload.data();
+            r.payload_len = m.payload.size();
+            r.headers = headers;
+            r.header_count = hn;
+            r.delay_ms = delay_ms;
+            mq_publish_result res{-7, -7};
+            size_t published = 99;
+            st = mq_topic_publish_batch(b, topic.c_str(), &r, sizeof r, 1, wait, cancel, &res,
+                                        sizeof res, &published);
+            if (tracing())
+                std::fprintf(stderr, "  batch of 1, delay %" PRId64 " ms: %d/%" PRId64 "\n",
+                             delay_ms, res.partition, res.offset);
+            CHECK(published == (st == MQ_OK ? 1u : 0u),
+                  "step %zu batch publish returned %s with %zu published", step, mq_status_name(st),
+                  published);
+            p = res.partition;
+            off = res.offset;
+            if (st == MQ_FULL || st == MQ_CANCELLED) {
+                CHECK(off == -1 && p == want_p,
+                      "step %zu batch publish %s: result %d/%" PRId64 ", model partition %d", step,
+                      mq_status_name(st), p, off, want_p);
+            }
+        } else {
+            st = mq_topic_publish(b, topic.c_str(), m.has_key ? m.key.data() : nullptr,
+                                  m.key.size(), m.payload.data(), m.payload.size(), headers, hn,
+                                  wait, cancel, &p, &off);
+        }
+        expect(batch ? "batch publish" : "publish", st, e);
         if (st == MQ_OK) {
             CHECK(p == want_p && off == model_off,
                   "step %zu publish went to %d/%" PRId64 ", model %d/%" PRId64, step, p, off,

@@ -5,7 +5,8 @@ Run from anywhere: python3 tests/fuzz/gen_seeds.py"""
 import os
 
 OPS = dict(create=0, subscribe=1, unsubscribe=2, publish=3, poll=6, ack=8, nack=10, seek=11,
-           extend=12, clock=13, other=15, member=16, token=18)
+           extend=12, clock=13, other=15, member=16, token=18, settle=19,
+           batch=21)
 NO_TOKEN = 1  # pick_cancel's first byte: anything but 0 passes no token, wait 0
 
 
@@ -20,8 +21,11 @@ def create(t, parts, cap, budget=None, timeout=30, bounded=False, age_ms=None):
     return call("create", t, 0, 0, *b)
 
 
-def sub(t, g, earliest=0):
-    return call("subscribe", t, g, 0, 1, earliest)
+def sub(t, g, earliest=0, share=0, max_acquired=1):
+    """share: 0 ordered, 4 MQ_SHARE_ALL, 6 MQ_SHARE_KEY, 8 ordered with max_acquired (invalid).
+    max_acquired (share groups): 0..4 as is, 5 = 7, 6 = 0 (default 2000), 7 = 1000001."""
+    return call("subscribe", t, g, 0, 1, earliest, share,
+                *([max_acquired] if share in (4, 5, 6, 7) else []))
 
 
 def pub(t, key, length, headers=(), cancel=(NO_TOKEN,)):
@@ -33,6 +37,18 @@ def pub(t, key, length, headers=(), cancel=(NO_TOKEN,)):
         b += [name] + ([value] if isinstance(value, int) else [2, *value]) + [form]
     b += [1] if not headers else [1]  # with none: a non-NULL array; with some: not NULL
     return call("publish", t, 0, 0, *b, *cancel)
+
+
+def delayed(t, key, length, delay_ms):
+    """A one-record mq_topic_publish_batch with delay_ms (0..255)."""
+    return call("batch", t, 0, 0, key, length, 0, 1, 1, delay_ms, NO_TOKEN)
+
+
+def settle(t, g, p, index, action, delay=None, skew=2):
+    """The index-th entry the group holds, with its delivery count (skew 0: one less, 1: one
+    more). action 0 accept, 3 release, 5 reject, 6 renew, 8 invalid; delay (release) 0..119."""
+    d = [0] if delay is None else [4, delay]
+    return call("settle", t, g, p, 1, index, skew, action, *d)
 
 
 def poll(t, g, p, mx, cancel=(NO_TOKEN,)):
@@ -161,9 +177,40 @@ seeds = {
     + pub(0, 7, 2) + pub(0, 7, 2, cancel=waits(0, True)) + pub(0, 7, 2, cancel=(0, 1))
     + join(0, 0, 0) + mpoll(0, 5) + mpoll(0, 5, cancel=waits(0)) + token(0, 2)
     + poll(0, 0, 0, 5, cancel=(0, 0)) + token(1, 1) + token(1, 0),
+    # Delayed delivery: an ordered group waits at a message not yet due, a share group skips it.
+    "delayed_delivery": create(0, 1, 5) + sub(0, 0) + sub(0, 1, share=4, max_acquired=6)
+    + pub(0, 7, 2) + delayed(0, 7, 2, 50) + pub(0, 7, 2) + poll(0, 0, 0, 5) + poll(0, 1, 0, 5)
+    + clock(30) + poll(0, 0, 0, 5) + clock(30) + poll(0, 0, 0, 5) + poll(0, 1, 0, 5)
+    + nack(0, 0, 0) + poll(0, 0, 0, 5),
+    # Share groups: max_acquired, settle in any order, release with a delay, stale tokens,
+    # renew, lock expiry, reject, ack / nack / extend on a share group, seek.
+    "share_groups": create(1, 1, 5, timeout=100) + sub(1, 0, share=4, max_acquired=3)
+    + sub(1, 1) + pub(1, 7, 2) + pub(1, 7, 2) + pub(1, 7, 2) + pub(1, 7, 2) + poll(1, 0, 0, 2)
+    + poll(1, 0, 0, 2) + poll(1, 0, 0, 2) + settle(1, 0, 0, 1, 0) + poll(1, 0, 0, 5)
+    + settle(1, 0, 0, 0, 0) + settle(1, 0, 0, 0, 3) + poll(1, 0, 0, 5) + settle(1, 0, 0, 0, 0, skew=0)
+    + settle(1, 0, 0, 1, 3, delay=50) + poll(1, 0, 0, 5) + clock(60) + poll(1, 0, 0, 5)
+    + settle(1, 0, 0, 0, 6) + clock(80) + settle(1, 0, 0, 1, 0) + poll(1, 0, 0, 5)
+    + settle(1, 0, 0, 0, 5) + call("extend", 1, 0, 0) + nack(1, 0, 0, 20) + poll(1, 0, 0, 5)
+    + clock(25) + poll(1, 0, 0, 5) + ack(1, 0, 0, 1) + settle(1, 1, 0, 0, 0)
+    + settle(1, 0, 0, 0, 8) + seek(1, 0, 0, 7) + poll(1, 0, 0, 5) + poll(1, 1, 0, 5),
+    # Key-shared: a key waits while an earlier message of it is unsettled; keyless ones pass;
+    # the look-ahead past the frontier is 4 * max_acquired.
+    "key_shared": create(2, 1, 5) + sub(2, 2, share=6, max_acquired=1) + pub(2, 0, 2)
+    + pub(2, 0, 2) + pub(2, 1, 2) + pub(2, 7, 2) + pub(2, 0, 2) + poll(2, 2, 0, 5)
+    + settle(2, 2, 0, 0, 3) + poll(2, 2, 0, 5) + settle(2, 2, 0, 0, 0) + poll(2, 2, 0, 5)
+    + poll(2, 2, 0, 5) + settle(2, 2, 0, 0, 0) + poll(2, 2, 0, 5) + settle(2, 2, 0, 1, 0)
+    + poll(2, 2, 0, 5),
     "bad_inputs": create(4, 1, 1) + create(0, 0, 1) + create(0, 1, 0) + sub(3, 3) + sub(0, 3)
     + poll(0, 0, 0, 0) + call("ack", 0, 0, 4, 3) + pub(3, 7, 2) + pub(0, 7, 40),
 }
+# A share group behind bounded retention: dropped entries, settled ones not lost, and the
+# frontier (committed) past the accepted message behind the drop. It once found the library
+# leaving committed on an accepted message.
+seeds["share_bounded"] = (
+    create(0, 1, 3, bounded=True) + sub(0, 0, share=4, max_acquired=0)
+    + pub(0, 7, 2) + pub(0, 7, 2) + pub(0, 7, 2) + poll(0, 0, 0, 5) + settle(0, 0, 0, 1, 0)
+    + pub(0, 7, 2) + pub(0, 7, 2) + pub(0, 7, 2) + poll(0, 0, 0, 5)
+)
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 os.makedirs(out, exist_ok=True)
 for name, data in seeds.items():

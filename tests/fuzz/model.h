@@ -16,8 +16,42 @@
 //   close rewinds what its group had in flight to `committed` (rule 10's rewind for the new
 //   owner) and counts a generation, as its join does (on a closed broker too: mq.h says
 //   members close "as usual" there).
+// - delayed delivery (rule 15): a message's deliver-at time is its publish timestamp + delay_ms;
+//   the fuzz target publishes delayed records with mq_topic_publish_batch, one record a call, so
+//   a single-record batch behaves as mq_topic_publish (same faults, the round-robin slot taken
+//   once it passes validation, a negative or over-2^40 delay a validation fault).
+// Share groups (rule 16):
+// - per message of committed..next-1 (committed: the oldest unsettled offset; next: the first
+//   offset no poll has looked at) the model keeps a state: available (with a not-before time:
+//   its deliver-at time while not due, or a release's delay), acquired (with a lock deadline of
+//   poll time + ack timeout; it runs out when the clock reaches it) or settled. A poll acquires
+//   up to min(max, max_acquired - acquired) messages: first the available entries in offset
+//   order, then offsets no poll looked at (each looked at becomes an entry, a not-yet-due one
+//   is skipped); `next` moves past every offset it looks at, and the look at new offsets stops
+//   once it has taken its limit;
+// - key-shared: keys compare by murmur2 hash (mq.h); every unsettled keyed message (acquired,
+//   available or not yet due) holds the later ones of its key. "A poll looks at most
+//   4 * max_acquired messages past the oldest unsettled one for free keys" is read as: the look
+//   at new offsets stops at a held message at committed + 4 * max_acquired or later (a free one
+//   there is still taken); mq_group_info.available of a key-shared group is only checked
+//   together with `delayed` (whether a held message counts as available is not said);
+// - a message whose lock ran out is no longer acquired: a settle, an ack, a nack (its delay
+//   too) or an extension finds it available; mq_group_ack accepts an acquired message
+//   (MQ_ERR_NOT_IN_FLIGHT otherwise); mq_group_extend_lease with nothing acquired is
+//   MQ_ERR_NOT_IN_FLIGHT as for an ordered group with nothing in flight;
+// - bounded retention / max age: the entries below the new start go; `lost` counts the
+//   dropped messages the group had not settled (accepted or rejected ones were acked: mq.h's
+//   `lost` is "dropped before this group acked them"); a seek clears every entry (rejected
+//   stays counted, the unreported loss is kept);
+// - a settle that moves the frontier ends the group's views below it, as an ack does, and
+//   (as an ack) the views of dropped messages; mq_group_info of a share group: paused_until_ns
+//   0 (a nack delays messages, it pauses no group), next_age_ns the message at `next`; of an
+//   ordered group the share fields read 0 and oldest_unsettled_age_ns -1;
+// - the fuzz target gives share groups no dead-letter topic and no max_deliveries (dead
+//   letters are left out of the fuzzer altogether), so a reject drops the message (rejected++).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
@@ -77,6 +111,8 @@ struct Msg {
     std::string payload;
     int64_t ts;
     std::vector<Header> headers;  // publish order
+    int64_t delay_ns = 0;         // rule 15: handed out from ts + delay_ns on
+    int64_t due() const { return ts + delay_ns; }
     size_t bytes() const {
         size_t n = (has_key ? key.size() : 0) + payload.size();
         for (const Header &h : headers) n += h.name.size() + h.value.size();
@@ -92,6 +128,34 @@ struct Cursor {
     int64_t lost = 0;                        // dropped before this group acked them
     int64_t lost_unreported = 0;             // not yet told in a message's `lost`
     std::map<int64_t, uint32_t> deliveries;  // offset -> times handed out, for unacked offsets
+    // Share groups (rule 16): 0 for an ordered group, else MQ_SHARE_ALL or MQ_SHARE_KEY.
+    int32_t share = 0;
+    int64_t max_acquired = 0;
+    int64_t rejected = 0;
+    enum State { kAvailable, kAcquired, kSettled };
+    struct Entry {
+        State state = kAvailable;
+        int64_t deadline = 0;  // available: not before; acquired: the lock runs out at it
+        uint32_t count = 0;    // acquisitions
+    };
+    std::map<int64_t, Entry> entries;  // exactly committed..next-1
+
+    // Locks that ran out make their messages available again.
+    void expire(int64_t now) {
+        for (auto &[o, e] : entries)
+            if (e.state == kAcquired && e.deadline <= now) e = {kAvailable, 0, e.count};
+    }
+    int64_t acquired() const {
+        int64_t n = 0;
+        for (const auto &[o, e] : entries) n += e.state == kAcquired;
+        return n;
+    }
+    // Settled entries at the front leave: committed is the oldest unsettled offset.
+    void advance() {
+        while (!entries.empty() && entries.begin()->second.state == kSettled)
+            entries.erase(entries.begin());
+        committed = entries.empty() ? next : entries.begin()->first;
+    }
 };
 
 struct Part {
@@ -212,6 +276,20 @@ public:
         p.dropped += new_start - p.start;
         for (auto &[name, c] : p.cursors) {
             if (c.committed >= new_start) continue;
+            if (c.share) {
+                int64_t lost = 0;
+                for (int64_t o = c.committed; o < new_start; o++) {
+                    auto it = c.entries.find(o);
+                    if (it == c.entries.end() || it->second.state != Cursor::kSettled) lost++;
+                }
+                c.lost += lost;
+                c.lost_unreported += lost;
+                c.entries.erase(c.entries.begin(), c.entries.lower_bound(new_start));
+                c.next = std::max(c.next, new_start);
+                c.advance();
+                c.committed = std::max(c.committed, new_start);
+                continue;
+            }
             c.lost += new_start - c.committed;
             c.lost_unreported += new_start - c.committed;
             c.committed = new_start;
@@ -276,8 +354,12 @@ public:
         e.ok_statuses = {MQ_OK};
     }
 
-    void subscribe(const std::string &topic, const std::string &group, int32_t start, Expect &e) {
+    void subscribe(const std::string &topic, const std::string &group, int32_t start, Expect &e,
+                   int32_t share = MQ_SHARE_NONE, int64_t max_acquired = 0) {
         Statuses f;
+        if (share < MQ_SHARE_NONE || share > MQ_SHARE_KEY || max_acquired > 1'000'000 ||
+            (share == MQ_SHARE_NONE && max_acquired != 0))
+            f.push_back(MQ_ERR_INVALID);
         lookup_faults(topic, nullptr, nullptr, f);
         if (!legal_name(group)) f.push_back(MQ_ERR_INVALID);
         if (start != MQ_START_LATEST && start != MQ_START_EARLIEST) f.push_back(MQ_ERR_INVALID);
@@ -289,6 +371,8 @@ public:
         for (Part &p : t->parts) {
             Cursor c;
             c.committed = c.next = start == MQ_START_EARLIEST ? p.start : p.end;
+            c.share = share;
+            c.max_acquired = max_acquired ? max_acquired : 2000;
             p.cursors[group] = c;
         }
         e.ok_statuses = {MQ_OK};
@@ -314,7 +398,8 @@ public:
                     bool bad_pointers = false) {
         Statuses f;
         lookup_faults(topic, nullptr, nullptr, f);
-        if (bad_pointers) f.push_back(MQ_ERR_INVALID);
+        if (bad_pointers || m.delay_ns < 0 || m.delay_ns > (int64_t{1} << 40) * 1'000'000)
+            f.push_back(MQ_ERR_INVALID);
         if (m.bytes() > max_message_bytes_) f.push_back(MQ_ERR_TOO_LARGE);
         Topic *t = find(topic);
         if (t && t->max_bytes && static_cast<int64_t>(m.bytes()) > t->max_bytes)
@@ -366,7 +451,9 @@ public:
         if (!f.empty()) return void(e.ok_statuses = f);
         Topic &t = *find(topic);
         Part &p = t.parts[static_cast<size_t>(partition)];
-        const bool handed = hand_out(t, p, p.cursors.at(group), max, out, lost);
+        Cursor &c = p.cursors.at(group);
+        const bool handed =
+            c.share ? share_hand_out(t, p, c, max, out, lost) : hand_out(t, p, c, max, out, lost);
         e.ok_statuses = {handed ? MQ_OK : MQ_TIMEOUT};
     }
 
@@ -375,7 +462,11 @@ public:
                   std::vector<std::pair<int64_t, uint32_t>> &out, int64_t *lost) {
         if (c.next > c.committed && now >= c.lease_deadline) c.next = c.committed;
         if (c.not_before > now || c.next >= p.end) return false;
-        const int64_t n = std::min<int64_t>(static_cast<int64_t>(max), p.end - c.next);
+        // Rule 15: in offset order, up to the first message not yet due.
+        int64_t n = 0;
+        while (n < static_cast<int64_t>(max) && c.next + n < p.end && p.at(c.next + n).due() <= now)
+            n++;
+        if (n == 0) return false;
         for (int64_t o = c.next; o < c.next + n; o++) out.emplace_back(o, ++c.deliveries[o]);
         c.next += n;
         *lost = c.lost_unreported;
@@ -383,6 +474,96 @@ public:
         c.not_before = 0;
         c.lease_deadline = now + t.ack_timeout_ns;
         return true;
+    }
+
+    static uint32_t key_hash(const Msg &m) { return static_cast<uint32_t>(kafka_murmur2(m.key)); }
+
+    // Rule 16: a share group's poll of one partition.
+    bool share_hand_out(const Topic &t, const Part &p, Cursor &c, size_t max,
+                        std::vector<std::pair<int64_t, uint32_t>> &out, int64_t *lost) {
+        c.expire(now);
+        const int64_t limit =
+            std::min<int64_t>(static_cast<int64_t>(max), c.max_acquired - c.acquired());
+        int64_t taken = 0;
+        const bool by_key = c.share == MQ_SHARE_KEY;
+        std::vector<uint32_t> blocked;
+        const auto is_held = [&](uint32_t k) {
+            for (uint32_t x : blocked)
+                if (x == k) return true;
+            return false;
+        };
+        auto take = [&](int64_t o, Cursor::Entry &e) {
+            e.count++;
+            e.state = Cursor::kAcquired;
+            e.deadline = now + t.ack_timeout_ns;
+            out.emplace_back(o, e.count);
+            taken++;
+        };
+        if (limit > 0) {
+            for (auto &[o, e] : c.entries) {  // available ones first, in offset order
+                if (!by_key && taken == limit) break;
+                if (e.state == Cursor::kSettled) continue;
+                const Msg &m = p.at(o);
+                const bool held = by_key && m.has_key && is_held(key_hash(m));
+                if (by_key && m.has_key) blocked.push_back(key_hash(m));
+                if (e.state != Cursor::kAvailable || e.deadline > now || held || taken == limit)
+                    continue;
+                take(o, e);
+            }
+            while (taken < limit && c.next < p.end) {  // then offsets no poll looked at
+                const int64_t o = c.next;
+                const Msg &m = p.at(o);
+                const bool keyed = by_key && m.has_key;
+                const bool held = keyed && is_held(key_hash(m));
+                if (held && o - c.committed >= 4 * c.max_acquired) break;
+                Cursor::Entry &e = c.entries[o];
+                e.deadline = m.due() > now ? m.due() : 0;
+                c.next++;
+                if (keyed) blocked.push_back(key_hash(m));
+                if (m.due() > now || held) continue;
+                take(o, e);
+            }
+        }
+        if (taken == 0) return false;
+        *lost = c.lost_unreported;
+        c.lost_unreported = 0;
+        return true;
+    }
+
+    // mq_share_settle.
+    void settle(const std::string &topic, const std::string &group, int32_t partition,
+                int64_t offset, uint32_t count, int32_t action, int64_t delay_ms, Expect &e) {
+        Statuses f;
+        lookup_faults(topic, &group, &partition, f);
+        if (action < MQ_SETTLE_ACCEPT || action > MQ_SETTLE_RENEW || delay_ms < 0 ||
+            delay_ms > (int64_t{1} << 40) || (delay_ms != 0 && action != MQ_SETTLE_RELEASE))
+            f.push_back(MQ_ERR_INVALID);
+        if (Topic *t = find(topic);
+            t && t->has_group(group) && !t->parts[0].cursors.at(group).share)
+            f.push_back(MQ_ERR_INVALID);  // not a share group
+        if (closed) f = {MQ_CLOSED};
+        if (!f.empty()) return void(e.ok_statuses = f);
+        Topic &t = *find(topic);
+        Part &p = t.parts[static_cast<size_t>(partition)];
+        Cursor &c = p.cursors.at(group);
+        c.expire(now);
+        auto it = c.entries.find(offset);
+        if (it == c.entries.end() || it->second.state != Cursor::kAcquired ||
+            it->second.count != count)
+            return void(e.ok_statuses = {MQ_ERR_NOT_IN_FLIGHT});
+        Cursor::Entry &en = it->second;
+        switch (action) {
+            case MQ_SETTLE_RELEASE:
+                en = {Cursor::kAvailable, delay_ms > 0 ? now + delay_ms * 1'000'000 : 0, en.count};
+                break;
+            case MQ_SETTLE_RENEW: en.deadline = now + t.ack_timeout_ns; break;
+            default:
+                if (action == MQ_SETTLE_REJECT) c.rejected++;
+                en.state = Cursor::kSettled;
+                c.advance();
+                trim(t, p);
+        }
+        e.ok_statuses = {MQ_OK};
     }
 
     Topic *find_id(uint64_t id) {
@@ -462,6 +643,16 @@ public:
         Topic &t = *find(topic);
         Part &p = t.parts[static_cast<size_t>(partition)];
         Cursor &c = p.cursors.at(group);
+        if (c.share) {  // accepts one acquired message
+            c.expire(now);
+            auto it = c.entries.find(offset);
+            if (it == c.entries.end() || it->second.state != Cursor::kAcquired)
+                return void(e.ok_statuses = {MQ_ERR_NOT_IN_FLIGHT});
+            it->second.state = Cursor::kSettled;
+            c.advance();
+            trim(t, p);
+            return void(e.ok_statuses = {MQ_OK});
+        }
         if (offset < c.committed || offset >= c.next)
             return void(e.ok_statuses = {MQ_ERR_NOT_IN_FLIGHT});
         c.committed = offset + 1;
@@ -478,6 +669,14 @@ public:
         if (closed) f = {MQ_CLOSED};
         if (!f.empty()) return void(e.ok_statuses = f);
         Cursor &c = find(topic)->parts[static_cast<size_t>(partition)].cursors.at(group);
+        if (c.share) {  // releases every acquired message
+            c.expire(now);
+            for (auto &[o, en] : c.entries) {
+                if (en.state != Cursor::kAcquired) continue;
+                en = {Cursor::kAvailable, delay_ms > 0 ? now + delay_ms * 1'000'000 : 0, en.count};
+            }
+            return void(e.ok_statuses = {MQ_OK});
+        }
         if (c.next != c.committed) {
             c.next = c.committed;
             if (delay_ms > 0) c.not_before = now + delay_ms * 1'000'000;
@@ -492,6 +691,13 @@ public:
         if (!f.empty()) return void(e.ok_statuses = f);
         Topic &t = *find(topic);
         Cursor &c = t.parts[static_cast<size_t>(partition)].cursors.at(group);
+        if (c.share) {  // renews every lock
+            c.expire(now);
+            if (!c.acquired()) return void(e.ok_statuses = {MQ_ERR_NOT_IN_FLIGHT});
+            for (auto &[o, en] : c.entries)
+                if (en.state == Cursor::kAcquired) en.deadline = now + t.ack_timeout_ns;
+            return void(e.ok_statuses = {MQ_OK});
+        }
         if (c.next == c.committed) return void(e.ok_statuses = {MQ_ERR_NOT_IN_FLIGHT});
         c.lease_deadline = now + t.ack_timeout_ns;
         e.ok_statuses = {MQ_OK};
@@ -516,6 +722,7 @@ public:
         c.committed = c.next = offset;
         c.not_before = 0;
         c.deliveries.clear();
+        c.entries.clear();
         trim(t, p);
         e.ok_statuses = {MQ_OK};
     }

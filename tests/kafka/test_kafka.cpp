@@ -542,6 +542,23 @@ TEST(Kafka, WhatTheBackendDoesNotHaveYetIsRefusedClearly) {
     mq_topic_delete(b, t.c_str());
 }
 
+// ABI 1.6: share groups need librdkafka's share consumer (KIP-932), which Debian's has not: the
+// engine refuses them, naming what is missing, and subscribes nothing (docs/KAFKA.md).
+TEST(Kafka, ShareGroupsAreRefused) {
+    Broker b;
+    const std::string t = unique("share"), g = unique("g");
+    create(b, t, 1);
+    mq_group_options o;
+    mq_group_options_init(&o, sizeof o);
+    o.share = MQ_SHARE_ALL;
+    EXPECT_EQ(mq_group_subscribe(b, t.c_str(), g.c_str(), &o), MQ_ERR_UNSUPPORTED);
+    EXPECT_NE(std::strstr(mq_last_error(), "share-consumer API"), nullptr) << mq_last_error();
+    subscribe(b, t, g);  // an ordered group of the name: the refused one left nothing behind
+    EXPECT_EQ(mq_share_settle(b, t.c_str(), g.c_str(), 0, 0, 1, MQ_SETTLE_ACCEPT, 0),
+              MQ_ERR_UNSUPPORTED);
+    mq_topic_delete(b, t.c_str());
+}
+
 void subscribe_dead_letters(mq_broker *b, const std::string &topic, const std::string &group,
                             uint32_t max_deliveries, const std::string &dead_letter_topic) {
     mq_group_options o;

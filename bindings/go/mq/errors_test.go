@@ -191,9 +191,10 @@ func TestVersionSkew(t *testing.T) {
 	if Version() == "" || VersionNumber() < 1000000 {
 		t.Errorf("version %q %d", Version(), VersionNumber())
 	}
-	// Records carry their delay (mq_record.delay_ms) since 1.5: shim.h refuses an older mq.h.
-	if HeaderVersion < 1005000 || VersionNumber() < 1005000 {
-		t.Errorf("header %d, library %d: the package needs mq 1.5", HeaderVersion, VersionNumber())
+	// Share groups (mq_group_options.share, mq_share_settle) since 1.6: shim.h refuses an
+	// older mq.h.
+	if HeaderVersion < 1006000 || VersionNumber() < 1006000 {
+		t.Errorf("header %d, library %d: the package needs mq 1.6", HeaderVersion, VersionNumber())
 	}
 	cases := []struct {
 		compiled, runtime int
@@ -207,6 +208,8 @@ func TestVersionSkew(t *testing.T) {
 		{1000000, 2000000, false}, // another major
 		{2000000, 1009000, false},
 		{1005000, 1004009, false}, // a 1.4 library under a 1.5 header
+		{1006000, 1005009, false}, // a 1.5 library under a 1.6 header
+		{1006000, 1006000, true},
 	}
 	for _, c := range cases {
 		err := compatible(c.compiled, c.runtime)

@@ -254,6 +254,78 @@ func ExampleWithDelay() {
 	// [in 2 min] false
 }
 
+// A share group is a task queue: any number of workers poll the same partition, each poll
+// acquires messages no other poll holds, and each message is settled on its own, in any order.
+func ExampleShare() {
+	b, err := mq.NewBroker()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.CreateTopic("jobs"); err != nil {
+		log.Fatal(err)
+	}
+	if err := b.Subscribe("jobs", "workers", mq.Share(mq.ShareAll), mq.MaxAcquired(100)); err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, job := range []string{"job-1", "job-2", "job-3", "job-4"} {
+		if _, _, err := b.Publish(ctx, "jobs", nil, []byte(job)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	noWait, cancel := context.WithTimeout(ctx, 0)
+	defer cancel()
+	settle := func(m mq.Message, a mq.SettleAction) {
+		if err := b.Settle("jobs", "workers", m.Partition, m.Offset, m.DeliveryCount, a); err != nil {
+			log.Fatal(err)
+		}
+	}
+	show := func(who string, msgs []mq.Message) {
+		for _, m := range msgs {
+			fmt.Printf("%s: %s (delivery %d)\n", who, m.Value, m.DeliveryCount)
+		}
+	}
+	// Two workers on the one partition: neither is handed what the other holds.
+	a, err := b.Poll(noWait, "jobs", "workers", 0, 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := b.Poll(noWait, "jobs", "workers", 0, 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	show("A", a)
+	show("B", c)
+	// A finishes job-2 and gives job-1 back; B finishes both of its jobs.
+	settle(a[1], mq.SettleAccept)
+	settle(a[0], mq.SettleRelease)
+	settle(c[0], mq.SettleAccept)
+	settle(c[1], mq.SettleAccept)
+	again, err := b.Poll(noWait, "jobs", "workers", 0, 10)
+	if err != nil {
+		log.Fatal(err)
+	}
+	show("B", again)
+	// The first acquisition's delivery count is stale now.
+	err = b.Settle("jobs", "workers", 0, a[0].Offset, a[0].DeliveryCount, mq.SettleAccept)
+	fmt.Println(errors.Is(err, mq.ErrNotInFlight))
+	settle(again[0], mq.SettleAccept)
+	gi, err := b.GroupInfo("jobs", "workers", 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("committed", gi.Committed, "acquired", gi.Acquired)
+	// Output:
+	// A: job-1 (delivery 1)
+	// A: job-2 (delivery 1)
+	// B: job-3 (delivery 1)
+	// B: job-4 (delivery 1)
+	// B: job-1 (delivery 2)
+	// true
+	// committed 4 acquired 0
+}
+
 func ExampleKeyPartition() {
 	p, err := mq.KeyPartition([]byte("user-a"), 2)
 	if err != nil {

@@ -50,6 +50,20 @@ type GroupInfo struct {
 	// PausedUntil is the broker-clock time (ns) a delayed nack holds the group until; 0 if
 	// not paused.
 	PausedUntil int64
+
+	// Share groups (library 1.6, Share); 0 for an ordered group, OldestUnsettledAge -1. In a
+	// share group Committed is the oldest unsettled offset, Next the first offset no poll has
+	// looked at, and InFlight Next - Committed.
+	Acquired  int64 // messages acquired and not settled (their locks still run)
+	Available int64 // messages a poll could acquire now
+	Delayed   int64 // messages not handed out before a later time (WithDelay, SettleAfter)
+	Rejected  int64 // messages settled with SettleReject (dead-lettered or dropped)
+	// OldestUnsettledAge is the age of the oldest unsettled message on the broker clock; -1
+	// if none.
+	OldestUnsettledAge time.Duration
+	// Delivered is the delivery-count histogram of the unsettled messages: how many were
+	// handed out once, twice, three times, and four times or more.
+	Delivered [4]int64
 }
 
 // TopicInfo returns a topic's configuration. Works after Shutdown.
@@ -156,6 +170,14 @@ func (b *Broker) GroupInfo(topic, group string, partition int) (GroupInfo, error
 		DeadLettered: int64(ci.dead_lettered),
 		NextAge:      time.Duration(ci.next_age_ns),
 		PausedUntil:  int64(ci.paused_until_ns),
+
+		Acquired:           int64(ci.acquired),
+		Available:          int64(ci.available),
+		Delayed:            int64(ci.delayed),
+		Rejected:           int64(ci.rejected),
+		OldestUnsettledAge: time.Duration(ci.oldest_unsettled_age_ns),
+		Delivered: [4]int64{int64(ci.delivered_once), int64(ci.delivered_twice),
+			int64(ci.delivered_thrice), int64(ci.delivered_more)},
 	}, nil
 }
 

@@ -19,6 +19,9 @@ import (
 // arrives) and then returns ErrTimeout. A context that is already done means "do not wait".
 // Cancelling ctx ends the wait at once with ErrCancelled (which also matches
 // context.Canceled). A max above 4096 is served 4096 at a time.
+//
+// In a share group (Share, library 1.6) Poll acquires up to max messages that no other poll
+// holds, each under its own lock; settle each with Settle.
 func (b *Broker) Poll(ctx context.Context, topic, group string, partition, max int) ([]Message, error) {
 	var batch Batch
 	if err := b.poll(ctx, topic, group, partition, max, &batch, false, nil); err != nil {

@@ -15,11 +15,12 @@
 
 #include <mq.h>
 
-/* The polls are the copying ones (mq 1.3), the waits the asynchronous calls (mq 1.4) and a
- * record carries its delivery delay (mq_record.delay_ms, mq 1.5); with -tags mq_system, an
- * older mq.h stops here. */
-#if MQ_VERSION_NUMBER < 1005000
-#error "mq 1.5 or later is needed (an older mq.h was found)"
+/* The polls are the copying ones (mq 1.3), the waits the asynchronous calls (mq 1.4), a
+ * record carries its delivery delay (mq_record.delay_ms, mq 1.5) and groups may be share
+ * groups (mq_group_options.share, mq_share_settle, mq 1.6); with -tags mq_system, an older
+ * mq.h stops here. */
+#if MQ_VERSION_NUMBER < 1006000
+#error "mq 1.6 or later is needed (an older mq.h was found)"
 #endif
 
 typedef struct mqgo_result {

@@ -174,6 +174,10 @@ type groupOptions struct {
 	hasMax        bool
 	deadLetter    string
 	hasDeadLetter bool
+	share         ShareMode
+	hasShare      bool
+	maxAcquired   uint32
+	hasAcquired   bool
 }
 
 // StartAt sets where a new group begins (default StartLatest).
@@ -201,8 +205,56 @@ func DeadLetterTopic(topic string) GroupOption {
 	}
 }
 
+// ShareMode is what kind of group Subscribe makes (library 1.6, Share).
+type ShareMode int32
+
+const (
+	// ShareNone (the default): an ordered group. Each partition is handed out in offset order
+	// under one lease; acks are cumulative.
+	ShareNone ShareMode = C.MQ_SHARE_NONE
+	// ShareAll: a share group (a task queue, Kafka's share groups). Any number of polls share a
+	// partition; each acquires messages no other poll holds, each under its own lock, and
+	// settles them one by one, in any order (Broker.Settle).
+	ShareAll ShareMode = C.MQ_SHARE_ALL
+	// ShareKey: a key-shared group (Pulsar's Key_Shared): a share group that does not acquire a
+	// message while an earlier one with the same key is unsettled, so each key's messages are
+	// handed out, and settled, one at a time in offset order. Keyless messages are free.
+	ShareKey ShareMode = C.MQ_SHARE_KEY
+)
+
+// Share makes the group a share group (library 1.6; ShareAll or ShareKey), mq as a task queue:
+// any number of consumers Poll the same partition, each poll acquires up to max messages that
+// no other poll holds, each under its own lock of the topic's ack timeout, and each acquired
+// message is settled on its own with Broker.Settle (accept, release, reject, renew), its
+// Message.DeliveryCount proving that the acquisition is still the current one. A lock that
+// runs out makes the message available again. MaxDeliveries and DeadLetterTopic work as for an
+// ordered group; delayed messages (WithDelay) are skipped until due. In a share group Ack
+// accepts one acquired message (no delivery-count check), Nack and NackAfter release all the
+// group's acquired messages of the partition and ExtendLease renews their locks.
+//
+// Push subscriptions (SubscribeFunc) and members (Join) take partitions exclusively and
+// refuse a share group with ErrInvalid; the Kafka engine refuses it with ErrUnsupported.
+func Share(m ShareMode) GroupOption {
+	return func(g *groupOptions) error { g.share, g.hasShare = m, true; return nil }
+}
+
+// MaxAcquired bounds how many messages of one partition a share group holds acquired at once
+// (library 1.6; 0 = the library's default, 2000; at most 1,000,000). A poll that finds the
+// limit reached waits until a message is settled or a lock runs out; publishers are not slowed
+// by it. Only for share groups: with ShareNone, any n but 0 is ErrInvalid.
+func MaxAcquired(n int) GroupOption {
+	return func(g *groupOptions) error {
+		if n < 0 || int64(n) > math.MaxUint32 {
+			return invalid("subscribe", fmt.Sprintf("max acquired %d is out of range (0 to 1000000)", n))
+		}
+		g.maxAcquired, g.hasAcquired = uint32(n), true
+		return nil
+	}
+}
+
 // Subscribe subscribes a consumer group to a topic (at the end of the log, unless
 // StartAt(StartEarliest)). Every group receives every message. ErrExists if it already is.
+// Share(ShareAll) or Share(ShareKey) makes it a share group (see Share).
 func (b *Broker) Subscribe(topic, group string, opts ...GroupOption) error {
 	const op = "subscribe"
 	var g groupOptions
@@ -233,6 +285,12 @@ func (b *Broker) Subscribe(topic, group string, opts ...GroupOption) error {
 	}
 	if g.hasMax {
 		o.max_deliveries = C.uint32_t(g.maxDeliveries)
+	}
+	if g.hasShare {
+		o.share = C.int32_t(g.share)
+	}
+	if g.hasAcquired {
+		o.max_acquired = C.uint32_t(g.maxAcquired)
 	}
 	if g.hasDeadLetter {
 		if o.dead_letter_topic, err = names.add(op, "dead-letter topic", g.deadLetter); err != nil {

@@ -470,6 +470,14 @@ class World:
             kw["max_deliveries"] = req.integer("max_deliveries")
         if req.has("dead_letter_topic"):
             kw["dead_letter_topic"] = req.text("dead_letter_topic")
+        if req.has("share"):
+            kw["share"] = {
+                "none": mq.ShareMode.NONE,
+                "all": mq.ShareMode.ALL,
+                "key": mq.ShareMode.KEY,
+            }[req.need("share")]
+        if req.has("max_acquired"):
+            kw["max_acquired"] = req.integer("max_acquired")
         self.b().subscribe(req.text("topic"), req.text("group"), **kw)
         return ["MQ_OK"]
 
@@ -647,6 +655,24 @@ class World:
         self.b().extend_lease(req.text("topic"), req.text("group"), req.integer("partition"))
         return ["MQ_OK"]
 
+    def v_settle(self, req: Request, _: object) -> list[str]:
+        action = {
+            "accept": mq.Settle.ACCEPT,
+            "release": mq.Settle.RELEASE,
+            "reject": mq.Settle.REJECT,
+            "renew": mq.Settle.RENEW,
+        }[req.need("action")]
+        self.b().settle(
+            req.text("topic"),
+            req.text("group"),
+            req.integer("partition"),
+            req.integer("offset"),
+            req.integer("delivery_count"),
+            action,
+            delay=seconds(req.integer("delay_ms", 0)),
+        )
+        return ["MQ_OK"]
+
     def v_seek(self, req: Request, _: object) -> list[str]:
         to = req.need("offset")
         named = {"earliest": mq.OFFSET_EARLIEST, "end": mq.OFFSET_END}
@@ -703,6 +729,13 @@ class World:
             f"dead_lettered={g.dead_lettered}",
             f"next_age_ns={g.next_age_ns}",
             f"paused_until_ns={g.paused_until_ns}",
+            f"acquired={g.acquired}",
+            f"available={g.available}",
+            f"delayed={g.delayed}",
+            f"rejected={g.rejected}",
+            f"oldest_unsettled_age_ns={g.oldest_unsettled_age_ns}",
+            f"delivered={g.delivered_once},{g.delivered_twice},{g.delivered_thrice},"
+            f"{g.delivered_more}",
         ]
 
     def v_topic_list(self, req: Request, _: object) -> list[str]:

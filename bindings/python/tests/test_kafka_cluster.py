@@ -162,3 +162,17 @@ def test_a_delay_is_unsupported_on_the_cluster(cluster: mq.Broker) -> None:
         assert cluster.publish_many(topic, [mq.Record(b"now", delay=0)]) == [(0, 0)]
     finally:
         cluster.delete_topic(topic)
+
+
+def test_share_groups_are_unsupported_on_the_cluster(cluster: mq.Broker) -> None:
+    topic, group = unique("share"), unique("g")
+    cluster.create_topic(topic)
+    try:
+        for mode in (mq.ShareMode.ALL, mq.ShareMode.KEY):
+            with pytest.raises(mq.UnsupportedError, match="share-consumer API"):
+                cluster.subscribe(topic, group, share=mode)
+        cluster.subscribe(topic, group)
+        with pytest.raises(mq.UnsupportedError, match="share-consumer API"):
+            cluster.settle(topic, group, 0, 0, 1, mq.Settle.ACCEPT)
+    finally:
+        cluster.delete_topic(topic)

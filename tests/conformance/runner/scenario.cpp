@@ -466,6 +466,12 @@ private:
                 r.integer("max_deliveries", m);
             }
             if (c.has("dead_letter")) r.bytes("dead_letter_topic", c.opt("dead_letter"));
+            if (c.has("share")) r.add("share", one_of(c, "share", {"none", "all", "key"}));
+            if (c.has("max_acquired")) {
+                int64_t m = c.opt_int("max_acquired", 0);
+                if (m < 0 || m > UINT32_MAX) fail("max_acquired= is out of range");
+                r.integer("max_acquired", m);
+            }
         } else if (v == "unsubscribe" || v == "group_list" || v == "topic_get_info" ||
                    v == "topic_delete") {
             r.bytes("topic", w[0]);
@@ -515,6 +521,16 @@ private:
         } else if (v == "nack") {
             topic_group_partition();
             r.integer("delay_ms", c.opt_int("delay", 0));
+        } else if (v == "settle") {
+            topic_group_partition();
+            r.integer("offset", parse_int(w[3], "offset"));
+            const int64_t n = parse_int(w[4], "delivery count");
+            if (n < 0 || n > UINT32_MAX) fail("the delivery count is out of range");
+            r.integer("delivery_count", n);
+            if (w[5] != "accept" && w[5] != "release" && w[5] != "reject" && w[5] != "renew")
+                fail("settle's action is '" + w[5] + "'; use accept, release, reject or renew");
+            r.add("action", w[5]);
+            if (c.has("delay")) r.integer("delay_ms", c.opt_int("delay", 0));
         } else if (v == "extend_lease" || v == "group_get_info") {
             topic_group_partition();
         } else if (v == "partition_describe" || v == "partition_get_info") {
@@ -652,6 +668,12 @@ private:
             int64_t age = need_int(r, "next_age_ns"), paused = need_int(r, "paused_until_ns");
             o.fields["next_age_ms"] = age < 0 ? "-1" : ms_text(age);
             o.fields["paused_until"] = paused == 0 ? "0" : clock_text(paused);
+            copy_ints({"acquired", "available", "delayed", "rejected"});
+            int64_t oldest = need_int(r, "oldest_unsettled_age_ns");
+            o.fields["oldest_unsettled_age_ms"] = oldest < 0 ? "-1" : ms_text(oldest);
+            const std::string *d = r.raw("delivered");
+            if (!d) fail("testee: the reply lacks delivered=");
+            o.fields["delivered"] = *d;
         } else if ((v == "topic_list" || v == "group_list") && ok) {
             for (const auto &[name, raw] : r.fields)
                 if (name == "name") o.words.push_back(decoded(raw, "name"));

@@ -501,6 +501,11 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
             o.start = strcmp(S("start"), "earliest") == 0 ? MQ_START_EARLIEST : MQ_START_LATEST;
         o.max_deliveries = (uint32_t)I("max_deliveries", 0);
         o.dead_letter_topic = S("dead_letter_topic");
+        if (HAS("share"))
+            o.share = strcmp(S("share"), "all") == 0   ? MQ_SHARE_ALL
+                      : strcmp(S("share"), "key") == 0 ? MQ_SHARE_KEY
+                                                       : MQ_SHARE_NONE;
+        o.max_acquired = (uint32_t)I("max_acquired", 0);
         status(out, mq_group_subscribe(broker, S("topic"), S("group"), &o));
     } else if (strcmp(v, "unsubscribe") == 0) {
         status(out, mq_group_unsubscribe(broker, S("topic"), S("group")));
@@ -522,6 +527,15 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
     } else if (strcmp(v, "extend_lease") == 0) {
         status(out,
                mq_group_extend_lease(broker, S("topic"), S("group"), (int32_t)I("partition", 0)));
+    } else if (strcmp(v, "settle") == 0) {
+        const char *a = S("action");
+        int32_t action = strcmp(a, "accept") == 0    ? MQ_SETTLE_ACCEPT
+                         : strcmp(a, "release") == 0 ? MQ_SETTLE_RELEASE
+                         : strcmp(a, "reject") == 0  ? MQ_SETTLE_REJECT
+                                                     : MQ_SETTLE_RENEW;
+        status(out, mq_share_settle(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
+                                    I("offset", 0), (uint32_t)I("delivery_count", 0), action,
+                                    I("delay_ms", 0)));
     } else if (strcmp(v, "seek") == 0) {
         const char *to = S("offset");
         int64_t offset = strcmp(to, "earliest") == 0 ? MQ_OFFSET_EARLIEST
@@ -565,9 +579,13 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
             fprintf(out,
                     " committed=%" PRId64 " next=%" PRId64 " lag=%" PRId64 " in_flight=%" PRId64
                     " lost=%" PRId64 " dead_lettered=%" PRId64 " next_age_ns=%" PRId64
-                    " paused_until_ns=%" PRId64,
+                    " paused_until_ns=%" PRId64 " acquired=%" PRId64 " available=%" PRId64
+                    " delayed=%" PRId64 " rejected=%" PRId64 " oldest_unsettled_age_ns=%" PRId64
+                    " delivered=%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
                     g.committed, g.next, g.lag, g.in_flight, g.lost, g.dead_lettered, g.next_age_ns,
-                    g.paused_until_ns);
+                    g.paused_until_ns, g.acquired, g.available, g.delayed, g.rejected,
+                    g.oldest_unsettled_age_ns, g.delivered_once, g.delivered_twice,
+                    g.delivered_thrice, g.delivered_more);
     } else if (strcmp(v, "key_murmur2") == 0) {
         size_t len;
         const char *key = field_bytes(req_field(r, "key"), &len);

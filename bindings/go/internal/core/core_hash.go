@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "87dd1970d2c2cdfa77a66ba64fbecc93cfcf782944fb1d0608a2f3e564ec3dd9"
+const coreSourcesSHA256 = "8374c08c250dd56dc9e0215a8f6e03839f0ce943df315e700879f557b83917a9"

@@ -71,7 +71,9 @@ jlongArray defaults(JNIEnv *jenv) {
                          g.max_deliveries,
                          s.prefetch,
                          m.session_timeout_ms,
-                         s.session_timeout_ms};
+                         s.session_timeout_ms,
+                         g.share,
+                         g.max_acquired};
     return long_array(jenv, v, sizeof v / sizeof v[0]);
 }
 
@@ -172,7 +174,8 @@ void NativeBroker::createTopic(const char *topic, int32_t partitions, int64_t ca
 }
 
 void NativeBroker::subscribe(const char *topic, const char *group, int32_t start,
-                             int64_t max_deliveries, const char *dead_letter_topic) {
+                             int64_t max_deliveries, const char *dead_letter_topic, int32_t share,
+                             int64_t max_acquired) {
     mq_group_options o;
     mq_group_options_init(&o, sizeof o);
     o.start = start;
@@ -182,6 +185,12 @@ void NativeBroker::subscribe(const char *topic, const char *group, int32_t start
     }
     o.max_deliveries = static_cast<uint32_t>(max_deliveries);
     o.dead_letter_topic = dead_letter_topic;
+    o.share = share;  // the library checks the mode
+    if (max_acquired < 0 || max_acquired > UINT32_MAX) {
+        fail(MQ_ERR_INVALID, "max_acquired is " + std::to_string(max_acquired) +
+                                 "; it must be 0 (the default, 2000) to 1000000");
+    }
+    o.max_acquired = static_cast<uint32_t>(max_acquired);
     check(mq_group_subscribe(broker_, topic, group, &o));
 }
 
@@ -264,6 +273,18 @@ void NativeBroker::seek(const char *topic, const char *group, int32_t partition,
     check(mq_group_seek(broker_, topic, group, partition, offset));
 }
 
+void NativeBroker::shareSettle(const char *topic, const char *group, int32_t partition,
+                               int64_t offset, int64_t delivery_count, int32_t action,
+                               int64_t delay_ms) {
+    if (delivery_count < 0 || delivery_count > UINT32_MAX) {
+        fail(MQ_ERR_INVALID, "delivery_count is " + std::to_string(delivery_count) +
+                                 "; it must be 0 to 4294967295 (the message's, as a poll handed "
+                                 "it out)");
+    }
+    check(mq_share_settle(broker_, topic, group, partition, offset,
+                          static_cast<uint32_t>(delivery_count), action, delay_ms));
+}
+
 jlongArray NativeBroker::topicInfo(JNIEnv *jenv, const char *topic) {
     mq_topic_info i;
     check(mq_topic_get_info(broker_, topic, &i, sizeof i));
@@ -288,8 +309,23 @@ jlongArray NativeBroker::groupInfo(JNIEnv *jenv, const char *topic, const char *
                                    int32_t partition) {
     mq_group_info i;
     check(mq_group_get_info(broker_, topic, group, partition, &i, sizeof i));
-    const int64_t v[] = {i.committed, i.next,          i.lag,         i.in_flight,
-                         i.lost,      i.dead_lettered, i.next_age_ns, i.paused_until_ns};
+    const int64_t v[] = {i.committed,
+                         i.next,
+                         i.lag,
+                         i.in_flight,
+                         i.lost,
+                         i.dead_lettered,
+                         i.next_age_ns,
+                         i.paused_until_ns,
+                         i.acquired,
+                         i.available,
+                         i.delayed,
+                         i.rejected,
+                         i.oldest_unsettled_age_ns,
+                         i.delivered_once,
+                         i.delivered_twice,
+                         i.delivered_thrice,
+                         i.delivered_more};
     return long_array(jenv, v, sizeof v / sizeof v[0]);
 }
 

@@ -21,7 +21,8 @@ class AssignorSink;
 // The library's defaults, read from its *_init functions so the Java builders start from them.
 // Order: broker max_message_bytes, spin_ns; topic partitions, capacity, max_bytes,
 // ack_timeout_ms, retention, max_age_ms; group start, max_deliveries; subscription prefetch;
-// member session_timeout_ms.
+// member session_timeout_ms; subscription session_timeout_ms; group share, max_acquired
+// (ABI 1.6).
 jlongArray defaults(JNIEnv *jenv);
 
 // A manual broker clock for tests: an atomic the clock function reads. It never calls into
@@ -72,8 +73,9 @@ public:
 
     void createTopic(const char *topic, int32_t partitions, int64_t capacity, int64_t max_bytes,
                      int64_t ack_timeout_ms, int32_t retention, int64_t max_age_ms);
+    // share (an mq_share_mode) and max_acquired: ABI 1.6's share groups.
     void subscribe(const char *topic, const char *group, int32_t start, int64_t max_deliveries,
-                   const char *dead_letter_topic);
+                   const char *dead_letter_topic, int32_t share, int64_t max_acquired);
     void unsubscribe(const char *topic, const char *group);
     // mq_topic_delete (ABI 1.1).
     void deleteTopic(const char *topic);
@@ -120,6 +122,9 @@ public:
     void nack(const char *topic, const char *group, int32_t partition, int64_t delay_ms);
     void extendLease(const char *topic, const char *group, int32_t partition);
     void seek(const char *topic, const char *group, int32_t partition, int64_t offset);
+    // mq_share_settle (ABI 1.6): action an mq_settle, delivery_count 0 to UINT32_MAX.
+    void shareSettle(const char *topic, const char *group, int32_t partition, int64_t offset,
+                     int64_t delivery_count, int32_t action, int64_t delay_ms);
 
     // Introspection, as arrays of the C structs' fields in their order.
     jlongArray topicInfo(JNIEnv *jenv, const char *topic);

@@ -38,6 +38,8 @@ from mq._types import (
     PartitionInfo,
     Record,
     Retention,
+    Settle,
+    ShareMode,
     Start,
     TopicInfo,
 )
@@ -66,9 +68,9 @@ from mq.errors import (
     UnsupportedError,
 )
 
-__version__ = "1.5.0"
+__version__ = "1.6.0"
 LIBRARY_VERSION: str = _native.ffi.string(_native.lib.mq_version_string()).decode()
-"""The version of the mq library in use, e.g. ``"1.5.0"``."""
+"""The version of the mq library in use, e.g. ``"1.6.0"``."""
 
 __all__ = [
     "LIBRARY_VERSION",
@@ -110,6 +112,8 @@ __all__ = [
     "Rebalanced",
     "Record",
     "Retention",
+    "Settle",
+    "ShareMode",
     "Start",
     "Stream",
     "Subscription",

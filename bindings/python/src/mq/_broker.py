@@ -24,6 +24,8 @@ from mq._types import (
     PartitionInfo,
     Record,
     Retention,
+    Settle,
+    ShareMode,
     Start,
     TopicInfo,
 )
@@ -228,11 +230,21 @@ class Broker:
         start: Start = Start.LATEST,
         max_deliveries: int = 0,
         dead_letter_topic: str | None = None,
+        share: ShareMode = ShareMode.NONE,
+        max_acquired: int = 0,
     ) -> None:
         """Subscribes a consumer group to a topic (its cursors start at the end of the log, or at
         the oldest retained message with ``Start.EARLIEST``). With ``max_deliveries`` and
         ``dead_letter_topic``, a message handed out that many times without an ack moves to the
-        dead-letter topic."""
+        dead-letter topic.
+
+        ``share`` (mq 1.6): ``ShareMode.ALL`` makes a share group, a task queue: any number of
+        polls share a partition, each acquiring up to ``max`` messages no other poll holds,
+        each under its own lock (the topic's ack timeout), settled one by one with
+        :meth:`settle`; ``ShareMode.KEY`` also keeps per-key order. ``max_acquired``, share
+        groups only: at most this many messages of a partition are acquired at once (0 = mq's
+        default of 2000). Push subscriptions and members refuse a share group
+        (:class:`mq.InvalidArgument`), the Kafka backend any (:class:`mq.UnsupportedError`)."""
         opts = ffi.new("mq_group_options *")
         lib.mq_group_options_init(opts, ffi.sizeof("mq_group_options"))
         opts.start = cv.int32(int(start), "start")
@@ -240,6 +252,11 @@ class Broker:
         if not 0 <= md < 1 << 32:
             raise InvalidArgument(f"max_deliveries {md} is out of range")
         opts.max_deliveries = md
+        opts.share = cv.int32(int(share), "share")
+        ma = cv.int64(max_acquired, "max_acquired")
+        if not 0 <= ma < 1 << 32:
+            raise InvalidArgument(f"max_acquired {ma} is out of range")
+        opts.max_acquired = ma
         keep = None
         if dead_letter_topic is not None:
             keep = ffi.new("char[]", cv.name(dead_letter_topic, "dead_letter_topic"))
@@ -576,6 +593,48 @@ class Broker:
         if s:
             fail(s, c)
 
+    def settle(
+        self,
+        topic: str,
+        group: str,
+        partition: int,
+        offset: int,
+        delivery_count: int,
+        action: Settle,
+        *,
+        delay: float = 0.0,
+    ) -> None:
+        """Settles one message a poll of share group ``group`` acquired (mq 1.6): ``offset``
+        and ``delivery_count`` are the message's as the poll handed it out
+        (:attr:`Message.offset`, :attr:`Message.delivery_count`); the delivery count proves the
+        acquisition is still the current one. ``action``: ``Settle.ACCEPT`` (done),
+        ``Settle.RELEASE`` (hand it out again, no sooner than ``delay`` seconds from now),
+        ``Settle.REJECT`` (to the group's dead-letter topic, or dropped) or ``Settle.RENEW``
+        (its lock starts over). Only a release takes a ``delay``. Settlements may come in any
+        order, from any thread; never blocks.
+
+        Raises :class:`mq.NotInFlight` when that acquisition does not hold the message (never
+        handed out, settled, released, its lock ran out, or acquired again since: the message
+        says which), :class:`mq.InvalidArgument` for a group that is not a share group, an
+        unknown action or a delay with another action than release."""
+        c = ctx()
+        dc = cv.int64(delivery_count, "delivery_count")
+        if not 0 <= dc < 1 << 32:
+            raise InvalidArgument(f"delivery_count {dc} is out of range")
+        s = lib.mqw_share_settle(
+            self._h,
+            cv.name(topic, "topic"),
+            cv.name(group, "group"),
+            cv.int32(partition, "partition"),
+            cv.int64(offset, "offset"),
+            dc,
+            cv.int32(int(action), "action"),
+            seconds_ms(delay, "delay"),
+            c,
+        )
+        if s:
+            fail(s, c)
+
     def seek(self, topic: str, group: str, partition: int, offset: int) -> None:
         """Moves the group's cursor to ``offset``, ``mq.OFFSET_EARLIEST`` or ``mq.OFFSET_END``."""
         c = ctx()
@@ -662,6 +721,15 @@ class Broker:
             dead_lettered=out.dead_lettered,
             next_age_ns=out.next_age_ns,
             paused_until_ns=out.paused_until_ns,
+            acquired=out.acquired,
+            available=out.available,
+            delayed=out.delayed,
+            rejected=out.rejected,
+            oldest_unsettled_age_ns=out.oldest_unsettled_age_ns,
+            delivered_once=out.delivered_once,
+            delivered_twice=out.delivered_twice,
+            delivered_thrice=out.delivered_thrice,
+            delivered_more=out.delivered_more,
         )
 
     def describe(self, topic: str, partition: int) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from mq._types import Message
+from mq._types import Message, Settle
 from mq.errors import Closed, NoSuchGroup, NoSuchTopic, Rebalanced
 
 __all__ = ["MemberMessages", "Messages"]
@@ -70,6 +70,20 @@ class Messages(_Batches):
     def ack(self, message: Message) -> None:
         """Acks ``message`` and every message of the partition before it (:meth:`Broker.ack`)."""
         self._broker.ack(self._topic, self._group, self._partition, message.offset)
+
+    def settle(self, message: Message, action: Settle, *, delay: float = 0.0) -> None:
+        """Settles ``message`` alone, by its offset and delivery count, when the group is a share
+        group (mq 1.6; :meth:`Broker.settle`): many workers may then consume one partition,
+        each settling what it took."""
+        self._broker.settle(
+            self._topic,
+            self._group,
+            self._partition,
+            message.offset,
+            message.delivery_count,
+            action,
+            delay=delay,
+        )
 
 
 class MemberMessages(_Batches):

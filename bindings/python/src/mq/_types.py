@@ -19,6 +19,8 @@ __all__ = [
     "PartitionInfo",
     "Record",
     "Retention",
+    "Settle",
+    "ShareMode",
     "Start",
     "TopicInfo",
 ]
@@ -51,6 +53,35 @@ class Start(enum.IntEnum):
     """At the end of the log: it sees what is published after it subscribes. The default."""
     EARLIEST = 1
     """At the oldest retained message."""
+
+
+class ShareMode(enum.IntEnum):
+    """What kind of group ``Broker.subscribe`` makes (mq 1.6, ``mq_group_options.share``)."""
+
+    NONE = 0
+    """An ordered group: each partition is handed out in order, under one lease. The default."""
+    ALL = 1
+    """A share group (a task queue): any number of polls share a partition, each acquiring
+    messages no other poll holds, each under its own lock, settled one by one with
+    ``Broker.settle``."""
+    KEY = 2
+    """A key-shared group: a share group that keeps per-key order (a message is not acquired
+    while an earlier one with the same key is unsettled)."""
+
+
+class Settle(enum.IntEnum):
+    """How ``Broker.settle`` settles an acquired message of a share group (mq 1.6,
+    ``mq_settle``)."""
+
+    ACCEPT = 0
+    """Done: never handed out again."""
+    RELEASE = 1
+    """Hand it out again: at once, or after the settlement's ``delay``."""
+    REJECT = 2
+    """Never again: to the group's dead-letter topic if it has one, else dropped (counted in
+    ``GroupInfo.rejected``)."""
+    RENEW = 3
+    """Keep it: its lock starts over (the topic's ack timeout)."""
 
 
 class DeadLetter(NamedTuple):
@@ -154,6 +185,26 @@ class GroupInfo:
     """-1 when nothing is at ``next``."""
     paused_until_ns: int
     """Broker clock time a delayed nack holds the group until; 0 when not paused."""
+    # Since mq 1.6, share groups (0, or -1 for the age, for an ordered group). For a share group
+    # ``committed`` is the oldest unsettled offset, ``next`` the first offset no poll has looked
+    # at, and ``in_flight`` their difference.
+    acquired: int = 0
+    """Messages acquired and not settled (their locks still run)."""
+    available: int = 0
+    """Messages a poll could acquire now."""
+    delayed: int = 0
+    """Messages not handed out before a later time (a publish delay, a release with a delay)."""
+    rejected: int = 0
+    """Messages settled with ``Settle.REJECT`` (dead-lettered or dropped)."""
+    oldest_unsettled_age_ns: int = -1
+    """Age of the oldest unsettled message; -1 when none is."""
+    delivered_once: int = 0
+    """Unsettled messages handed out once (the delivery-count histogram: once, twice, thrice,
+    more)."""
+    delivered_twice: int = 0
+    delivered_thrice: int = 0
+    delivered_more: int = 0
+    """Unsettled messages handed out four times or more."""
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use mq::{
     BatchError, Broker, BrokerOptions, CancelToken, Error, GroupOptions, Header, ManualClock,
-    Member, MemberOptions, Message, Published, Record, Retention, SeekTo, Start, Subscription,
-    SubscriptionOptions, TopicConfig, Wait,
+    Member, MemberOptions, Message, Published, Record, Retention, SeekTo, Settle, ShareMode, Start,
+    Subscription, SubscriptionOptions, TopicConfig, Wait,
 };
 
 // ---- the line protocol ---------------------------------------------------------------------
@@ -680,6 +680,14 @@ impl World {
                     .has("dead_letter_topic")
                     .then(|| r.name("dead_letter_topic"));
                 o = o.max_deliveries_raw(r.int("max_deliveries", 0) as u32, dlq.as_deref());
+                if let Some(s) = r.raw("share") {
+                    o = o.share(match s {
+                        "all" => ShareMode::All,
+                        "key" => ShareMode::Key,
+                        _ => ShareMode::None,
+                    });
+                }
+                o = o.max_acquired(r.int("max_acquired", 0) as u32);
                 out.status(
                     &self
                         .broker()?
@@ -718,6 +726,30 @@ impl World {
                         _ => SeekTo::Offset(r.int("offset", 0)),
                     }),
                 });
+                out.status(&res);
+            }
+            "settle" => {
+                let action = match r.raw("action").unwrap_or("") {
+                    "accept" => Settle::Accept,
+                    "release" => Settle::Release,
+                    "reject" => Settle::Reject,
+                    _ => Settle::Renew,
+                };
+                let res = self
+                    .broker()?
+                    .consumer(
+                        &r.name("topic"),
+                        &r.name("group"),
+                        r.int("partition", 0) as i32,
+                    )
+                    .and_then(|c| {
+                        c.settle_ms(
+                            r.int("offset", 0),
+                            r.int("delivery_count", 0) as u32,
+                            action,
+                            r.int("delay_ms", 0),
+                        )
+                    });
                 out.status(&res);
             }
             "topic_list" => {
@@ -808,9 +840,19 @@ impl World {
                             g.next_age.map_or(-1, |d| d.as_nanos() as i64),
                         ),
                         ("paused_until_ns", g.paused_until_ns.unwrap_or(0)),
+                        ("acquired", g.acquired),
+                        ("available", g.available),
+                        ("delayed", g.delayed),
+                        ("rejected", g.rejected),
+                        (
+                            "oldest_unsettled_age_ns",
+                            g.oldest_unsettled_age.map_or(-1, |d| d.as_nanos() as i64),
+                        ),
                     ] {
                         out.field(n, x);
                     }
+                    let [a, b, c, d] = g.delivered;
+                    out.field("delivered", format!("{a},{b},{c},{d}"));
                 }
             }
             "key_murmur2" => {

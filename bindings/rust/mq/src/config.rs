@@ -366,19 +366,53 @@ pub enum Start {
     Earliest,
 }
 
-/// A group's options: start position, poison-message handling.
+/// What kind of group [`GroupOptions::share`] subscribes (library 1.6, `mq_share_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum ShareMode {
+    /// An ordered group: each partition is handed out in offset order under one lease, and
+    /// acks are cumulative. The default (`MQ_SHARE_NONE`).
+    #[default]
+    None,
+    /// A share group (`MQ_SHARE_ALL`, Kafka's share groups): any number of polls share a
+    /// partition, each message acquired under its own lock and settled on its own
+    /// ([`PartitionConsumer::settle`](crate::PartitionConsumer::settle)).
+    All,
+    /// A key-shared group (`MQ_SHARE_KEY`, Pulsar's Key_Shared): a share group that does not
+    /// hand out a message while an earlier one with the same key is unsettled, so each key's
+    /// messages are handled one at a time, in offset order.
+    Key,
+}
+
+impl ShareMode {
+    pub(crate) fn raw(self) -> i32 {
+        use mq_sys::mq_share_mode as m;
+        (match self {
+            ShareMode::None => m::MQ_SHARE_NONE,
+            ShareMode::All => m::MQ_SHARE_ALL,
+            ShareMode::Key => m::MQ_SHARE_KEY,
+        }) as i32
+    }
+}
+
+/// A group's options: start position, poison-message handling, share mode.
 ///
 /// ```
 /// let opts = mq::GroupOptions::new()
 ///     .start(mq::Start::Earliest)
 ///     .max_deliveries(3, "orders.dlq");
 /// # let _ = opts;
+/// let workers = mq::GroupOptions::new()
+///     .share(mq::ShareMode::All)
+///     .max_acquired(100);
+/// # let _ = workers;
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GroupOptions {
     pub(crate) start: Start,
     pub(crate) max_deliveries: u32,
     pub(crate) dead_letter_topic: Option<String>,
+    pub(crate) share: ShareMode,
+    pub(crate) max_acquired: u32,
 }
 
 impl GroupOptions {
@@ -405,6 +439,36 @@ impl GroupOptions {
         self.dead_letter_topic = dead_letter_topic.map(str::to_owned);
         self
     }
+    /// The group's kind (library 1.6; default [`ShareMode::None`], an ordered group).
+    ///
+    /// A share group ([`ShareMode::All`], [`ShareMode::Key`]) is a task queue: any number of
+    /// consumers poll the same partition, each poll acquires up to `max` messages no other
+    /// poll holds, each under its own lock of the topic's ack timeout, and each acquired
+    /// message is settled on its own, in any order, with
+    /// [`PartitionConsumer::settle`](crate::PartitionConsumer::settle) (or
+    /// [`Batch::settle`](crate::Batch::settle)); a message whose lock runs out is available
+    /// again. [`max_deliveries`](Self::max_deliveries) and the dead-letter topic work as for
+    /// ordered groups. [`PartitionConsumer::ack`](crate::PartitionConsumer::ack) accepts one
+    /// acquired message (not cumulative), [`nack`](crate::PartitionConsumer::nack) releases
+    /// every message the group holds on the partition, and
+    /// [`extend_lease`](crate::PartitionConsumer::extend_lease) renews their locks.
+    ///
+    /// Push subscriptions and members take partitions exclusively: they refuse a share group
+    /// ([`Error::Invalid`](crate::Error::Invalid)); the Kafka backend refuses one
+    /// ([`Error::Unsupported`](crate::Error::Unsupported)).
+    pub fn share(mut self, mode: ShareMode) -> Self {
+        self.share = mode;
+        self
+    }
+    /// Share groups only (library 1.6): at most `n` messages of one partition are acquired at
+    /// once (0, the default, means the library's 2000; at most 1,000,000, else
+    /// [`Error::Invalid`](crate::Error::Invalid) when subscribing). A poll that finds the
+    /// limit reached waits until a message is settled or a lock runs out; publishers are not
+    /// slowed by it.
+    pub fn max_acquired(mut self, n: u32) -> Self {
+        self.max_acquired = n;
+        self
+    }
 
     /// The C struct, and the C string its `dead_letter_topic` points to (keep it alive).
     pub(crate) fn raw(&self) -> crate::Result<(mq_sys::mq_group_options, Option<CString>)> {
@@ -416,6 +480,8 @@ impl GroupOptions {
             Start::Earliest => mq_sys::mq_start::MQ_START_EARLIEST as i32,
         };
         o.max_deliveries = self.max_deliveries;
+        o.share = self.share.raw();
+        o.max_acquired = self.max_acquired;
         let dlq = self
             .dead_letter_topic
             .as_deref()

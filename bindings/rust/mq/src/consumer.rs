@@ -26,7 +26,37 @@ pub enum SeekTo {
     End,
 }
 
-/// Consumes one partition for one group: poll, ack, nack, extend the lease, seek.
+/// How [`PartitionConsumer::settle`] settles a message a share group acquired (library 1.6,
+/// `mq_settle`). A release after a delay is [`PartitionConsumer::release_after`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Settle {
+    /// Done: never handed out again (`MQ_SETTLE_ACCEPT`).
+    Accept,
+    /// Hand it out again, at once (`MQ_SETTLE_RELEASE`).
+    Release,
+    /// Never again: to the group's dead-letter topic if it has one (with the same origin
+    /// headers as [`GroupOptions::max_deliveries`](crate::GroupOptions::max_deliveries)), else
+    /// dropped; counted in [`GroupInfo::rejected`](crate::GroupInfo::rejected)
+    /// (`MQ_SETTLE_REJECT`).
+    Reject,
+    /// Keep it: its lock starts over, for the topic's ack timeout (`MQ_SETTLE_RENEW`).
+    Renew,
+}
+
+impl Settle {
+    fn raw(self) -> i32 {
+        use sys::mq_settle as s;
+        (match self {
+            Settle::Accept => s::MQ_SETTLE_ACCEPT,
+            Settle::Release => s::MQ_SETTLE_RELEASE,
+            Settle::Reject => s::MQ_SETTLE_REJECT,
+            Settle::Renew => s::MQ_SETTLE_RENEW,
+        }) as i32
+    }
+}
+
+/// Consumes one partition for one group: poll, ack, nack, extend the lease, seek; in a share
+/// group, settle each acquired message.
 ///
 /// A poll returns a [`Batch`] that borrows the consumer mutably, and its messages borrow the
 /// batch: the library copies them into the consumer's buffer (under the lock that keeps them
@@ -252,6 +282,74 @@ impl PartitionConsumer {
         })
     }
 
+    /// Settles one message a poll of this share group acquired (library 1.6,
+    /// `mq_share_settle`): `offset` and `delivery_count` are the message's as the poll handed
+    /// it out ([`Message::offset`], [`Message::delivery_count`]). The delivery count is the
+    /// fencing token: once the lock ran out and another poll acquired the message, the old
+    /// acquisition's settlement is refused. Settlements may come in any order and from any
+    /// thread; never blocks.
+    ///
+    /// [`Error::NotInFlight`] when that acquisition does not hold the message (never handed
+    /// out, already settled or released, its lock ran out, or acquired again since; the
+    /// message says which), [`Error::Invalid`] when the group is not a share group,
+    /// [`Error::NoGroup`], [`Error::NoTopic`], [`Error::Partition`], [`Error::Closed`],
+    /// [`Error::Unsupported`] on the Kafka backend.
+    ///
+    /// ```
+    /// # fn main() -> mq::Result<()> {
+    /// # let broker = mq::Broker::new()?;
+    /// # broker.create_topic("jobs", &mq::TopicConfig::new())?;
+    /// broker.subscribe_group("jobs", "workers", &mq::GroupOptions::new().share(mq::ShareMode::All))?;
+    /// broker.publish("jobs", mq::Record::new(b"resize"), mq::Wait::NoWait)?;
+    /// let mut c = broker.consumer("jobs", "workers", 0)?;
+    /// let (offset, count) = {
+    ///     let batch = c.poll(10, mq::Wait::NoWait)?;
+    ///     (batch.messages()[0].offset(), batch.messages()[0].delivery_count())
+    /// };
+    /// c.settle(offset, count, mq::Settle::Accept)?;
+    /// assert!(matches!(
+    ///     c.settle(offset, count, mq::Settle::Accept),
+    ///     Err(mq::Error::NotInFlight(_))
+    /// ));
+    /// # Ok(()) }
+    /// ```
+    pub fn settle(&self, offset: i64, delivery_count: u32, action: Settle) -> Result<()> {
+        self.settle_ms(offset, delivery_count, action, 0)
+    }
+
+    /// [`settle`](Self::settle) with [`Settle::Release`] after `delay`: the message is handed
+    /// out again once the broker clock has moved on by `delay` (rounded up to whole
+    /// milliseconds; zero is a plain release). Counted in
+    /// [`GroupInfo::delayed`](crate::GroupInfo::delayed) meanwhile.
+    pub fn release_after(&self, offset: i64, delivery_count: u32, delay: Duration) -> Result<()> {
+        self.settle_ms(offset, delivery_count, Settle::Release, duration_ms(delay))
+    }
+
+    /// [`settle`](Self::settle) with the delay in milliseconds, passed through unchecked: the
+    /// library takes a delay with [`Settle::Release`] only, and refuses a negative one or one
+    /// with another action ([`Error::Invalid`]).
+    pub fn settle_ms(
+        &self,
+        offset: i64,
+        delivery_count: u32,
+        action: Settle,
+        delay_ms: i64,
+    ) -> Result<()> {
+        // SAFETY: as above.
+        check(unsafe {
+            sys::mq_share_settle(
+                self.raw.as_ptr(),
+                self.topic.as_ptr(),
+                self.group.as_ptr(),
+                self.partition,
+                offset,
+                delivery_count,
+                action.raw(),
+                delay_ms,
+            )
+        })
+    }
+
     /// Moves the group's cursor (committed = next): replay or skip. What was in flight is
     /// forgotten. [`Error::OutOfRange`] outside the retained log.
     pub fn seek(&mut self, to: SeekTo) -> Result<()> {
@@ -429,6 +527,49 @@ impl<'c> Batch<'c> {
     /// Restarts the lease of the in-flight messages; the batch stays usable.
     pub fn extend_lease(&self) -> Result<()> {
         self.c.extend_lease()
+    }
+
+    /// Share groups (library 1.6): settles `message` (one of this batch's) with its offset and
+    /// delivery count, as [`PartitionConsumer::settle`]; the batch stays usable, so its
+    /// messages can be settled one by one, in any order.
+    ///
+    /// In a share group settle each message: [`ack`](Self::ack) accepts only the batch's last
+    /// message (an ack there is not cumulative) and [`nack`](Self::nack) releases every
+    /// message the group holds on the partition, other consumers' too.
+    ///
+    /// ```
+    /// # fn main() -> mq::Result<()> {
+    /// # let broker = mq::Broker::new()?;
+    /// # broker.create_topic("jobs", &mq::TopicConfig::new())?;
+    /// let opts = mq::GroupOptions::new().share(mq::ShareMode::All);
+    /// broker.subscribe_group("jobs", "workers", &opts)?;
+    /// for job in [&b"ok"[..], b"bad", b"later"] {
+    ///     broker.publish("jobs", mq::Record::new(job), mq::Wait::NoWait)?;
+    /// }
+    /// let mut c = broker.consumer("jobs", "workers", 0)?;
+    /// let batch = c.poll(10, mq::Wait::NoWait)?;
+    /// for m in &batch {
+    ///     match m.payload() {
+    ///         b"ok" => batch.settle(m, mq::Settle::Accept)?,
+    ///         b"bad" => batch.settle(m, mq::Settle::Reject)?,
+    ///         _ => batch.release_after(m, std::time::Duration::from_secs(30))?,
+    ///     }
+    /// }
+    /// drop(batch);
+    /// let info = broker.group_info("jobs", "workers", 0)?;
+    /// assert_eq!((info.acquired, info.rejected, info.delayed), (0, 1, 1));
+    /// # Ok(()) }
+    /// ```
+    pub fn settle(&self, message: &Message<'_>, action: Settle) -> Result<()> {
+        self.c
+            .settle(message.offset(), message.delivery_count(), action)
+    }
+
+    /// [`settle`](Self::settle) with a release after `delay`, as
+    /// [`PartitionConsumer::release_after`].
+    pub fn release_after(&self, message: &Message<'_>, delay: Duration) -> Result<()> {
+        self.c
+            .release_after(message.offset(), message.delivery_count(), delay)
     }
 }
 

@@ -110,6 +110,23 @@ pub struct GroupInfo {
     pub next_age: Option<Duration>,
     /// Broker clock (ns) a delayed nack holds the group until, `None` if not paused.
     pub paused_until_ns: Option<i64>,
+    /// Share groups (library 1.6; 0 for an ordered group): messages acquired and not settled
+    /// (their locks still run). For a share group `committed` is the oldest unsettled offset,
+    /// `next` the first offset no poll has looked at, and `in_flight` `next - committed`.
+    pub acquired: i64,
+    /// Share groups: messages a poll could acquire now.
+    pub available: i64,
+    /// Share groups: messages not handed out before a later time (a delayed record, a
+    /// release with a delay).
+    pub delayed: i64,
+    /// Share groups: messages settled with [`Settle::Reject`](crate::Settle::Reject)
+    /// (dead-lettered or dropped).
+    pub rejected: i64,
+    /// Share groups: age of the oldest unsettled message; `None` if none (or an ordered group).
+    pub oldest_unsettled_age: Option<Duration>,
+    /// Share groups: the delivery-count histogram of unsettled messages: how many were handed
+    /// out once, twice, three times, and four times or more.
+    pub delivered: [i64; 4],
 }
 
 impl GroupInfo {
@@ -123,6 +140,17 @@ impl GroupInfo {
             dead_lettered: i.dead_lettered,
             next_age: age(i.next_age_ns),
             paused_until_ns: (i.paused_until_ns != 0).then_some(i.paused_until_ns),
+            acquired: i.acquired,
+            available: i.available,
+            delayed: i.delayed,
+            rejected: i.rejected,
+            oldest_unsettled_age: age(i.oldest_unsettled_age_ns),
+            delivered: [
+                i.delivered_once,
+                i.delivered_twice,
+                i.delivered_thrice,
+                i.delivered_more,
+            ],
         }
     }
 }

@@ -106,6 +106,14 @@
 //! `Send`, and dropping one cancels its call. The `tokio` feature adds a push subscription as a
 //! `Stream` (`mq::tokio::MessageStream`).
 //!
+//! ## Share groups
+//!
+//! Library 1.6: a group subscribed with [`GroupOptions::share`] ([`ShareMode::All`], or
+//! [`ShareMode::Key`] for per-key order) is a task queue: any number of consumers poll the
+//! same partition, each acquiring messages no other poll holds, each under its own lock, and
+//! settle them one by one ([`PartitionConsumer::settle`], [`Batch::settle`] with a
+//! [`Settle`]); the delivery count fences an acquisition whose lock ran out.
+//!
 //! ## Kafka backend
 //!
 //! Library 1.2 can run a broker on a Kafka cluster: [`BrokerOptions::kafka`] (the bootstrap
@@ -151,8 +159,10 @@ pub mod tokio;
 
 pub use broker::{key_partition, murmur2, round_robin, version, version_number, Broker};
 pub use cancel::CancelToken;
-pub use config::{BrokerOptions, GroupOptions, ManualClock, Retention, Start, TopicConfig};
-pub use consumer::{Batch, PartitionConsumer, SeekTo};
+pub use config::{
+    BrokerOptions, GroupOptions, ManualClock, Retention, ShareMode, Start, TopicConfig,
+};
+pub use consumer::{Batch, PartitionConsumer, SeekTo, Settle};
 pub use error::{BatchError, Error, Result, Status};
 pub use info::{GroupInfo, PartitionInfo, TopicInfo};
 pub use member::{Assignment, Assignor, Member, MemberBatch, MemberOptions, Rebalance};

@@ -84,6 +84,19 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 		if r.has("dead_letter_topic") {
 			opts = append(opts, mq.DeadLetterTopic(r.str("dead_letter_topic")))
 		}
+		if r.has("share") {
+			share := mq.ShareNone
+			switch r.str("share") {
+			case "all":
+				share = mq.ShareAll
+			case "key":
+				share = mq.ShareKey
+			}
+			opts = append(opts, mq.Share(share))
+		}
+		if r.has("max_acquired") {
+			opts = append(opts, mq.MaxAcquired(int(r.int("max_acquired", 0))))
+		}
 		status(out, b.Subscribe(topic, group, opts...))
 	case "unsubscribe":
 		needBroker()
@@ -161,6 +174,23 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 	case "extend_lease":
 		needBroker()
 		status(out, b.ExtendLease(topic, group, partition))
+	case "settle":
+		needBroker()
+		var action mq.SettleAction
+		switch a := r.str("action"); a {
+		case "accept":
+			action = mq.SettleAccept
+		case "release":
+			action = mq.SettleRelease
+		case "reject":
+			action = mq.SettleReject
+		case "renew":
+			action = mq.SettleRenew
+		default:
+			panic(testeeError("unknown settle action " + a))
+		}
+		status(out, b.SettleAfter(topic, group, partition, r.int("offset", 0), int(r.int("delivery_count", 0)),
+			action, msDuration(r.int("delay_ms", 0))))
 	case "seek":
 		needBroker()
 		var offset int64
@@ -231,9 +261,13 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 				v int64
 			}{{"committed", gi.Committed}, {"next", gi.Next}, {"lag", gi.Lag}, {"in_flight", gi.InFlight},
 				{"lost", gi.Lost}, {"dead_lettered", gi.DeadLettered}, {"next_age_ns", int64(gi.NextAge)},
-				{"paused_until_ns", gi.PausedUntil}} {
+				{"paused_until_ns", gi.PausedUntil}, {"acquired", gi.Acquired}, {"available", gi.Available},
+				{"delayed", gi.Delayed}, {"rejected", gi.Rejected},
+				{"oldest_unsettled_age_ns", int64(gi.OldestUnsettledAge)}} {
 				out.int(f.n, f.v)
 			}
+			d := gi.Delivered
+			out.field("delivered", fmt.Sprintf("%d,%d,%d,%d", d[0], d[1], d[2], d[3]))
 		}
 	case "key_murmur2":
 		out.WriteString("MQ_OK")

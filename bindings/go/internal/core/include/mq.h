@@ -85,11 +85,11 @@ extern "C" {
 
 /* ---- version ----------------------------------------------------------------------------- */
 #define MQ_VERSION_MAJOR 1
-#define MQ_VERSION_MINOR 5
+#define MQ_VERSION_MINOR 6
 #define MQ_VERSION_PATCH 0
 /* major * 1000000 + minor * 1000 + patch */
 #define MQ_VERSION_NUMBER (MQ_VERSION_MAJOR * 1000000 + MQ_VERSION_MINOR * 1000 + MQ_VERSION_PATCH)
-#define MQ_VERSION_STRING "1.5.0"
+#define MQ_VERSION_STRING "1.6.0"
 
 /* The library's version at run time; compare with MQ_VERSION_NUMBER to catch header/library
  * skew (compatible when the majors match and the runtime minor is >= the compiled one). */
@@ -314,6 +314,13 @@ typedef enum mq_start {
     MQ_START_EARLIEST = 1 /* a new group starts at the oldest retained message */
 } mq_start;
 
+/* Since 1.6: what kind of group mq_group_options.share subscribes (SPEC rule 16). */
+typedef enum mq_share_mode {
+    MQ_SHARE_NONE = 0, /* an ordered group: each partition is handed out in order, one lease */
+    MQ_SHARE_ALL = 1,  /* a share group: any number of polls share a partition, per message */
+    MQ_SHARE_KEY = 2   /* a key-shared group: a share group that keeps per-key order */
+} mq_share_mode;
+
 typedef struct mq_group_options {
     size_t size;   /* set by mq_group_options_init */
     int32_t start; /* an mq_start (MQ_START_LATEST or MQ_START_EARLIEST); default
@@ -334,6 +341,34 @@ typedef struct mq_group_options {
      * group reports it in its `lost` field. */
     uint32_t max_deliveries;
     const char *dead_letter_topic; /* copied; NULL = none (default) */
+    /* Since 1.6: an mq_share_mode; default MQ_SHARE_NONE. A share group (mq as a task queue;
+     * SPEC rule 16, Kafka's share groups) lets any number of consumers poll the same partition:
+     * each mq_group_poll (plain, copying, acknowledging or asynchronous) acquires up to `max`
+     * messages that no other poll holds, each under its own lock of the topic's
+     * ack_timeout_ms that runs out independently (the message is then available again), and
+     * each acquired message is settled on its own, in any order, with mq_share_settle. A
+     * message's delivery_count counts its acquisitions and is the token that proves the
+     * caller's acquisition is the current one; max_deliveries and the dead-letter topic work
+     * as for ordered groups (an available message acquired max_deliveries times is
+     * dead-lettered instead of handed out again). Messages not yet due (mq_record.delay_ms)
+     * are skipped and handed out as they become due. For trimming and back-pressure a share
+     * group's position (mq_group_info.committed) is its oldest unsettled message.
+     * MQ_SHARE_KEY adds Pulsar's Key_Shared rule: a message is not acquired while an earlier
+     * message with the same key (by murmur2 hash) is unsettled, so messages of one key are
+     * handed out, and can only be settled, one at a time in offset order (keyless messages
+     * are unconstrained; a poll looks at most 4 * max_acquired messages past the oldest
+     * unsettled one for free keys).
+     * In a share group mq_group_ack accepts an acquired message (without the delivery-count
+     * check), mq_group_nack releases every message the group has acquired on the partition
+     * (after delay_ms if given) and mq_group_extend_lease renews all their locks.
+     * Push subscriptions and members take partitions exclusively: mq_subscription_open and
+     * mq_member_join refuse a share group (MQ_ERR_INVALID). The Kafka backend refuses a share
+     * group with MQ_ERR_UNSUPPORTED (docs/KAFKA.md). */
+    int32_t share;
+    /* Since 1.6, share groups only: at most this many messages of one partition are acquired
+     * at once (0 = 2000, Kafka's default; at most 1000000). A poll that finds the limit reached
+     * waits until a message is settled or a lock runs out; publishers are not slowed by it. */
+    uint32_t max_acquired;
 } mq_group_options;
 
 MQ_API void mq_group_options_init(mq_group_options *opts, size_t size);
@@ -991,12 +1026,53 @@ typedef struct mq_group_info {
     int64_t next_age_ns;     /* age of the message at next (by the broker clock); -1 if none */
     int64_t paused_until_ns; /* broker clock time a delayed nack holds the group until; 0 if
                                * not paused */
+    /* Since 1.6, share groups (0 or -1 for an ordered group). For a share group `committed`
+     * is the oldest unsettled offset, `next` the first offset no poll has looked at, and
+     * `in_flight` next - committed. */
+    int64_t acquired;  /* messages acquired and not settled (their locks still run) */
+    int64_t available; /* messages a poll could acquire now */
+    int64_t delayed;   /* messages not handed out before a later time (mq_record.delay_ms, a
+                        * release with a delay) */
+    int64_t rejected;  /* messages settled with MQ_SETTLE_REJECT (dead-lettered or dropped) */
+    int64_t oldest_unsettled_age_ns; /* age of the oldest unsettled message; -1 if none */
+    int64_t delivered_once;          /* unsettled messages handed out once, */
+    int64_t delivered_twice;         /* twice, */
+    int64_t delivered_thrice;        /* three times, */
+    int64_t delivered_more;          /* and four times or more (the delivery-count histogram) */
 } mq_group_info;
 
 /* Fills *out (out_size = sizeof *out; a smaller out_size gets the fields that fit).
  * MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION. */
 MQ_API mq_status mq_group_get_info(mq_broker *b, const char *topic, const char *group,
                                    int32_t partition, mq_group_info *out, size_t out_size);
+
+/* ---- share groups (since 1.6) ------------------------------------------------------------ */
+
+/* How mq_share_settle settles an acquired message of a share group. */
+typedef enum mq_settle {
+    MQ_SETTLE_ACCEPT = 0,  /* done: never handed out again */
+    MQ_SETTLE_RELEASE = 1, /* hand it out again: now, or after delay_ms */
+    MQ_SETTLE_REJECT = 2,  /* never again: to the group's dead-letter topic if it has one (as
+                            * max_deliveries does, with the same origin headers), else dropped;
+                            * counted in mq_group_info.rejected */
+    MQ_SETTLE_RENEW = 3    /* keep it: its lock starts over (the topic's ack_timeout_ms) */
+} mq_settle;
+
+/* Settles one message that a poll of share group `group` acquired: offset and delivery_count
+ * are the message's as the poll handed it out (the delivery count is the fencing token: once
+ * the lock runs out and another poll acquires the message, the old acquisition's settlement is
+ * refused). delay_ms (a duration, top of file) applies to MQ_SETTLE_RELEASE only and must be 0
+ * otherwise. Settlements of one group's messages may come in any order and from any thread.
+ * A reject whose dead-letter topic is full leaves the message to the group's next poll, which
+ * dead-letters it within its own wait (the reject stands). Never blocks.
+ * MQ_ERR_INVALID (NULL, illegal names, not a share group, an unknown action, a delay with an
+ * action other than release), MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION,
+ * MQ_ERR_NOT_IN_FLIGHT (the message is not held by that acquisition: never handed out,
+ * settled, released, its lock ran out, or acquired again since; the message says which),
+ * MQ_CLOSED. The Kafka backend: MQ_ERR_UNSUPPORTED. */
+MQ_API mq_status mq_share_settle(mq_broker *b, const char *topic, const char *group,
+                                 int32_t partition, int64_t offset, uint32_t delivery_count,
+                                 int32_t action, int64_t delay_ms);
 
 /* Describes a partition the way SPEC.md's reference trace prints it, e.g.
  * "log 1..3, backlog 3/3; billing 1/4; email 3/3" or

@@ -31,6 +31,8 @@ fn main() {
         .newtype_enum("mq_status")
         .constified_enum_module("mq_retention")
         .constified_enum_module("mq_start")
+        .constified_enum_module("mq_share_mode")
+        .constified_enum_module("mq_settle")
         .opaque_type("mq_broker")
         .opaque_type("mq_subscription")
         .opaque_type("mq_member")

@@ -430,6 +430,8 @@ MQ_API void mq_group_options_init(mq_group_options *o, size_t size) {
     d.start = MQ_START_LATEST;
     d.max_deliveries = 0;
     d.dead_letter_topic = nullptr;
+    d.share = MQ_SHARE_NONE;
+    d.max_acquired = 0;
     std::memcpy(o, &d, d.size);
     o->size = size;
 }
@@ -454,6 +456,22 @@ MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char 
             if (MQ_HAS_FIELD(opts, max_deliveries)) o.max_deliveries = opts->max_deliveries;
             if (MQ_HAS_FIELD(opts, dead_letter_topic))
                 o.dead_letter_topic = opts->dead_letter_topic;
+            if (MQ_HAS_FIELD(opts, share)) o.share = opts->share;
+            if (MQ_HAS_FIELD(opts, max_acquired)) o.max_acquired = opts->max_acquired;
+        }
+        if (o.share < MQ_SHARE_NONE || o.share > MQ_SHARE_KEY) {
+            return fail(MQ_ERR_INVALID,
+                        "share is %d; use MQ_SHARE_NONE, MQ_SHARE_ALL or MQ_SHARE_KEY", o.share);
+        }
+        if (o.max_acquired && o.share == MQ_SHARE_NONE) {
+            return fail(MQ_ERR_INVALID,
+                        "max_acquired is %u but the group is not a share group (set share to "
+                        "MQ_SHARE_ALL or MQ_SHARE_KEY, or leave max_acquired 0)",
+                        o.max_acquired);
+        }
+        if (o.max_acquired > 1000000) {
+            return fail(MQ_ERR_INVALID, "max_acquired is %u; it must be 1 to 1000000 (0: 2000)",
+                        o.max_acquired);
         }
         if (o.start != MQ_START_LATEST && o.start != MQ_START_EARLIEST) {
             return fail(MQ_ERR_INVALID, "start is %d; use MQ_START_LATEST or MQ_START_EARLIEST",
@@ -463,8 +481,17 @@ MQ_API mq_status mq_group_subscribe(mq_broker *b, const char *topic, const char 
             return fail(MQ_ERR_INVALID,
                         "max_deliveries and dead_letter_topic go together: set both or neither");
         }
-        if (b->backend) return b->backend->subscribe(topic, group, o);
+        if (b->backend) {
+            if (o.share != MQ_SHARE_NONE) {
+                return fail(MQ_ERR_UNSUPPORTED,
+                            "share groups need a librdkafka with the share-consumer API "
+                            "(KIP-932), which this build does not have; docs/KAFKA.md");
+            }
+            return b->backend->subscribe(topic, group, o);
+        }
         mq::GroupConfig proto;
+        proto.share = o.share;
+        proto.max_acquired = o.share != MQ_SHARE_NONE && !o.max_acquired ? 2000 : o.max_acquired;
         if (o.max_deliveries) {
             if (mq_status st = b->topic(o.dead_letter_topic, &proto.dead_letter); st != MQ_OK) {
                 return st;
@@ -813,6 +840,37 @@ MQ_API mq_status mq_group_nack(mq_broker *b, const char *topic, const char *grou
     return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
         if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
         return p.nack(g, {}, delay_ms * 1000000);
+    });
+}
+
+MQ_API mq_status mq_share_settle(mq_broker *b, const char *topic, const char *group,
+                                 int32_t partition, int64_t offset, uint32_t delivery_count,
+                                 int32_t action, int64_t delay_ms) {
+    auto check = [&]() -> mq_status {
+        if (action < MQ_SETTLE_ACCEPT || action > MQ_SETTLE_RENEW) {
+            return fail(MQ_ERR_INVALID,
+                        "action is %d; use MQ_SETTLE_ACCEPT, MQ_SETTLE_RELEASE, MQ_SETTLE_REJECT "
+                        "or MQ_SETTLE_RENEW",
+                        action);
+        }
+        if (mq_status st = mq::check_duration(delay_ms, "delay_ms"); st != MQ_OK) return st;
+        if (delay_ms && action != MQ_SETTLE_RELEASE) {
+            return fail(MQ_ERR_INVALID, "delay_ms is %lld; only MQ_SETTLE_RELEASE takes a delay",
+                        static_cast<long long>(delay_ms));
+        }
+        return MQ_OK;
+    };
+    if (b && b->backend) {
+        return on_kafka_cursor(b, topic, group, false, [&](mq::Backend &) {
+            if (mq_status st = check(); st != MQ_OK) return st;
+            return fail(MQ_ERR_UNSUPPORTED,
+                        "share groups need a librdkafka with the share-consumer API (KIP-932), "
+                        "which this build does not have; docs/KAFKA.md");
+        });
+    }
+    return on_cursor(b, topic, group, partition, [&](mq::Partition &p, const mq::Group *g) {
+        if (mq_status st = check(); st != MQ_OK) return st;
+        return mq::settle_share(p, g, offset, delivery_count, action, delay_ms * 1000000);
     });
 }
 

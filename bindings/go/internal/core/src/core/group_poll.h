@@ -17,6 +17,12 @@ mq_status dead_letter_and_poll(Partition &p, const Group *g, Caller who, mq_mess
                                size_t max, Wait &wait, mq_cancel *cancel, size_t *count,
                                const DeadLetter *due, CopyOut *copy = nullptr);
 
+// mq_share_settle: Partition::share_settle, and a rejected message's dead letter published at
+// once without waiting; if the dead-letter topic is full, the group's next poll publishes it
+// within its own wait. The reject stands either way.
+mq_status settle_share(Partition &p, const Group *g, int64_t offset, uint32_t delivery_count,
+                       int32_t action, int64_t delay_ns);
+
 // Inline: a poll with no dead letter due costs no more than the partition's poll. With `ack`,
 // acks *ack first in the same critical section (Partition::poll); a dead letter found after
 // it is handled as a plain poll's is (the ack stands).

@@ -60,11 +60,24 @@ Cursor *Partition::find_owned(const Group *g, Caller who, Deferred &err, mq_stat
 // and learn how many they lost. Their views of the dropped messages stay valid (their view
 // floors hold the bytes) until their next poll, ack or seek.
 void Partition::drop_head(int64_t new_start) noexcept {
-    for (Cursor &c : cursors_) c.skip_to(new_start);
+    for (Cursor &c : cursors_) {
+        if (c.share) {  // accepted messages are not lost; the frontier may move past new_start
+            if (c.committed >= new_start) continue;
+            const int64_t lost = c.share->drop_below(new_start);
+            c.lost += lost;
+            c.lost_unreported += lost;
+            c.commit(c.share->base());
+            continue;
+        }
+        c.skip_to(new_start);
+    }
     const int64_t freed = log_.advance(new_start);
     dropped_ += freed;
+    // A share group's frontier may have moved past new_start (settled messages behind the
+    // dropped ones): what every group has settled goes too, as an ack would trim it.
+    const int64_t trimmed = trim();
     release_views();
-    wake_publishers(freed);
+    wake_publishers(freed + trimmed);
 }
 
 int64_t Partition::trim() noexcept {

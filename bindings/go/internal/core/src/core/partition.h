@@ -87,6 +87,11 @@ public:
     mq_status nack(const Group *g, Caller who, int64_t delay_ns, int64_t unhandled_from = -1);
     mq_status extend_lease(const Group *g, Caller who);
     mq_status seek(const Group *g, int64_t offset);
+    // Share groups (partition_share.cpp): settles one acquired message (mq_share_settle). A
+    // reject in a group with a dead-letter topic sets *due as poll does; the caller publishes
+    // it and calls finish_dead_letter (share_settle in group_poll.h does both).
+    mq_status share_settle(const Group *g, int64_t offset, uint32_t delivery_count, int32_t action,
+                           int64_t delay_ns, const DeadLetter **due);
 
     // The broker-clock time at which the group's state here changes by itself (its lease runs
     // out, its delayed nack ends), or INT64_MAX.
@@ -173,6 +178,19 @@ private:
     // Rule 5's check and commit, under the lock: MQ_OK, or MQ_ERR_NOT_IN_FLIGHT with nothing
     // changed.
     mq_status commit_ack(Cursor &c, const Group *g, int64_t offset, Deferred &err) noexcept;
+
+    // Share groups (partition_share.cpp), under the lock.
+    Pending share_poll(Cursor &c, const Group *g, mq_message *out, size_t max, int64_t now,
+                       Wait &wait, const DeadLetter **due, CopyOut *copy, size_t *count);
+    bool share_dead_letter(Cursor &c, const Group *g, Wait &wait, const DeadLetter **due);
+    bool share_key(int64_t offset, uint32_t *key) const noexcept;
+    void share_advance(Cursor &c) noexcept;  // the frontier past settled messages (no trim)
+    mq_status share_accept(Cursor &c, const Group *g, int64_t offset, Deferred &err) noexcept;
+    bool share_release_all(Cursor &c, int64_t until) noexcept;
+    bool share_renew_all(Cursor &c, int64_t until) noexcept;
+    void share_finish_dead_letter(Cursor &c, int64_t offset, bool moved, bool too_large) noexcept;
+    int64_t share_next_change(Cursor &c) noexcept;
+    void share_info(Cursor &c, int64_t now, mq_group_info &out) const noexcept;
 
     Waiting waiting_;
     const int32_t index_;

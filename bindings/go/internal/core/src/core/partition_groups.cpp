@@ -129,6 +129,8 @@ mq_status Partition::group_info(const Group *g, mq_group_info &out) {
     out.dead_lettered = c->dead_lettered;
     out.next_age_ns = c->next < log_.end() ? now - log_.timestamp(c->next) : -1;
     out.paused_until_ns = c->paused(now) ? c->not_before : 0;
+    out.oldest_unsettled_age_ns = -1;
+    if (c->share) share_info(*c, now, out);
     return MQ_OK;
 }
 

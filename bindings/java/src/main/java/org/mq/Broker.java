@@ -122,7 +122,8 @@ public final class Broker implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         state.enter();
         try {
-            nb.subscribe(topic, group, options.start.code, options.maxDeliveries, options.deadLetterTopic);
+            nb.subscribe(topic, group, options.start.code, options.maxDeliveries, options.deadLetterTopic,
+                    options.share.code, options.maxAcquired);
         } finally {
             state.gate.exit();
         }
@@ -478,6 +479,75 @@ public final class Broker implements AutoCloseable {
         }
     }
 
+    // ---- share groups (ABI 1.6) -------------------------------------------------------------
+
+    /**
+     * Settles one message a poll of share group {@code group} acquired ({@code mq_share_settle},
+     * ABI 1.6; see {@link GroupOptions.Builder#share(ShareMode)}). {@code offset} and
+     * {@code deliveryCount} are the message's as the poll handed it out: the delivery count is
+     * the acquisition's token, so once its lock runs out and another poll acquires the message,
+     * this acquisition's settlement is refused. Settlements may come in any order and from any
+     * thread; the call never blocks. {@link SettleAction#RELEASE} hands the message out again at
+     * once; use {@link #settle(String, String, int, long, long, SettleAction, Duration)} for a
+     * release after a delay.
+     *
+     * @throws MqNotInFlightException if that acquisition does not hold the message (never handed
+     *     out, settled, released, its lock ran out, or acquired again since; the message says
+     *     which)
+     * @throws MqInvalidArgumentException if the group is not a share group
+     * @throws MqUnsupportedException on the Kafka backend
+     * @since 1.6
+     */
+    public void settle(String topic, String group, int partition, long offset, long deliveryCount,
+            SettleAction action) {
+        settle(topic, group, partition, offset, deliveryCount, action, Duration.ZERO);
+    }
+
+    /**
+     * {@link #settle(String, String, int, long, long, SettleAction) settle} with a delay, which
+     * only {@link SettleAction#RELEASE} takes: the released message is not handed out again
+     * before {@code delay} has passed by the broker clock (whole milliseconds, a fraction rounds
+     * up). Any other action with a delay other than zero is refused
+     * ({@link MqInvalidArgumentException}).
+     *
+     * @since 1.6
+     */
+    public void settle(String topic, String group, int partition, long offset, long deliveryCount,
+            SettleAction action, Duration delay) {
+        Objects.requireNonNull(action, "action");
+        long ms = Waits.millis(delay, "delay");
+        state.enter();
+        try {
+            nb.shareSettle(topic, group, partition, offset, deliveryCount, action.code, ms);
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Settles a message that a poll of share group {@code group} handed out: its topic,
+     * partition, offset and delivery count are the message's (ABI 1.6). See
+     * {@link #settle(String, String, int, long, long, SettleAction)}.
+     *
+     * @since 1.6
+     */
+    public void settle(String group, Message message, SettleAction action) {
+        settle(group, message, action, Duration.ZERO);
+    }
+
+    /**
+     * {@link #settle(String, Message, SettleAction)} with a delay (for
+     * {@link SettleAction#RELEASE} only); see
+     * {@link #settle(String, String, int, long, long, SettleAction, Duration)}.
+     *
+     * @since 1.6
+     */
+    public void settle(String group, Message message, SettleAction action, Duration delay) {
+        Objects.requireNonNull(message, "message");
+        settle(message.topic(), group, message.partition(), message.offset(),
+                Integer.toUnsignedLong(message.deliveryCount()), action, delay);
+    }
+
     // ---- asynchronous calls (ABI 1.4) -------------------------------------------------------
 
     /**
@@ -685,7 +755,8 @@ public final class Broker implements AutoCloseable {
         state.enter();
         try {
             long[] v = nb.groupInfo(topic, group, partition);
-            return new GroupInfo(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+            return new GroupInfo(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12],
+                    v[13], v[14], v[15], v[16]);
         } finally {
             state.gate.exit();
         }

@@ -17,6 +17,8 @@ final class Defaults {
     static final int PREFETCH = (int) V[10];
     static final long SESSION_TIMEOUT_MS = V[11];
     static final long SUBSCRIPTION_SESSION_TIMEOUT_MS = V[12];
+    static final int SHARE = (int) V[13];
+    static final long MAX_ACQUIRED = V[14];
 
     private Defaults() {}
 }

@@ -110,6 +110,23 @@ class KafkaBrokerTest {
         }
     }
 
+    /** ABI 1.6's share groups are the in-process engine's: the Kafka backend refuses them. */
+    @Test
+    void shareGroupsAreUnsupported() {
+        String topic = unique("share");
+        try (Broker b = open()) {
+            b.createTopic(topic);
+            try {
+                assertThrows(MqUnsupportedException.class, () -> b.subscribeGroup(topic, "workers",
+                        GroupOptions.builder().share(ShareMode.ALL).build()));
+                assertThrows(MqUnsupportedException.class,
+                        () -> b.settle(topic, "workers", 0, 0, 1, SettleAction.ACCEPT));
+            } finally {
+                b.deleteTopic(topic);
+            }
+        }
+    }
+
     @Test
     void topicsPublishPollAckAndMembersOnTheCluster() {
         String topic = unique("topic");

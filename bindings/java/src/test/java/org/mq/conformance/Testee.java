@@ -34,6 +34,8 @@ import org.mq.PartitionInfo;
 import org.mq.PublishRecord;
 import org.mq.PublishResult;
 import org.mq.Retention;
+import org.mq.SettleAction;
+import org.mq.ShareMode;
 import org.mq.StartPosition;
 import org.mq.SubscribeOptions;
 import org.mq.Subscription;
@@ -464,6 +466,13 @@ public final class Testee {
                 if (r.has("dead_letter_topic")) {
                     o.deadLetterTopic(r.string("dead_letter_topic"));
                 }
+                if (r.has("share")) {
+                    String share = r.raw("share");
+                    o.share(share.equals("all") ? ShareMode.ALL : share.equals("key") ? ShareMode.KEY : ShareMode.NONE);
+                }
+                if (r.has("max_acquired")) {
+                    o.maxAcquired(r.integer("max_acquired", 0));
+                }
                 broker.subscribeGroup(r.string("topic"), r.string("group"), o.build());
                 return "MQ_OK";
             }
@@ -496,6 +505,15 @@ public final class Testee {
             case "extend_lease":
                 broker.extendLease(r.string("topic"), r.string("group"), i32(r, "partition"));
                 return "MQ_OK";
+            case "settle": {
+                String a = r.raw("action");
+                SettleAction action = a.equals("accept") ? SettleAction.ACCEPT
+                        : a.equals("release") ? SettleAction.RELEASE
+                        : a.equals("reject") ? SettleAction.REJECT : SettleAction.RENEW;
+                broker.settle(r.string("topic"), r.string("group"), i32(r, "partition"), r.integer("offset", 0),
+                        r.integer("delivery_count", 0), action, Duration.ofMillis(r.integer("delay_ms", 0)));
+                return "MQ_OK";
+            }
             case "seek": {
                 String to = r.raw("offset");
                 long offset = to.equals("earliest") ? Broker.OFFSET_EARLIEST
@@ -528,7 +546,11 @@ public final class Testee {
                 GroupInfo g = broker.groupInfo(r.string("topic"), r.string("group"), i32(r, "partition"));
                 return "MQ_OK committed=" + g.committed() + " next=" + g.next() + " lag=" + g.lag() + " in_flight="
                         + g.inFlight() + " lost=" + g.lost() + " dead_lettered=" + g.deadLettered()
-                        + " next_age_ns=" + g.nextAgeNanos() + " paused_until_ns=" + g.pausedUntilNanos();
+                        + " next_age_ns=" + g.nextAgeNanos() + " paused_until_ns=" + g.pausedUntilNanos()
+                        + " acquired=" + g.acquired() + " available=" + g.available() + " delayed=" + g.delayed()
+                        + " rejected=" + g.rejected() + " oldest_unsettled_age_ns=" + g.oldestUnsettledAgeNanos()
+                        + " delivered=" + g.deliveredOnce() + "," + g.deliveredTwice() + "," + g.deliveredThrice()
+                        + "," + g.deliveredMore();
             }
             case "key_murmur2":
                 return "MQ_OK hash=" + Broker.murmur2(r.bytes("key"));
