@@ -2,7 +2,9 @@
 # The Java binding's benchmarks (JMH): the C suite's workloads 1, 2, 3 and 5 through the Java
 # API, beside ArrayBlockingQueue<byte[]> and the LMAX Disruptor, all carrying the same 64-byte
 # messages between two threads, in one JMH run; then the C suite on the same workloads, for
-# the cost per message of the C API itself. Figures are ns per message (lower is better).
+# the cost per message of the C API itself. Figures are ns per message (lower is better);
+# after the table the script prints mq's throughput ratios over ArrayBlockingQueue and the
+# Disruptor on the same workloads.
 #
 #   bench/java/run.sh                 everything (about 3 minutes)
 #   bench/java/run.sh -- JMH-ARGS     the JMH part only, with JMH's own arguments
@@ -23,7 +25,29 @@ mvn -B -ntp -q -f "$root/bindings/java/pom.xml" install -DskipTests
 mvn -B -ntp -q -f "$here/pom.xml" package
 cp="$here/target/classes:$(cat "$here/target/classpath.txt")"
 echo "==== JMH: mq through Java, ArrayBlockingQueue, Disruptor (ns per message) ===="
-java -cp "$cp" org.openjdk.jmh.Main "$@"
+csv="$here/target/jmh.csv"
+rm -f "$csv"
+java -cp "$cp" org.openjdk.jmh.Main -rf csv -rff "$csv" "$@"
+
+# The ratios the performance goals name (issue 33): mq's throughput over the JDK queue's on the
+# same workload, in this run (> 1: mq is faster). A row whose benchmarks did not run is left out.
+if [ -f "$csv" ]; then
+    echo "==== ratios (throughput, mq / peer; from the ns per message above) ===="
+    awk -F, '
+        { gsub(/"/, ""); n = split($1, part, "."); score[part[n]] = $5 }
+        function row(label, mq, peer) {
+            if ((mq in score) && (peer in score) && score[mq] > 0)
+                printf "%-44s %6.2fx\n", label, score[peer] / score[mq]
+        }
+        END {
+            row("single (poll, ack) / ArrayBlockingQueue", "w2Single", "abqSingle")
+            row("single, ack-then-poll / ArrayBlockingQueue", "w2aSingleAckPoll", "abqSingle")
+            row("batch 64 / ArrayBlockingQueue drainTo", "w1Batch64", "abqDrainTo64")
+            row("batch 64, ack-then-poll / drainTo", "w1aBatch64AckPoll", "abqDrainTo64")
+            row("single / Disruptor", "w2Single", "disruptorSingle")
+            row("batch 64 / Disruptor batch", "w1Batch64", "disruptorBatch64")
+        }' "$csv"
+fi
 
 if [ "$jmh_only" = 1 ]; then
     exit 0

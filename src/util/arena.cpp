@@ -48,6 +48,15 @@ void Arena::push_live(Chunk &&c) {
 
 void Arena::trim(int64_t start) noexcept {
     while (count_ > 0 && live_at(0).last_offset < start) {
+        if (count_ == 1) {
+            // The newest chunk stays live, emptied in place: a log that empties after every
+            // message (publish, poll, ack) would otherwise move its one chunk to the spares
+            // and back on each message. Nothing below `start` can be read any more.
+            Chunk &c = live_at(0);
+            c.used = 0;
+            c.last_offset = -1;
+            return;
+        }
         Chunk c = std::move(live_at(0));
         head_ = (head_ + 1) & (live_.size() - 1);
         count_--;

@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "8374c08c250dd56dc9e0215a8f6e03839f0ce943df315e700879f557b83917a9"
+const coreSourcesSHA256 = "92a4fb5ced607e0bc4ae1bded27d1bf0857e4d4bc2dc87ca95a25b229ad26080"
