@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "92a4fb5ced607e0bc4ae1bded27d1bf0857e4d4bc2dc87ca95a25b229ad26080"
+const coreSourcesSHA256 = "b715d9b9e4c35dd6f29ddefdf3e861226595fe284945f3ac5ec5883ddaf96938"

@@ -58,6 +58,11 @@ struct Blocked {
     }
 };
 
+Blocked &no_keys() noexcept {
+    static Blocked none;  // never touched: only key-shared polls look at their set
+    return none;
+}
+
 constexpr const char *kActionNames[] = {"accept", "release", "reject", "renew"};
 
 }  // namespace
@@ -92,7 +97,7 @@ Pending Partition::share_poll(Cursor &c, const Group *g, mq_message *out, size_t
                               Wait &wait, const DeadLetter **due, CopyOut *copy, size_t *count) {
     ShareState &s = *c.share;
     s.expire(now);
-    if (share_dead_letter(c, g, wait, due)) return Pending::finished(MQ_OK);
+    if (s.doomed() && share_dead_letter(c, g, wait, due)) return Pending::finished(MQ_OK);
     const size_t limit =
         static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(max), s.room()));
     const int64_t lock_until = now + settings_.ack_timeout_ns + clock_.lag();
@@ -123,7 +128,8 @@ Pending Partition::share_poll(Cursor &c, const Group *g, mq_message *out, size_t
     };
     const bool by_key = s.key_shared();
     const int64_t lookahead = by_key ? 4 * static_cast<int64_t>(s.max_acquired()) : INT64_MAX;
-    Blocked &blocked = thread_scratch<Blocked>();
+    // A thread-local lookup costs a call: only key-shared groups pay it.
+    Blocked &blocked = by_key ? thread_scratch<Blocked>() : no_keys();
     if (by_key) {  // every add is an entry of the window or a message the lookahead may reach
         blocked.begin(
             static_cast<size_t>(s.end() - s.base() + std::min(lookahead, log_.end() - c.next) + 1));
@@ -213,7 +219,10 @@ Pending Partition::share_poll(Cursor &c, const Group *g, mq_message *out, size_t
 
 mq_status Partition::share_settle(const Group *g, int64_t offset, uint32_t delivery_count,
                                   int32_t action, int64_t delay_ns, const DeadLetter **due) {
-    const int64_t now = clock_.now();
+    // Coarse, as a poll's is: the locks a poll starts include the clock's lag, so a reading up
+    // to one tick behind never ends a lock early, and a renewal or a delayed release adds the
+    // lag too, so neither ends early either.
+    const int64_t now = clock_.coarse();
     Deferred err;
     Lock lk = enter(now);
     if (waiting_.closed()) return fail_fixed(MQ_CLOSED, "the broker is closed");
@@ -258,7 +267,7 @@ mq_status Partition::share_settle(const Group *g, int64_t offset, uint32_t deliv
             w.publishers = waiting_.publishers_to_wake(trim(), settings_.max_bytes != 0);
             break;
         case MQ_SETTLE_RELEASE:
-            s.set(*e, ShareState::kAvailable, delay_ns > 0 ? now + delay_ns : 0);
+            s.set(*e, ShareState::kAvailable, delay_ns > 0 ? now + delay_ns + clock_.lag() : 0);
             w.consumers = waiting_.announce();
             break;
         case MQ_SETTLE_REJECT:
@@ -278,7 +287,7 @@ mq_status Partition::share_settle(const Group *g, int64_t offset, uint32_t deliv
             w.publishers = waiting_.publishers_to_wake(trim(), settings_.max_bytes != 0);
             break;
         default:  // MQ_SETTLE_RENEW
-            s.set(*e, ShareState::kAcquired, now + settings_.ack_timeout_ns);
+            s.set(*e, ShareState::kAcquired, now + settings_.ack_timeout_ns + clock_.lag());
             return MQ_OK;
     }
     lk.unlock();
@@ -296,7 +305,7 @@ void Partition::share_advance(Cursor &c) noexcept {
 mq_status Partition::share_accept(Cursor &c, const Group *g, int64_t offset,
                                   Deferred &err) noexcept {
     ShareState &s = *c.share;
-    s.expire(clock_.now());  // a lock that ran out is no longer the caller's to accept
+    s.expire(clock_.coarse());  // a lock that ran out is no longer the caller's to accept
     ShareState::Entry *e = s.at(offset);
     if (!e || e->state != ShareState::kAcquired) {
         return err.fail(MQ_ERR_NOT_IN_FLIGHT,
