@@ -358,6 +358,10 @@ typedef struct mq_group_options {
      * handed out, and can only be settled, one at a time in offset order (keyless messages
      * are unconstrained; a poll looks at most 4 * max_acquired messages past the oldest
      * unsettled one for free keys).
+     * Views: a view a share group's poll hands out stays valid until the group's frontier
+     * passes the message, that is until it is settled, by its holder or, once the holder's lock
+     * ran out, by whoever acquired it next. A consumer whose lock may run out while it still
+     * reads the message uses the copying poll (mq_group_poll_copy), as the bindings do.
      * In a share group mq_group_ack accepts an acquired message (without the delivery-count
      * check), mq_group_nack releases every message the group has acquired on the partition
      * (after delay_ms if given) and mq_group_extend_lease renews all their locks.
