@@ -26,10 +26,12 @@ namespace {
 using namespace mqtest;
 
 BrokerPtr share_broker(int32_t mode, int64_t capacity, uint32_t max_acquired = 0,
-                       ManualClock *clock = nullptr, int64_t ack_timeout_ms = 30000) {
+                       ManualClock *clock = nullptr, int64_t ack_timeout_ms = 30000,
+                       int32_t retention = MQ_RETAIN_UNTIL_ACKED) {
     BrokerPtr b = new_broker(clock);
     mq_topic_config c = topic_config(1, capacity);
     c.ack_timeout_ms = ack_timeout_ms;
+    c.retention = retention;
     EXPECT_EQ(mq_topic_create(b.get(), "t", &c), MQ_OK) << mq_last_error();
     mq_group_options o;
     mq_group_options_init(&o, sizeof o);
@@ -254,14 +256,7 @@ TEST(ShareGroups, BlockingPollWakesForAReleasedMessage) {
 }
 
 TEST(ShareGroups, DroppedMessagesLeaveTheShareStateAndAreReportedLost) {
-    BrokerPtr b = new_broker();
-    mq_topic_config c = topic_config(1, 3);
-    c.retention = MQ_RETAIN_BOUNDED;
-    ASSERT_EQ(mq_topic_create(b.get(), "t", &c), MQ_OK) << mq_last_error();
-    mq_group_options o;
-    mq_group_options_init(&o, sizeof o);
-    o.share = MQ_SHARE_ALL;
-    ASSERT_EQ(mq_group_subscribe(b.get(), "t", "w", &o), MQ_OK) << mq_last_error();
+    auto b = share_broker(MQ_SHARE_ALL, 3, 0, nullptr, 30000, MQ_RETAIN_BOUNDED);
     publish(b.get(), "t", nullptr, "0");
     publish(b.get(), "t", nullptr, "1");
     auto held = poll(b.get(), "t", "w", 0, 1);
@@ -280,14 +275,7 @@ TEST(ShareGroups, DroppedMessagesLeaveTheShareStateAndAreReportedLost) {
 }
 
 TEST(ShareGroups, ADropCountsOnlyUnsettledMessagesAndMovesTheFrontierPastSettledOnes) {
-    BrokerPtr b = new_broker();
-    mq_topic_config c = topic_config(1, 3);
-    c.retention = MQ_RETAIN_BOUNDED;
-    ASSERT_EQ(mq_topic_create(b.get(), "t", &c), MQ_OK) << mq_last_error();
-    mq_group_options o;
-    mq_group_options_init(&o, sizeof o);
-    o.share = MQ_SHARE_ALL;
-    ASSERT_EQ(mq_group_subscribe(b.get(), "t", "w", &o), MQ_OK) << mq_last_error();
+    auto b = share_broker(MQ_SHARE_ALL, 3, 0, nullptr, 30000, MQ_RETAIN_BOUNDED);
     for (int i = 0; i < 3; i++) publish(b.get(), "t", nullptr, std::to_string(i));
     auto held = poll(b.get(), "t", "w", 0, 3);
     ASSERT_EQ(held.size(), 3u);

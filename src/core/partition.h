@@ -186,8 +186,6 @@ private:
     bool share_key(int64_t offset, uint32_t *key) const noexcept;
     void share_advance(Cursor &c) noexcept;  // the frontier past settled messages (no trim)
     mq_status share_accept(Cursor &c, const Group *g, int64_t offset, Deferred &err) noexcept;
-    bool share_release_all(Cursor &c, int64_t until) noexcept;
-    bool share_renew_all(Cursor &c, int64_t until) noexcept;
     void share_finish_dead_letter(Cursor &c, int64_t offset, bool moved, bool too_large) noexcept;
     int64_t share_next_change(Cursor &c) noexcept;
     void share_info(Cursor &c, int64_t now, mq_group_info &out) const noexcept;

@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "fc218a23e8503804c6efb4a16c1638f367467ea9e4b17acd7dd9b1568a8adc5c"
+const coreSourcesSHA256 = "d49bae151eca6ce362c086577243daa66ea99bdd58980e221e630b789204779d"

@@ -234,7 +234,7 @@ mq_status Partition::nack(const Group *g, Caller who, int64_t delay_ns, int64_t 
     const int64_t until = delay_ns > 0 ? now + delay_ns : 0;
     if (c->share) {  // a share group's nack releases every message it has acquired
         c->share->expire(clock_.now());  // those whose lock ran out are available already
-        if (!share_release_all(*c, until)) return MQ_OK;
+        if (!c->share->set_all_acquired(ShareState::kAvailable, until)) return MQ_OK;
     } else if (!(unhandled_from >= 0 ? c->give_back(unhandled_from, until) : c->rewind(until))) {
         return MQ_OK;
     }
@@ -254,7 +254,8 @@ mq_status Partition::extend_lease(const Group *g, Caller who) {
     if (!c) return st;
     if (c->share) {  // renews the lock of every message the group has acquired here
         c->share->expire(now);
-        if (share_renew_all(*c, now + settings_.ack_timeout_ns)) return MQ_OK;
+        if (c->share->set_all_acquired(ShareState::kAcquired, now + settings_.ack_timeout_ns))
+            return MQ_OK;
         return err.fail(MQ_ERR_NOT_IN_FLIGHT,
                         "share group %s has nothing acquired on partition %d of topic %s; "
                         "nothing to extend",

@@ -58,11 +58,6 @@ struct Blocked {
     }
 };
 
-Blocked &no_keys() noexcept {
-    static Blocked none;  // never touched: only key-shared polls look at their set
-    return none;
-}
-
 constexpr const char *kActionNames[] = {"accept", "release", "reject", "renew"};
 
 }  // namespace
@@ -128,10 +123,10 @@ Pending Partition::share_poll(Cursor &c, const Group *g, mq_message *out, size_t
     };
     const bool by_key = s.key_shared();
     const int64_t lookahead = by_key ? 4 * static_cast<int64_t>(s.max_acquired()) : INT64_MAX;
-    // A thread-local lookup costs a call: only key-shared groups pay it.
-    Blocked &blocked = by_key ? thread_scratch<Blocked>() : no_keys();
+    // A thread-local lookup costs a call: only key-shared groups pay it (and only they use it).
+    Blocked *const keys = by_key ? &thread_scratch<Blocked>() : nullptr;
     if (by_key) {  // every add is an entry of the window or a message the lookahead may reach
-        blocked.begin(
+        keys->begin(
             static_cast<size_t>(s.end() - s.base() + std::min(lookahead, log_.end() - c.next) + 1));
     }
     // Released and expired messages first, in offset order; in a key-shared group every
@@ -145,8 +140,8 @@ Pending Partition::share_poll(Cursor &c, const Group *g, mq_message *out, size_t
                 return;
             }
             if (e.state == ShareState::kDone) return;
-            const bool is_blocked = by_key && e.keyed && blocked.has(e.key);
-            if (by_key && e.keyed) blocked.add(e.key);
+            const bool is_blocked = by_key && e.keyed && keys->has(e.key);
+            if (by_key && e.keyed) keys->add(e.key);
             if (e.state != ShareState::kAvailable) return;
             if (e.deadline > now) {
                 wake_at = std::min(wake_at, e.deadline);
@@ -175,12 +170,12 @@ Pending Partition::share_poll(Cursor &c, const Group *g, mq_message *out, size_t
             const int64_t o = c.next;
             uint32_t key = 0;
             const bool keyed = by_key && share_key(o, &key);
-            const bool held = keyed && blocked.has(key);
+            const bool held = keyed && keys->has(key);
             if (held && o - s.base() >= lookahead) break;
             const int64_t due_at = log_.due(o);
             ShareState::Entry &e = s.push(due_at > now ? due_at : 0, keyed, key);
             c.next = s.end();
-            if (keyed) blocked.add(key);
+            if (keyed) keys->add(key);
             if (due_at > now) {
                 wake_at = std::min(wake_at, due_at);
                 continue;
@@ -316,26 +311,6 @@ mq_status Partition::share_accept(Cursor &c, const Group *g, int64_t offset,
     s.set(*e, ShareState::kDone);
     share_advance(c);
     return MQ_OK;
-}
-
-bool Partition::share_release_all(Cursor &c, int64_t until) noexcept {
-    bool any = false;
-    c.share->for_each([&](int64_t, ShareState::Entry &e) {
-        if (e.state != ShareState::kAcquired) return;
-        c.share->set(e, ShareState::kAvailable, until);
-        any = true;
-    });
-    return any;
-}
-
-bool Partition::share_renew_all(Cursor &c, int64_t until) noexcept {
-    bool any = false;
-    c.share->for_each([&](int64_t, ShareState::Entry &e) {
-        if (e.state != ShareState::kAcquired) return;
-        c.share->set(e, ShareState::kAcquired, until);
-        any = true;
-    });
-    return any;
 }
 
 void Partition::share_finish_dead_letter(Cursor &c, int64_t offset, bool moved,

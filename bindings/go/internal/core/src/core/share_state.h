@@ -70,6 +70,18 @@ public:
     // After a scan that saw every available entry: the earliest of their times.
     void set_min_available(int64_t at) noexcept { min_available_ = at; }
 
+    // Every acquired entry to `to` (a nack's release, a lease extension's renewal); false if
+    // none was acquired.
+    bool set_all_acquired(State to, int64_t deadline) noexcept {
+        bool any = false;
+        for (Entry &e : entries_) {
+            if (e.state != kAcquired) continue;
+            set(e, to, deadline);
+            any = true;
+        }
+        return any;
+    }
+
     // Locks that ran out by `now` make their messages available again (rule 16's lock expiry).
     void expire(int64_t now) noexcept {
         if (acquired_ == 0 || now < min_lock_) return;
