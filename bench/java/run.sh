@@ -42,7 +42,9 @@ if [ -f "$csv" ]; then
         END {
             row("single (poll, ack) / ArrayBlockingQueue", "w2Single", "abqSingle")
             row("single, ack-then-poll / ArrayBlockingQueue", "w2aSingleAckPoll", "abqSingle")
+            row("single on handles / ArrayBlockingQueue", "w2hSingle", "abqSingle")
             row("batch 64 / ArrayBlockingQueue drainTo", "w1Batch64", "abqDrainTo64")
+            row("batch 64 on handles / drainTo", "w1hBatch64", "abqDrainTo64")
             row("batch 64, ack-then-poll / drainTo", "w1aBatch64AckPoll", "abqDrainTo64")
             row("single / Disruptor", "w2Single", "disruptorSingle")
             row("batch 64 / Disruptor batch", "w1Batch64", "disruptorBatch64")

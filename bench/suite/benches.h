@@ -16,7 +16,8 @@ constexpr size_t kBatch = 64;
 // 1 producer -> `groups` groups (one consumer thread each), 1 partition. batch 1: publish one,
 // poll one, ack one; batch 64: publish_batch 64, poll up to 64, one cumulative ack.
 // spin_ns is the broker's wait strategy (0, the default: a poll with nothing to hand out blocks).
-double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns = 0);
+double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns = 0,
+                     bool handles = false);
 // The reference stress without the pause: 4 producers over 40 keys, 4 partitions, capacity 64,
 // 2 groups x 2 consumers, polls of 10. Returns published messages per second.
 // ack_with_poll: each consumer acks a batch with mq_group_ack_poll (ABI 1.1), which hands it the

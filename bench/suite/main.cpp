@@ -171,6 +171,10 @@ void one_round(Suite &s, const Counts &c, int round, int rounds) {
     tput("w1", "1. mq 1→1, batch 64", [&] { return bench_mq_pull(c.mq_batch, kBatch, 1); });
     tput_cs("w2", "2. mq 1→1, single (publish, poll, ack)", c.mq_single,
             [&] { return bench_mq_pull(c.mq_single, 1, 1); });
+    tput("w1h", "1. mq 1→1, batch 64, on handles",
+         [&] { return bench_mq_pull(c.mq_batch, kBatch, 1, 0, true); });
+    tput_cs("w2h", "2. mq 1→1, single, on handles", c.mq_single,
+            [&] { return bench_mq_pull(c.mq_single, 1, 1, 0, true); });
     tput("w3", "3. mq 1→2 groups, batch 64 (each group)",
          [&] { return bench_mq_pull(c.mq_fanout, kBatch, 2); });
     // The same with the broker's spinning wait strategy: what a consumer gains by not parking.
@@ -258,6 +262,7 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
     };
     const Cmp mq_rows[] = {
         {"w1", "ring", "mv64", "ms64", "z1"},        {"w2", "ring", "mv1", "ms1", "z1"},
+        {"w1h", "ring", "mv64", "ms64", "z1"},       {"w2h", "ring", "mv1", "ms1", "z1"},
         {"w1s", "ring", "mv64", "ms64", "z1"},       {"w2s", "ring", "mv1", "ms1", "z1"},
         {"w3", "ring", "mv64", "ms64", "z2"},        {"w4", nullptr, nullptr, nullptr, nullptr},
         {"w4a", nullptr, nullptr, nullptr, nullptr}, {"w5a", "ring", "mv64", "ms64", "z1"},
@@ -293,7 +298,7 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
         md << "## Context switches per message\n\n(getrusage ru_nvcsw + ru_nivcsw of the whole "
               "process over the run, divided by the messages published)\n\n| benchmark | median "
               "| min – max |\n|---|---:|---:|\n";
-        for (const char *id : {"w2", "mv1", "w4", "w4a", "w4r", "w5a", "w5b", "mv64"}) {
+        for (const char *id : {"w2", "w2h", "mv1", "w4", "w4a", "w4r", "w5a", "w5b", "mv64"}) {
             const Row *r = s.find(std::string(id) + ".cs");
             if (!r) continue;
             auto [lo, hi] = std::minmax_element(r->samples.begin(), r->samples.end());
@@ -368,6 +373,13 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
          0.25, false},
         {"6. (with spin_ns = 2 × the interval) p50 ≤ 0.25 × the blocking round trip",
          s.ratio("w6s.p50", "ppb.p50"), 0.25, false},
+        // Round 3 (issue 33): the same rows on a publisher and cursor (ABI 1.7).
+        {"1. (round 3, handles) batch 64 ≥ 1.5 × the by-value mutex queue in batches of 64",
+         s.ratio("w1h", "mv64"), 1.5, true},
+        {"1. (round 3, handles) batch 64 ≥ 0.5 × the lock-free ring", s.ratio("w1h", "ring"), 0.5,
+         true},
+        {"2. (round 3, handles) single ≥ 1.0 × the by-value mutex queue, single",
+         s.ratio("w2h", "mv1"), 1.0, true},
         {"7. ≤ 32 bytes of overhead per retained message (heap)", s.med("w7.over"), 32, false},
         {"7. no heap allocation per message in steady state (batch, single, push)",
          std::max({s.med("w7.a64"), s.med("w7.a1"), s.med("w7.ap")}), 0.0, false},
@@ -388,8 +400,8 @@ void write_report(const Suite &s, const Counts &c, int rounds, const std::string
     std::ofstream(dir + "/tables.md") << text;
     std::ofstream tp(dir + "/throughput.dat");
     tp << "# label\tmedian M msg/s\tis_mq\n";
-    for (const char *id : {"w1", "w2", "w1s", "w2s", "w3", "w4", "w5a", "w5b", "ring", "mv1",
-                           "mv64", "ms1", "ms64", "z1", "z2"})
+    for (const char *id : {"w1", "w2", "w1h", "w2h", "w1s", "w2s", "w3", "w4", "w5a", "w5b", "ring",
+                           "mv1", "mv64", "ms1", "ms64", "z1", "z2"})
         if (const Row *r = s.find(id))
             tp << '"' << r->label << "\"\t" << median(r->samples) / 1e6 << '\t' << (id[0] == 'w')
                << '\n';

@@ -1,5 +1,5 @@
-// Workloads 1, 2, 3 and 6: mq's pull API through the C ABI, as a user would call it (names,
-// not handles), on one partition.
+// Workloads 1, 2, 3 and 6: mq's pull API through the C ABI, as a user would call it, on one
+// partition: by name, or (handles, rows w1h and w2h) on a publisher and cursors (ABI 1.7).
 #include <thread>
 #include <vector>
 
@@ -9,7 +9,7 @@
 
 namespace suite {
 
-double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns) {
+double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns, bool handles) {
     const char *name = batch == 1 ? "mq single" : groups == 1 ? "mq batch" : "mq fan-out";
     Broker b(name, 1, kCapacity, spin_ns);
     static const char *kGroups[] = {"g0", "g1", "g2", "g3"};
@@ -22,21 +22,31 @@ double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns) {
         consumers.emplace_back([&, g] {
             std::vector<mq_message> msgs(batch);
             Verifier &mine = v[size_t(g)];
+            mq_cursor *c = nullptr;
+            if (handles)
+                must(name, mq_cursor_open(b.b, kTopic, kGroups[g], 0, &c), "mq_cursor_open");
             while (mine.next < n) {
                 size_t got = 0;
                 // A long wait rather than forever: a lost message ends the run as a failure
                 // instead of hanging it.
-                mq_status s = mq_group_poll(b.b, kTopic, kGroups[g], 0, msgs.data(),
-                                            sizeof(mq_message), batch, 10000, nullptr, &got);
+                mq_status s = c ? mq_cursor_poll(c, msgs.data(), sizeof(mq_message), batch, 10000,
+                                                 nullptr, &got)
+                                : mq_group_poll(b.b, kTopic, kGroups[g], 0, msgs.data(),
+                                                sizeof(mq_message), batch, 10000, nullptr, &got);
                 if (s == MQ_TIMEOUT) fail(name, "stalled: nothing to poll for 10 s");
-                must(name, s, "mq_group_poll");
+                must(name, s, "poll");
                 for (size_t i = 0; i < got; ++i) mine.take(msgs[i].payload, msgs[i].payload_len);
-                must(name, mq_group_ack(b.b, kTopic, kGroups[g], 0, msgs[got - 1].offset),
-                     "mq_group_ack");
+                const int64_t last = msgs[got - 1].offset;
+                must(name,
+                     c ? mq_cursor_ack(c, last) : mq_group_ack(b.b, kTopic, kGroups[g], 0, last),
+                     "ack");
             }
+            mq_cursor_close(c);
         });
     }
 
+    mq_publisher *p = nullptr;
+    if (handles) must(name, mq_publisher_open(b.b, kTopic, &p), "mq_publisher_open");
     double t0 = now_s();
     std::vector<Msg> buf(batch);
     std::vector<mq_record> recs(batch);
@@ -48,21 +58,27 @@ double bench_mq_pull(uint64_t n, size_t batch, int groups, int64_t spin_ns) {
         }
         if (batch == 1) {
             must(name,
-                 mq_topic_publish(b.b, kTopic, nullptr, 0, buf[0].b, kPayload, NULL, 0,
-                                  MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
-                 "mq_topic_publish");
+                 p ? mq_publisher_publish(p, nullptr, 0, buf[0].b, kPayload, NULL, 0,
+                                          MQ_WAIT_FOREVER, nullptr, nullptr, nullptr)
+                   : mq_topic_publish(b.b, kTopic, nullptr, 0, buf[0].b, kPayload, NULL, 0,
+                                      MQ_WAIT_FOREVER, nullptr, nullptr, nullptr),
+                 "publish");
         } else {
             size_t published = 0;
             must(name,
-                 mq_topic_publish_batch(b.b, kTopic, recs.data(), sizeof(mq_record), k,
-                                        MQ_WAIT_FOREVER, nullptr, nullptr,
-                                        sizeof(mq_publish_result), &published),
-                 "mq_topic_publish_batch");
+                 p ? mq_publisher_publish_batch(p, recs.data(), sizeof(mq_record), k,
+                                                MQ_WAIT_FOREVER, nullptr, nullptr,
+                                                sizeof(mq_publish_result), &published)
+                   : mq_topic_publish_batch(b.b, kTopic, recs.data(), sizeof(mq_record), k,
+                                            MQ_WAIT_FOREVER, nullptr, nullptr,
+                                            sizeof(mq_publish_result), &published),
+                 "publish_batch");
             if (published != k) fail(name, "publish_batch published " + std::to_string(published));
         }
     }
     for (auto &t : consumers) t.join();
     double elapsed = now_s() - t0;
+    mq_publisher_close(p);
     uint64_t want = expected_digest(0, n);
     for (auto &x : v) x.finish(n, want, "group");
     return double(n) / elapsed;

@@ -108,9 +108,10 @@ mq_status on_cursor_any(mq_broker *b, const char *topic, const char *group, int3
     return on_broker_any(b, [&] { return with_cursor(b, topic, group, partition, f); });
 }
 
-// The checks every published record passes (mq_topic_publish, each record of a batch). t is
-// NULL on the Kafka backend (no byte budget there: it is retention.bytes).
-mq_status check_record(const mq_broker *b, const mq::Topic *t, const mq_record &r) {
+}  // namespace
+
+// Declared in c_api_calls.h (the handles' publish calls it too).
+mq_status mq::capi::check_record(const mq_broker *b, const mq::Topic *t, const mq_record &r) {
     if (!r.key && r.key_len)
         return fail(MQ_ERR_INVALID, "key is NULL but key_len is %zu", r.key_len);
     if (!r.payload && r.payload_len) {
@@ -151,6 +152,8 @@ mq_status check_record(const mq_broker *b, const mq::Topic *t, const mq_record &
     }
     return MQ_OK;
 }
+
+namespace {
 
 // True when r passes check_record without looking further: no headers, no NULL pointer with a
 // length, key + payload within `cap` (the broker's max_message_bytes, or the topic's byte budget
@@ -542,7 +545,7 @@ static mq_status publish_one(mq_broker *b, const char *topic, const void *key, s
             return st;
         }
         const mq_record r{key, key_len, payload, payload_len, headers, header_count, 0};
-        if (mq_status st = check_record(b, t, r); st != MQ_OK) return st;
+        if (mq_status st = mq::capi::check_record(b, t, r); st != MQ_OK) return st;
         if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
         if (b->backend) {
             mq_publish_result res{};
@@ -609,61 +612,70 @@ extern "C++" mq_status mq::capi::topic_publish_batch(
         } else if (mq_status st = b->topic(topic, &t); st != MQ_OK) {
             return st;
         }
-        if (!records && count)
-            return fail(MQ_ERR_INVALID, "records is NULL but count is %zu", count);
-        if (mq_status st = mq::check_elem_size(record_size, sizeof(mq_record), "record_size",
-                                               mq::kRecordSizeV1);
-            st)
-            return st;
-        if (count > UINT32_MAX)
-            return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);
-        const mq_record *recs = mq::gather(records, record_size, count);
-        size_t cap = b->max_message_bytes;
-        if (t && t->settings().max_bytes)
-            cap = std::min(cap, static_cast<size_t>(t->settings().max_bytes));
-        for (size_t i = 0; i < count; i++) {
-            if (plainly_valid(recs[i], cap)) [[likely]]
-                continue;
-            if (mq_status st = check_record(b, t, recs[i]); st != MQ_OK) {
-                char detail[1024];  // named after the fact: the common path formats nothing
-                std::snprintf(detail, sizeof detail, "%s", mq_last_error());
-                return fail(st, "record %zu: %s", i, detail);
-            }
-        }
-        if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
-        if (mq_status st =
-                mq::check_elem_size(result_size, sizeof(mq_publish_result), "result_size");
-            st)
-            return st;
-        size_t done = 0;
-        const mq::OutArray<mq_publish_result> out(results, result_size, count);
-        struct Report {  // also when an allocation throws part-way: some records are in
-            const mq::OutArray<mq_publish_result> &out;
-            size_t count, &done, *published;
-            ~Report() {
-                out.flush(count);
-                if (published) *published = done;
-            }
-        } report{out, count, done, published};
-        if (b->backend) {
-            return b->backend->publish(topic, recs, count, wait_ms, cancel, out.data(), &done);
-        }
-        if (async) {  // routed once, by its first run; each run appends what is left
-            if (routed->empty()) {
-                routed->resize(count);
-                t->route_all(recs, count, routed->data());
-            }
-            const mq_status st = t->publish_rest(recs, count, routed->data(), *async, cancel);
-            for (size_t i = 0; i < count; i++) {
-                out.data()[i] = (*routed)[i];
-                done += (*routed)[i].offset >= 0;
-            }
-            return st;
-        }
-        pin_for_wait(scope, t);
-        return t->publish_batch(recs, count, mq::Wait::from_ms(wait_ms, &scope), cancel, out.data(),
-                                &done);
+        return mq::capi::publish_records(b, t, topic, records, record_size, count, wait_ms, cancel,
+                                         results, result_size, published, &scope, async, routed);
     });
+}
+
+extern "C++" mq_status mq::capi::publish_records(mq_broker *b, Topic *t, const char *topic,
+                                                 const mq_record *records, size_t record_size,
+                                                 size_t count, int64_t wait_ms, mq_cancel *cancel,
+                                                 mq_publish_result *results, size_t result_size,
+                                                 size_t *published, GateScope *scope,
+                                                 const Wait *async,
+                                                 std::vector<mq_publish_result> *routed) {
+    if (!records && count) return fail(MQ_ERR_INVALID, "records is NULL but count is %zu", count);
+    if (mq_status st =
+            mq::check_elem_size(record_size, sizeof(mq_record), "record_size", mq::kRecordSizeV1);
+        st)
+        return st;
+    if (count > UINT32_MAX)
+        return fail(MQ_ERR_INVALID, "count %zu is too large for one batch", count);
+    const mq_record *recs = mq::gather(records, record_size, count);
+    size_t cap = b->max_message_bytes;
+    if (t && t->settings().max_bytes)
+        cap = std::min(cap, static_cast<size_t>(t->settings().max_bytes));
+    for (size_t i = 0; i < count; i++) {
+        if (plainly_valid(recs[i], cap)) [[likely]]
+            continue;
+        if (mq_status st = mq::capi::check_record(b, t, recs[i]); st != MQ_OK) {
+            char detail[1024];  // named after the fact: the common path formats nothing
+            std::snprintf(detail, sizeof detail, "%s", mq_last_error());
+            return fail(st, "record %zu: %s", i, detail);
+        }
+    }
+    if (mq_status st = check_wait(wait_ms); st != MQ_OK) return st;
+    if (mq_status st = mq::check_elem_size(result_size, sizeof(mq_publish_result), "result_size");
+        st)
+        return st;
+    size_t done = 0;
+    const mq::OutArray<mq_publish_result> out(results, result_size, count);
+    struct Report {  // also when an allocation throws part-way: some records are in
+        const mq::OutArray<mq_publish_result> &out;
+        size_t count, &done, *published;
+        ~Report() {
+            out.flush(count);
+            if (published) *published = done;
+        }
+    } report{out, count, done, published};
+    if (b->backend) {
+        return b->backend->publish(topic, recs, count, wait_ms, cancel, out.data(), &done);
+    }
+    if (async) {  // routed once, by its first run; each run appends what is left
+        if (routed->empty()) {
+            routed->resize(count);
+            t->route_all(recs, count, routed->data());
+        }
+        const mq_status st = t->publish_rest(recs, count, routed->data(), *async, cancel);
+        for (size_t i = 0; i < count; i++) {
+            out.data()[i] = (*routed)[i];
+            done += (*routed)[i].offset >= 0;
+        }
+        return st;
+    }
+    if (scope) pin_for_wait(*scope, t);
+    return t->publish_batch(recs, count, mq::Wait::from_ms(wait_ms, scope), cancel, out.data(),
+                            &done);
 }
 
 // ---- pull consumption ------------------------------------------------------------------------

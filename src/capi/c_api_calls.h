@@ -34,6 +34,17 @@ mq_status topic_publish_batch(mq_broker *b, const char *topic, const mq_record *
                               const Wait *async = nullptr,
                               std::vector<mq_publish_result> *routed = nullptr);
 
+// The checks every published record passes (mq_topic_publish, each record of a batch). t is
+// NULL on the Kafka backend (no byte budget there: it is retention.bytes).
+mq_status check_record(const mq_broker *b, const Topic *t, const mq_record &r);
+// The body of a batch publish once its topic is resolved (t; NULL on Kafka, where `topic` names
+// it). scope: the blocking call's gate scope, to pin t for its wait (NULL: the caller holds t).
+mq_status publish_records(mq_broker *b, Topic *t, const char *topic, const mq_record *records,
+                          size_t record_size, size_t count, int64_t wait_ms, mq_cancel *cancel,
+                          mq_publish_result *results, size_t result_size, size_t *published,
+                          GateScope *scope, const Wait *async,
+                          std::vector<mq_publish_result> *routed);
+
 // ack NULL: no ack. With async, `pending` is the asynchronous poll the run belongs to; an
 // ack (made by the first run only) never waits.
 struct MemberAck {

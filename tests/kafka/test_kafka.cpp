@@ -452,6 +452,47 @@ TEST(Kafka, AckPollAndBatchPublish) {
     mq_topic_delete(b, t.c_str());
 }
 
+// Publisher and cursor handles (1.7) on Kafka keep the names and call the named forms: the
+// same round trip, and the same refusals.
+TEST(Kafka, HandlesCallTheNamedForms) {
+    Broker b;
+    const std::string t = unique("handles"), g = unique("g");
+    create(b, t, 1);
+    subscribe(b, t, g);
+    mq_publisher *pub = nullptr;
+    mq_cursor *cur = nullptr;
+    ASSERT_EQ(mq_publisher_open(b, t.c_str(), &pub), MQ_OK) << mq_last_error();
+    ASSERT_EQ(mq_cursor_open(b, t.c_str(), g.c_str(), 0, &cur), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_cursor_open(b, t.c_str(), "bad name", 0, &cur), MQ_ERR_INVALID);
+    int64_t offset = -1;
+    ASSERT_EQ(mq_publisher_publish(pub, "k", 1, "a", 1, nullptr, 0, MQ_NO_WAIT, nullptr, nullptr,
+                                   &offset),
+              MQ_OK)
+        << mq_last_error();
+    const mq_record r{"k", 1, "b", 1, nullptr, 0};
+    size_t published = 0;
+    ASSERT_EQ(mq_publisher_publish_batch(pub, &r, sizeof r, 1, MQ_NO_WAIT, nullptr, nullptr,
+                                         sizeof(mq_publish_result), &published),
+              MQ_OK)
+        << mq_last_error();
+    mq_message m[2];
+    size_t n = 0;
+    ASSERT_EQ(mq_cursor_poll(cur, m, sizeof(mq_message), 1, 10000, nullptr, &n), MQ_OK)
+        << mq_last_error();
+    ASSERT_EQ(n, 1u);
+    EXPECT_EQ(m[0].offset, offset);
+    ASSERT_EQ(mq_cursor_ack_poll(cur, m[0].offset, m, sizeof(mq_message), 2, 10000, nullptr, &n),
+              MQ_OK)
+        << mq_last_error();
+    ASSERT_EQ(n, 1u);
+    EXPECT_EQ(str(m[0].payload, m[0].payload_len), "b");
+    EXPECT_EQ(mq_cursor_ack(cur, m[0].offset), MQ_OK) << mq_last_error();
+    EXPECT_EQ(mq_cursor_ack(cur, m[0].offset + 5), MQ_ERR_NOT_IN_FLIGHT);
+    mq_topic_delete(b, t.c_str());
+    mq_cursor_close(cur);
+    mq_publisher_close(pub);
+}
+
 // 64 records of 64 KiB in one batch to partition 0: more than one fetch brings (a fetch takes
 // at most 1 MiB of a partition), so a poll that handed out only what its first fetch brought
 // would return about 16 of them.

@@ -4,8 +4,9 @@
  *
  *   oneloop single|batch|singleackpoll|batchackpoll N GOMAXPROCS
  *
- * The *ackpoll modes make each ack travel with the next poll (mq_group_ack_poll, 1.1), as the
- * Go benchmarks *AckPollOneGoroutine do with AckPollBatch. */
+ * The *ackpoll modes make each ack travel with the next poll (mq_cursor_ack_poll), as the
+ * Go benchmarks *AckPollOneGoroutine do with AckPollBatch. Both go through a publisher and a
+ * cursor (1.7), as the Go benchmarks do. */
 #define _POSIX_C_SOURCE 200809L
 #include <mq.h>
 
@@ -63,6 +64,10 @@ int main(int argc, char **argv) {
     c.capacity = CAPACITY;
     must(mq_topic_create(b, "bench", &c), "mq_topic_create");
     must(mq_group_subscribe(b, "bench", "g", NULL), "mq_group_subscribe");
+    mq_publisher *p;
+    mq_cursor *cur;
+    must(mq_publisher_open(b, "bench", &p), "mq_publisher_open");
+    must(mq_cursor_open(b, "bench", "g", 0, &cur), "mq_cursor_open");
     static char msgs[BATCH][PAYLOAD], copies[BATCH][PAYLOAD];
     mq_record recs[BATCH];
     mq_message views[BATCH];
@@ -75,30 +80,31 @@ int main(int argc, char **argv) {
             recs[k] = (mq_record){.payload = msgs[k], .payload_len = PAYLOAD};
         }
         if (batch)
-            must(mq_topic_publish_batch(b, "bench", recs, sizeof recs[0], k, MQ_WAIT_FOREVER, NULL,
-                                        NULL, sizeof(mq_publish_result), &published),
-                 "mq_topic_publish_batch");
+            must(mq_publisher_publish_batch(p, recs, sizeof recs[0], k, MQ_WAIT_FOREVER, NULL, NULL,
+                                            sizeof(mq_publish_result), &published),
+                 "mq_publisher_publish_batch");
         else
-            must(mq_topic_publish(b, "bench", NULL, 0, msgs[0], PAYLOAD, NULL, 0, MQ_WAIT_FOREVER,
-                                  NULL, NULL, NULL),
-                 "mq_topic_publish");
+            must(mq_publisher_publish(p, NULL, 0, msgs[0], PAYLOAD, NULL, 0, MQ_WAIT_FOREVER, NULL,
+                                      NULL, NULL),
+                 "mq_publisher_publish");
         if (ackpoll && unacked >= 0)
-            must(mq_group_ack_poll(b, "bench", "g", 0, unacked, views, sizeof views[0], k,
-                                   MQ_WAIT_FOREVER, NULL, &got),
-                 "mq_group_ack_poll");
+            must(mq_cursor_ack_poll(cur, unacked, views, sizeof views[0], k, MQ_WAIT_FOREVER, NULL,
+                                    &got),
+                 "mq_cursor_ack_poll");
         else
-            must(mq_group_poll(b, "bench", "g", 0, views, sizeof views[0], k, MQ_WAIT_FOREVER, NULL,
-                               &got),
-                 "mq_group_poll");
+            must(mq_cursor_poll(cur, views, sizeof views[0], k, MQ_WAIT_FOREVER, NULL, &got),
+                 "mq_cursor_poll");
         for (size_t i = 0; i < got; i++) {
             /* the Go binding copies what it hands out; so does this loop */
             memcpy(copies[i], views[i].payload, views[i].payload_len);
             check(copies[i], views[i].payload_len, seq - k + i);
         }
         if (ackpoll) unacked = views[got - 1].offset;
-        else must(mq_group_ack(b, "bench", "g", 0, views[got - 1].offset), "mq_group_ack");
+        else must(mq_cursor_ack(cur, views[got - 1].offset), "mq_cursor_ack");
     }
     double wall = wall_ns() - wall0, cpu = cpu_ns() - cpu0;
+    mq_cursor_close(cur);
+    mq_publisher_close(p);
     mq_broker_free(b);
     printf("Benchmark%s%sOneGoroutine-%s\t%llu\t%.2f ns/op\t%.2f cpu-ns/op\n",
            batch ? "Batch64" : "Single", ackpoll ? "AckPoll" : "", argv[3], (unsigned long long)n,

@@ -58,8 +58,9 @@ func BenchmarkChannel(b *testing.B) {
 	reportRate(b)
 }
 
-// benchPull: 1 producer -> `groups` groups (a consumer goroutine each), 1 partition. batch 1:
-// Publish, Poll of 1, Ack; batch 64: PublishBatch of 64, Poll of up to 64, one cumulative Ack.
+// benchPull: 1 producer -> `groups` groups (a consumer goroutine each), 1 partition, through
+// a Publisher and a Cursor per group (library 1.7: no name lookups). batch 1: Publish, Poll of
+// 1, Ack; batch 64: PublishBatch of 64, Poll of up to 64, one cumulative Ack.
 // The producer reuses its buffers (mq copies what it publishes, as the C suite's producer
 // relies on); with reuse the consumers poll into a Batch (PollBatch) instead of fresh memory;
 // with ackPoll each ack travels with the next poll (AckPollBatch: one call per batch).
@@ -74,9 +75,11 @@ func benchPullWith(b *testing.B, batch, groups int, reuse, ackPoll bool) {
 	n := uint64(b.N)
 	done := make(chan error, groups)
 	var polls atomic.Int64
+	pub := benchPublisher(b, br)
 	for g := 0; g < groups; g++ {
 		group := fmt.Sprintf("g%d", g)
 		must(b, br.Subscribe("bench", group))
+		cur := benchCursor(b, br, group)
 		go func() {
 			var into Batch
 			acked := int64(-1) // the ack the next AckPollBatch carries (none before the first)
@@ -84,13 +87,13 @@ func benchPullWith(b *testing.B, batch, groups int, reuse, ackPoll bool) {
 				var msgs []Message
 				var err error
 				if ackPoll && acked >= 0 {
-					err = br.AckPollBatch(ctx, "bench", group, 0, acked, batch, &into)
+					err = cur.AckPollBatch(ctx, acked, batch, &into)
 					msgs = into.Messages
 				} else if reuse || ackPoll {
-					err = br.PollBatch(ctx, "bench", group, 0, batch, &into)
+					err = cur.PollBatch(ctx, batch, &into)
 					msgs = into.Messages
 				} else {
-					msgs, err = br.Poll(ctx, "bench", group, 0, batch)
+					msgs, err = cur.Poll(ctx, batch)
 				}
 				if err != nil {
 					done <- err
@@ -105,7 +108,7 @@ func benchPullWith(b *testing.B, batch, groups int, reuse, ackPoll bool) {
 					acked = msgs[len(msgs)-1].Offset
 					continue
 				}
-				if err := br.Ack("bench", group, 0, msgs[len(msgs)-1].Offset); err != nil {
+				if err := cur.Ack(msgs[len(msgs)-1].Offset); err != nil {
 					done <- err
 					return
 				}
@@ -118,7 +121,7 @@ func benchPullWith(b *testing.B, batch, groups int, reuse, ackPoll bool) {
 		msg := benchMessage(0)
 		for seq := uint64(0); seq < n; seq++ {
 			binary.LittleEndian.PutUint64(msg, seq)
-			if _, _, err := br.Publish(ctx, "bench", nil, msg); err != nil {
+			if _, _, err := pub.Publish(ctx, nil, msg); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -132,7 +135,7 @@ func benchPullWith(b *testing.B, batch, groups int, reuse, ackPoll bool) {
 			for ; k < batch && seq < n; k, seq = k+1, seq+1 {
 				binary.LittleEndian.PutUint64(recs[k].Value, seq)
 			}
-			if _, err := br.PublishBatch(ctx, "bench", recs[:k]); err != nil {
+			if _, err := pub.PublishBatch(ctx, recs[:k]); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -209,11 +212,26 @@ func benchPush(b *testing.B, prefetch int) {
 func BenchmarkPushPrefetch10(b *testing.B) { benchPush(b, 10) }
 func BenchmarkPushPrefetch64(b *testing.B) { benchPush(b, 64) }
 
+// benchPublisher and benchCursor are the handles the pull benchmarks use on topic "bench".
+func benchPublisher(b *testing.B, br *Broker) *Publisher {
+	p, err := br.Publisher("bench")
+	must(b, err)
+	b.Cleanup(func() { p.Close() })
+	return p
+}
+
+func benchCursor(b *testing.B, br *Broker, group string) *Cursor {
+	c, err := br.Cursor("bench", group, 0)
+	must(b, err)
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
 // The binding's own cost per message, without a second goroutine (so without the thread
 // wake-ups that dominate, and vary most, in the two-goroutine workloads): Publish, PollBatch
 // of 1 and Ack in one loop (context.Background: no token, no timer). cpu-ns/op is the process's
 // CPU time per message (getrusage, garbage collector included); bench/oneloop.c runs the same
-// loops through the C API for comparison.
+// loops through the C API for comparison. Through a Publisher and a Cursor, as benchPull.
 func BenchmarkSingleOneGoroutine(b *testing.B) {
 	benchOneGoroutine(b, context.Background())
 }
@@ -228,6 +246,7 @@ func benchBatchOneGoroutine(b *testing.B, ackPoll bool) {
 	br := newBroker(b)
 	must(b, br.CreateTopic("bench", Capacity(benchCapacity)))
 	must(b, br.Subscribe("bench", "g"))
+	pub, cur := benchPublisher(b, br), benchCursor(b, br, "g")
 	recs := make([]Record, benchBatch)
 	for i := range recs {
 		recs[i].Value = benchMessage(0)
@@ -242,14 +261,14 @@ func benchBatchOneGoroutine(b *testing.B, ackPoll bool) {
 		for ; k < benchBatch && seq < uint64(b.N); k, seq = k+1, seq+1 {
 			binary.LittleEndian.PutUint64(recs[k].Value, seq)
 		}
-		if _, err := br.PublishBatch(ctx, "bench", recs[:k]); err != nil {
+		if _, err := pub.PublishBatch(ctx, recs[:k]); err != nil {
 			b.Fatal(err)
 		}
 		var err error
 		if ackPoll && len(into.Messages) > 0 {
-			err = br.AckPollBatch(ctx, "bench", "g", 0, into.Messages[len(into.Messages)-1].Offset, benchBatch, &into)
+			err = cur.AckPollBatch(ctx, into.Messages[len(into.Messages)-1].Offset, benchBatch, &into)
 		} else {
-			err = br.PollBatch(ctx, "bench", "g", 0, benchBatch, &into)
+			err = cur.PollBatch(ctx, benchBatch, &into)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -258,7 +277,7 @@ func benchBatchOneGoroutine(b *testing.B, ackPoll bool) {
 			benchCheck(b, "poll", into.Messages[i].Value, seq-uint64(k)+uint64(i))
 		}
 		if !ackPoll {
-			if err := br.Ack("bench", "g", 0, into.Messages[len(into.Messages)-1].Offset); err != nil {
+			if err := cur.Ack(into.Messages[len(into.Messages)-1].Offset); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -299,6 +318,7 @@ func benchOneGoroutineWith(b *testing.B, ctx context.Context, ackPoll bool) {
 	br := newBroker(b)
 	must(b, br.CreateTopic("bench", Capacity(benchCapacity)))
 	must(b, br.Subscribe("bench", "g"))
+	pub, cur := benchPublisher(b, br), benchCursor(b, br, "g")
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := cpuNow()
@@ -306,14 +326,14 @@ func benchOneGoroutineWith(b *testing.B, ctx context.Context, ackPoll bool) {
 	var into Batch
 	for seq := uint64(0); seq < uint64(b.N); seq++ {
 		binary.LittleEndian.PutUint64(msg, seq)
-		if _, _, err := br.Publish(ctx, "bench", nil, msg); err != nil {
+		if _, _, err := pub.Publish(ctx, nil, msg); err != nil {
 			b.Fatal(err)
 		}
 		var err error
 		if ackPoll && seq > 0 {
-			err = br.AckPollBatch(ctx, "bench", "g", 0, into.Messages[0].Offset, 1, &into)
+			err = cur.AckPollBatch(ctx, into.Messages[0].Offset, 1, &into)
 		} else {
-			err = br.PollBatch(ctx, "bench", "g", 0, 1, &into)
+			err = cur.PollBatch(ctx, 1, &into)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -321,7 +341,7 @@ func benchOneGoroutineWith(b *testing.B, ctx context.Context, ackPoll bool) {
 		msgs := into.Messages
 		benchCheck(b, "poll", msgs[0].Value, seq)
 		if !ackPoll {
-			if err := br.Ack("bench", "g", 0, msgs[0].Offset); err != nil {
+			if err := cur.Ack(msgs[0].Offset); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -191,10 +191,9 @@ func TestVersionSkew(t *testing.T) {
 	if Version() == "" || VersionNumber() < 1000000 {
 		t.Errorf("version %q %d", Version(), VersionNumber())
 	}
-	// Share groups (mq_group_options.share, mq_share_settle) since 1.6: shim.h refuses an
-	// older mq.h.
-	if HeaderVersion < 1006000 || VersionNumber() < 1006000 {
-		t.Errorf("header %d, library %d: the package needs mq 1.6", HeaderVersion, VersionNumber())
+	// Publishers and cursors (mq_publisher, mq_cursor) since 1.7: shim.h refuses an older mq.h.
+	if HeaderVersion < 1007000 || VersionNumber() < 1007000 {
+		t.Errorf("header %d, library %d: the package needs mq 1.7", HeaderVersion, VersionNumber())
 	}
 	cases := []struct {
 		compiled, runtime int
@@ -210,6 +209,8 @@ func TestVersionSkew(t *testing.T) {
 		{1005000, 1004009, false}, // a 1.4 library under a 1.5 header
 		{1006000, 1005009, false}, // a 1.5 library under a 1.6 header
 		{1006000, 1006000, true},
+		{1007000, 1006009, false}, // a 1.6 library under a 1.7 header
+		{1007000, 1007000, true},
 	}
 	for _, c := range cases {
 		err := compatible(c.compiled, c.runtime)

@@ -86,10 +86,8 @@ type Member struct {
 	rbBox      unsafe.Pointer // set by Join, then only compared
 	rbReleased atomic.Bool
 
-	tokMu   sync.Mutex
-	closing bool
-	joining bool                       // Join is in the library: it closes the member if closing
-	active  map[C.mqgo_cancel]struct{} // tokens of the blocking polls in flight (Kafka), triggered by Close
+	wake    closeWake // ends the blocking polls in flight (Kafka) on Close
+	joining bool      // under wake.mu: Join is in the library, and closes the member if closing
 
 	closeOnce sync.Once
 	closeErr  error
@@ -106,8 +104,7 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 			return nil, err
 		}
 	}
-	m := &Member{b: b, core: &memberCore{shared: b.core.shared}, guard: newGuard(nil), rebalance: o.onRebalance,
-		active: map[C.mqgo_cancel]struct{}{}}
+	m := &Member{b: b, core: &memberCore{shared: b.core.shared}, guard: newGuard(nil), rebalance: o.onRebalance}
 	if !b.register(nil, m) {
 		return nil, closedError(op)
 	}
@@ -137,15 +134,15 @@ func (b *Broker) Join(topic, group string, opts ...MemberOption) (*Member, error
 	t, tl := cstr(topic)
 	g, gl := cstr(group)
 	id, il := cstr(o.id)
-	m.tokMu.Lock()
+	m.wake.mu.Lock()
 	m.joining = true
-	m.tokMu.Unlock()
+	m.wake.mu.Unlock()
 	r := C.mqgo_member_join(p, t, tl, g, gl, id, il, cbool(o.hasID), C.int64_t(o.session), cbool(o.hasSession),
 		aBox, m.rbBox, &out)
-	m.tokMu.Lock()
+	m.wake.mu.Lock()
 	m.joining = false
-	closing := m.closing
-	m.tokMu.Unlock()
+	closing := m.wake.closing
+	m.wake.mu.Unlock()
 	if err := check(op, r); err != nil {
 		m.releaseCallback()
 		b.unregister(nil, m)
@@ -237,9 +234,7 @@ func (m *Member) acquire() C.mqgo_member {
 	return m.cptr()
 }
 
-func memberClosed(op string) *Error {
-	return &Error{Op: op, Status: StatusClosed, Message: "the member was closed"}
-}
+func memberClosed(op string) *Error { return handleClosed(op, "member") }
 
 // Assignment returns the member's generation and partitions (in increasing order), and marks
 // the generation as seen, so its calls stop returning ErrRebalanced. What it had in flight on
@@ -404,39 +399,20 @@ func closedResult() C.mqgo_result {
 // Close triggers (then ErrClosed) as ctx does (ErrCancelled).
 func (m *Member) blockingPoll(ctx context.Context, op string, p C.mqgo_member, doAck C.int, part C.int32_t, offset C.int64_t,
 	n int, into *Batch, reuse bool) error {
-	held, err := getToken()
+	r, closed, err := m.wake.run(ctx, func(tok C.mqgo_cancel) C.mqgo_result {
+		poll := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
+			return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
+				return C.mqgo_member_poll_copy(p, ack, part, offset, buf, size, C.size_t(n), waitMs(ctx), tok)
+			}
+		}
+		return copyPoll(into, reuse, n, poll(doAck), poll(0))
+	})
 	if err != nil {
 		return err
 	}
-	tok := held.t
-	m.tokMu.Lock()
-	if m.closing {
-		m.tokMu.Unlock()
-		putToken(held)
-		return memberClosed(op)
-	}
-	m.active[tok] = struct{}{}
-	m.tokMu.Unlock()
-	w := waiter{}
-	w.startWith(ctx, tok)
-	poll := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
-		return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
-			return C.mqgo_member_poll_copy(p, ack, part, offset, buf, size, C.size_t(n), waitMs(ctx), tok)
-		}
-	}
-	r := copyPoll(into, reuse, n, poll(doAck), poll(0))
-	w.disarm()
 	if r.status != C.MQ_OK {
 		into.Messages = into.Messages[:0]
-	}
-	m.tokMu.Lock()
-	delete(m.active, tok)
-	closing := m.closing
-	m.tokMu.Unlock()
-	putToken(held)
-	if r.status != C.MQ_OK {
-		if r.status == C.MQ_CANCELLED && closing && ctx.Err() == nil {
-			failure(op, r) // frees the message
+		if closed {
 			return memberClosed(op)
 		}
 		return waitFailure(op, r, ctx)
@@ -510,13 +486,10 @@ func (m *Member) inOwnCallback() bool {
 
 func (m *Member) close() error {
 	m.closeOnce.Do(func() {
-		m.tokMu.Lock()
-		m.closing = true
+		m.wake.mu.Lock()
 		joining := m.joining
-		for t := range m.active {
-			C.mqgo_cancel_trigger(t)
-		}
-		m.tokMu.Unlock()
+		m.wake.closeLocked()
+		m.wake.mu.Unlock()
 		m.guard.close()
 		if joining {
 			return // Join leaves when the library returns

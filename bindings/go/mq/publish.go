@@ -78,16 +78,10 @@ func WithDelay(d time.Duration) PublishOption {
 // the Kafka engine it does).
 func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, opts ...PublishOption) (partition int, offset int64, err error) {
 	const op = "publish"
-	var headers []Header
-	if len(opts) > 0 {
-		var o publishOptions
-		for _, opt := range opts {
-			opt(&o)
-		}
-		if o.delay != 0 {
-			return b.publishDelayed(ctx, topic, Record{Key: key, Value: value, Headers: o.headers, Delay: o.delay})
-		}
-		headers = o.headers
+	o := publishOpts(opts)
+	if o.delay != 0 {
+		return publishDelayed(Record{Key: key, Value: value, Headers: o.headers, Delay: o.delay},
+			func(rs []Record) ([]PublishResult, error) { return b.publishBatch(ctx, op, topic, rs) })
 	}
 	p := b.acquire()
 	if p == 0 {
@@ -95,11 +89,24 @@ func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, o
 	}
 	var r C.mqgo_result
 	if b.canPend(topic) {
-		r, err = publishAsync(ctx, p, topic, key, value, headers)
+		r, err = publishAsync(ctx, p, topic, key, value, o.headers)
 	} else {
-		r, err = publishBlocking(ctx, p, topic, key, value, headers)
+		r, err = publishBlocking(ctx, p, topic, key, value, o.headers)
 	}
 	b.release()
+	return published(ctx, op, r, err)
+}
+
+// publishOpts applies a Publish's options.
+func publishOpts(opts []PublishOption) (o publishOptions) {
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// published is a Publish's outcome from the shim's result.
+func published(ctx context.Context, op string, r C.mqgo_result, err error) (partition int, offset int64, _ error) {
 	if err != nil {
 		return -1, -1, err
 	}
@@ -110,10 +117,10 @@ func (b *Broker) Publish(ctx context.Context, topic string, key, value []byte, o
 }
 
 // publishDelayed is a Publish with a delay: the C API's single publish has none, so the
-// message goes as a batch of one (same waits, same statuses; the record is named "record 0"
-// in the library's text for a bad delay).
-func (b *Broker) publishDelayed(ctx context.Context, topic string, r Record) (partition int, offset int64, err error) {
-	res, err := b.publishBatch(ctx, "publish", topic, []Record{r})
+// message goes as a batch of one through batch (same waits, same statuses; the record is
+// named "record 0" in the library's text for a bad delay).
+func publishDelayed(r Record, batch func([]Record) ([]PublishResult, error)) (partition int, offset int64, err error) {
+	res, err := batch([]Record{r})
 	if err != nil {
 		return -1, -1, err
 	}
@@ -173,25 +180,31 @@ func publishAsync(ctx context.Context, p C.mqgo_broker, topic string, key, value
 // publishBlocking is Publish through the blocking call (the Kafka engine): the key and value
 // are passed as they are, for the call only.
 func publishBlocking(ctx context.Context, p C.mqgo_broker, topic string, key, value []byte, headers []Header) (C.mqgo_result, error) {
-	const op = "publish"
-	var hdrs C.mqgo_mem
-	if len(headers) > 0 {
-		var m marshal
-		if !m.headersOnly(headers) {
-			return C.mqgo_result{}, noMemory(op)
+	return withHeaders("publish", headers, func(hdrs C.mqgo_mem) (C.mqgo_result, error) {
+		var w waiter
+		if err := w.start(ctx); err != nil {
+			return C.mqgo_result{}, err
 		}
-		defer m.release()
-		hdrs = C.mqgo_mem(uintptr(unsafe.Pointer(&m.hdrs[0])))
+		t, tl := cstr(topic)
+		r := C.mqgo_publish(p, t, tl, bytesPtr(key), C.size_t(len(key)), bytesPtr(value), C.size_t(len(value)),
+			hdrs, C.size_t(len(headers)), waitMs(ctx), w.tok)
+		w.end()
+		return r, nil
+	})
+}
+
+// withHeaders makes a blocking publish's call with its headers laid out in C memory (0: none),
+// for the call only.
+func withHeaders(op string, headers []Header, call func(hdrs C.mqgo_mem) (C.mqgo_result, error)) (C.mqgo_result, error) {
+	if len(headers) == 0 {
+		return call(0)
 	}
-	var w waiter
-	if err := w.start(ctx); err != nil {
-		return C.mqgo_result{}, err
+	var m marshal
+	if !m.headersOnly(headers) {
+		return C.mqgo_result{}, noMemory(op)
 	}
-	t, tl := cstr(topic)
-	r := C.mqgo_publish(p, t, tl, bytesPtr(key), C.size_t(len(key)), bytesPtr(value), C.size_t(len(value)),
-		hdrs, C.size_t(len(headers)), waitMs(ctx), w.tok)
-	w.end()
-	return r, nil
+	defer m.release()
+	return call(C.mqgo_mem(uintptr(unsafe.Pointer(&m.hdrs[0]))))
 }
 
 // PublishBatch appends records in one call, taking each partition's lock once for all of its
@@ -209,6 +222,47 @@ func (b *Broker) PublishBatch(ctx context.Context, topic string, records []Recor
 
 // publishBatch is PublishBatch, its errors named op.
 func (b *Broker) publishBatch(ctx context.Context, op, topic string, records []Record) ([]PublishResult, error) {
+	return publishRecords(ctx, op, records, func(recs, res C.mqgo_mem, count C.size_t) (C.mqgo_result, error) {
+		p := b.acquire()
+		if p == 0 {
+			return C.mqgo_result{}, closedError(op)
+		}
+		defer b.release()
+		t, tl := cstr(topic)
+		if !b.canPend(topic) {
+			var w waiter
+			if err := w.start(ctx); err != nil {
+				return C.mqgo_result{}, err
+			}
+			r := C.mqgo_publish_batch(p, t, tl, recs, count, waitMs(ctx), w.tok, res)
+			w.end()
+			return r, nil
+		}
+		// The records, their bytes and the results are in C memory already (packed).
+		a := getAsync()
+		if a == nil {
+			return C.mqgo_result{}, noMemory(op)
+		}
+		tok, err := asyncToken(ctx)
+		if err != nil {
+			putAsync(a)
+			return C.mqgo_result{}, err
+		}
+		r := C.mqgo_publish_batch_async(p, a.mem(), t, tl, recs, count, waitMs(ctx), tokenOf(tok), res)
+		triggered := false
+		if r.status == C.MQ_PENDING {
+			r, triggered = a.wait(ctx, tok)
+		}
+		releaseToken(tok, triggered)
+		putAsync(a)
+		return r, nil
+	})
+}
+
+// publishRecords lays records out in C memory (packed), makes call with them and the results
+// array, and reads the results back. An error of call means nothing was called.
+func publishRecords(ctx context.Context, op string, records []Record,
+	call func(recs, res C.mqgo_mem, count C.size_t) (C.mqgo_result, error)) ([]PublishResult, error) {
 	var pk packed
 	if !pk.layout(records) {
 		return nil, noMemory(op)
@@ -218,38 +272,9 @@ func (b *Broker) publishBatch(ctx context.Context, op, topic string, records []R
 	if len(records) > 0 {
 		recs, res = C.mqgo_mem(uintptr(unsafe.Pointer(&pk.recs[0]))), C.mqgo_mem(uintptr(unsafe.Pointer(&pk.res[0])))
 	}
-	p := b.acquire()
-	if p == 0 {
-		return nil, closedError(op)
-	}
-	defer b.release()
-	t, tl := cstr(topic)
-	var r C.mqgo_result
-	if b.canPend(topic) {
-		// The records, their bytes and the results are in C memory already (packed).
-		a := getAsync()
-		if a == nil {
-			return nil, noMemory(op)
-		}
-		tok, err := asyncToken(ctx)
-		if err != nil {
-			putAsync(a)
-			return nil, err
-		}
-		r = C.mqgo_publish_batch_async(p, a.mem(), t, tl, recs, C.size_t(len(records)), waitMs(ctx), tokenOf(tok), res)
-		triggered := false
-		if r.status == C.MQ_PENDING {
-			r, triggered = a.wait(ctx, tok)
-		}
-		releaseToken(tok, triggered)
-		putAsync(a)
-	} else {
-		var w waiter
-		if err := w.start(ctx); err != nil {
-			return nil, err
-		}
-		r = C.mqgo_publish_batch(p, t, tl, recs, C.size_t(len(records)), waitMs(ctx), w.tok, res)
-		w.end()
+	r, err := call(recs, res, C.size_t(len(records)))
+	if err != nil {
+		return nil, err
 	}
 	var out []PublishResult
 	// The library writes every result or none (a batch refused as a whole); none were

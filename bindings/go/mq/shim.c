@@ -112,6 +112,20 @@ mq_clock_fn mqgo_clock_fn(void) { return manual_clock; }
 
 /* ---- publishing --------------------------------------------------------------------------- */
 
+/* The result of a publish (expr) that writes partition and offset. */
+#define PUBLISHED(expr)           \
+    int32_t partition = -1;       \
+    int64_t offset = -1;          \
+    mqgo_result r = result(expr); \
+    r.partition = partition;      \
+    r.offset = offset
+
+/* The result of a batch publish (expr) that writes published. */
+#define BATCH_PUBLISHED(expr)     \
+    size_t published = 0;         \
+    mqgo_result r = result(expr); \
+    r.count = published
+
 mqgo_result mqgo_publish(mqgo_broker b_, const char *topic, size_t topic_len, const char *key,
                          size_t key_len, const char *payload, size_t payload_len, mqgo_mem headers_,
                          size_t header_count, int64_t wait_ms, mqgo_cancel cancel_) {
@@ -119,13 +133,8 @@ mqgo_result mqgo_publish(mqgo_broker b_, const char *topic, size_t topic_len, co
     mq_cancel *cancel = (mq_cancel *)cancel_;
     const mq_header *headers = (const mq_header *)headers_;
     NAME(t, "topic", topic, topic_len);
-    int32_t partition = -1;
-    int64_t offset = -1;
-    int s = mq_topic_publish(b, t, key, key_len, payload, payload_len, headers, header_count,
-                             wait_ms, cancel, &partition, &offset);
-    mqgo_result r = result(s);
-    r.partition = partition;
-    r.offset = offset;
+    PUBLISHED(mq_topic_publish(b, t, key, key_len, payload, payload_len, headers, header_count,
+                               wait_ms, cancel, &partition, &offset));
     name_done(&t_nb);
     return r;
 }
@@ -138,11 +147,8 @@ mqgo_result mqgo_publish_batch(mqgo_broker b_, const char *topic, size_t topic_l
     const mq_record *records = (const mq_record *)records_;
     mq_publish_result *results = (mq_publish_result *)results_;
     NAME(t, "topic", topic, topic_len);
-    size_t published = 0;
-    int s = mq_topic_publish_batch(b, t, records, sizeof(mq_record), count, wait_ms, cancel,
-                                   results, sizeof(mq_publish_result), &published);
-    mqgo_result r = result(s);
-    r.count = published;
+    BATCH_PUBLISHED(mq_topic_publish_batch(b, t, records, sizeof(mq_record), count, wait_ms, cancel,
+                                           results, sizeof(mq_publish_result), &published));
     name_done(&t_nb);
     return r;
 }
@@ -184,6 +190,39 @@ mqgo_result mqgo_ack(mqgo_broker b_, const char *topic, size_t topic_len, const 
                      size_t group_len, int32_t partition, int64_t offset) {
     mq_broker *b = (mq_broker *)b_;
     GROUP_CALL(mq_group_ack(b, t, g, partition, offset));
+}
+
+/* ---- handles ------------------------------------------------------------------------------ */
+
+mqgo_result mqgo_publisher_publish(mqgo_publisher p_, const char *key, size_t key_len,
+                                   const char *payload, size_t payload_len, mqgo_mem headers_,
+                                   size_t header_count, int64_t wait_ms, mqgo_cancel cancel_) {
+    PUBLISHED(mq_publisher_publish((mq_publisher *)p_, key, key_len, payload, payload_len,
+                                   (const mq_header *)headers_, header_count, wait_ms,
+                                   (mq_cancel *)cancel_, &partition, &offset));
+    return r;
+}
+
+mqgo_result mqgo_publisher_publish_batch(mqgo_publisher p_, mqgo_mem records_, size_t count,
+                                         int64_t wait_ms, mqgo_cancel cancel_, mqgo_mem results_) {
+    BATCH_PUBLISHED(mq_publisher_publish_batch((mq_publisher *)p_, (const mq_record *)records_,
+                                               sizeof(mq_record), count, wait_ms,
+                                               (mq_cancel *)cancel_, (mq_publish_result *)results_,
+                                               sizeof(mq_publish_result), &published));
+    return r;
+}
+
+mqgo_result mqgo_cursor_poll_copy(mqgo_cursor c_, int ack, int64_t offset, void *buf, size_t cap,
+                                  size_t max, int64_t wait_ms, mqgo_cancel cancel_) {
+    mq_cursor *c = (mq_cursor *)c_;
+    mq_cancel *cancel = (mq_cancel *)cancel_;
+    COPIED(ack ? mq_cursor_ack_poll_copy(c, offset, buf, cap, max, wait_ms, cancel, &n, &needed)
+               : mq_cursor_poll_copy(c, buf, cap, max, wait_ms, cancel, &n, &needed));
+    return r;
+}
+
+mqgo_result mqgo_cursor_ack(mqgo_cursor c_, int64_t offset) {
+    return result(mq_cursor_ack((mq_cursor *)c_, offset));
 }
 
 /* ---- push --------------------------------------------------------------------------------- */

@@ -16,11 +16,11 @@
 #include <mq.h>
 
 /* The polls are the copying ones (mq 1.3), the waits the asynchronous calls (mq 1.4), a
- * record carries its delivery delay (mq_record.delay_ms, mq 1.5) and groups may be share
- * groups (mq_group_options.share, mq_share_settle, mq 1.6); with -tags mq_system, an older
- * mq.h stops here. */
-#if MQ_VERSION_NUMBER < 1006000
-#error "mq 1.6 or later is needed (an older mq.h was found)"
+ * record carries its delivery delay (mq_record.delay_ms, mq 1.5), groups may be share groups
+ * (mq_group_options.share, mq_share_settle, mq 1.6) and topics and groups' partitions have
+ * handles (mq_publisher, mq_cursor, mq 1.7); with -tags mq_system, an older mq.h stops here. */
+#if MQ_VERSION_NUMBER < 1007000
+#error "mq 1.7 or later is needed (an older mq.h was found)"
 #endif
 
 typedef struct mqgo_result {
@@ -34,10 +34,12 @@ typedef struct mqgo_result {
 
 /* C handles and C scratch memory cross as integers: cgo checks every pointer argument of a
  * call for Go pointers, and these never are. */
-typedef uintptr_t mqgo_broker; /* mq_broker * */
-typedef uintptr_t mqgo_member; /* mq_member * */
-typedef uintptr_t mqgo_cancel; /* mq_cancel * */
-typedef uintptr_t mqgo_mem;    /* C memory the shim's caller laid out */
+typedef uintptr_t mqgo_broker;    /* mq_broker * */
+typedef uintptr_t mqgo_member;    /* mq_member * */
+typedef uintptr_t mqgo_cancel;    /* mq_cancel * */
+typedef uintptr_t mqgo_publisher; /* mq_publisher * */
+typedef uintptr_t mqgo_cursor;    /* mq_cursor * */
+typedef uintptr_t mqgo_mem;       /* C memory the shim's caller laid out */
 
 void mqgo_broker_close(mqgo_broker b);
 void mqgo_broker_free(mqgo_broker b);
@@ -68,6 +70,16 @@ mqgo_result mqgo_poll_copy(mqgo_broker b_, const char *topic, size_t topic_len, 
                            size_t cap, size_t max, int64_t wait_ms, mqgo_cancel cancel_);
 mqgo_result mqgo_ack(mqgo_broker b_, const char *topic, size_t topic_len, const char *group,
                      size_t group_len, int32_t partition, int64_t offset);
+
+/* ---- handles (mq 1.7): the calls above without the names; opened and closed from Go ---- */
+mqgo_result mqgo_publisher_publish(mqgo_publisher p_, const char *key, size_t key_len,
+                                   const char *payload, size_t payload_len, mqgo_mem headers_,
+                                   size_t header_count, int64_t wait_ms, mqgo_cancel cancel_);
+mqgo_result mqgo_publisher_publish_batch(mqgo_publisher p_, mqgo_mem records_, size_t count,
+                                         int64_t wait_ms, mqgo_cancel cancel_, mqgo_mem results_);
+mqgo_result mqgo_cursor_poll_copy(mqgo_cursor c_, int ack, int64_t offset, void *buf, size_t cap,
+                                  size_t max, int64_t wait_ms, mqgo_cancel cancel_);
+mqgo_result mqgo_cursor_ack(mqgo_cursor c_, int64_t offset);
 
 /* ---- push --------------------------------------------------------------------------------- */
 /* box is a mqgo_box_new box; on failure it has been released (user_free) before return. */

@@ -10,6 +10,7 @@
 #define SWIG_JAVA_DETACH_ON_THREAD_END
 #include "facade/broker.h"
 #include "facade/errors.h"
+#include "facade/handles.h"
 #include "facade/member.h"
 #include "facade/push.h"
 #include <cstdlib>
@@ -150,3 +151,4 @@
 %include "facade/broker.h"
 %include "facade/push.h"
 %include "facade/member.h"
+%include "facade/handles.h"

@@ -99,10 +99,12 @@ static void pack_records(mq_record *records, mq_header *headers, const char *vda
     }
 }
 
-int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
-                      const char *kdata, const int64_t *klens, const size_t *hcounts,
-                      const char *hdata, const size_t *hlens, const int64_t *delays, size_t count,
-                      int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx) {
+/* mq_topic_publish_batch on (b, topic), or mq_publisher_publish_batch on p when it is set. */
+static int publish_many(mq_broker *b, const char *topic, mq_publisher *p, const char *vdata,
+                        const size_t *vlens, const char *kdata, const int64_t *klens,
+                        const size_t *hcounts, const char *hdata, const size_t *hlens,
+                        const int64_t *delays, size_t count, int64_t wait_ms, mq_cancel *cancel,
+                        mqpy_ctx *ctx) {
     size_t nheaders = 0;
     if (hcounts)
         for (size_t i = 0; i < count; ++i) nheaders += hcounts[i];
@@ -117,12 +119,33 @@ int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const 
         return no_memory(ctx);
     mq_publish_result *res = ctx->pubres;
     size_t published = 0;
+    mq_status s;
     if (wait_ms) atomic_fetch_add(&g_blocked, 1);
-    mq_status s = mq_topic_publish_batch(b, topic, ctx->records, sizeof(mq_record), count, wait_ms,
-                                         cancel, res, sizeof(mq_publish_result), &published);
+    if (p)
+        s = mq_publisher_publish_batch(p, ctx->records, sizeof(mq_record), count, wait_ms, cancel,
+                                       res, sizeof(mq_publish_result), &published);
+    else
+        s = mq_topic_publish_batch(b, topic, ctx->records, sizeof(mq_record), count, wait_ms,
+                                   cancel, res, sizeof(mq_publish_result), &published);
     if (wait_ms) atomic_fetch_sub(&g_blocked, 1);
     ctx->count = published;
     return done(s, ctx);
+}
+
+int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const size_t *vlens,
+                      const char *kdata, const int64_t *klens, const size_t *hcounts,
+                      const char *hdata, const size_t *hlens, const int64_t *delays, size_t count,
+                      int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx) {
+    return publish_many(b, topic, NULL, vdata, vlens, kdata, klens, hcounts, hdata, hlens, delays,
+                        count, wait_ms, cancel, ctx);
+}
+
+int mqpy_publisher_publish_many(mq_publisher *p, const char *vdata, const size_t *vlens,
+                                const char *kdata, const int64_t *klens, const size_t *hcounts,
+                                const char *hdata, const size_t *hlens, const int64_t *delays,
+                                size_t count, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx) {
+    return publish_many(NULL, NULL, p, vdata, vlens, kdata, klens, hcounts, hdata, hlens, delays,
+                        count, wait_ms, cancel, ctx);
 }
 
 mqpy_batch *mqpy_batch_new(const char *vdata, const size_t *vlens, const char *kdata,

@@ -42,8 +42,13 @@ int mqpy_publish_many(mq_broker *b, const char *topic, const char *vdata, const 
                       const char *kdata, const int64_t *klens, const size_t *hcounts,
                       const char *hdata, const size_t *hlens, const int64_t *delays, size_t count,
                       int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
+/* mqpy_publish_many through a publisher (mq 1.7): mq_publisher_publish_batch. */
+int mqpy_publisher_publish_many(mq_publisher *p, const char *vdata, const size_t *vlens,
+                                const char *kdata, const int64_t *klens, const size_t *hcounts,
+                                const char *hdata, const size_t *hlens, const int64_t *delays,
+                                size_t count, int64_t wait_ms, mq_cancel *cancel, mqpy_ctx *ctx);
 
-/* Threads currently inside a call that may block (wait_ms != 0): the batch publish above and every
+/* Threads now inside a call that may block (wait_ms != 0): the batch publishes above and every
  * generated wrapper of a function with a wait_ms parameter (tools/gen_cffi.py). What tests watch
  * to know that a call is really waiting in C, with the GIL released. */
 int64_t mqpy_blocked_calls(void);

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import gc
 import os
 import re
@@ -270,6 +271,13 @@ ASSIGNORS: dict[str, mq.Assignor | None] = {
 }
 
 
+class Opened:
+    """A publisher or cursor (ABI 1.7): named at its open, whether or not that succeeded."""
+
+    def __init__(self) -> None:
+        self.handle: mq.Publisher | mq.Cursor | None = None  # None unless open
+
+
 class Background:
     def __init__(self) -> None:
         self.token = mq.CancelToken()
@@ -323,7 +331,7 @@ class World:
         self.clock = mq.ManualClock(CLOCK_START_NS)
         self.broker: mq.Broker | None = None
         self.lock = threading.Lock()  # background threads look members up
-        self.named: dict[str, Push | Joined | Background] = {}
+        self.named: dict[str, Push | Joined | Background | Opened] = {}
         self.kafka = kafka_bootstrap()
         self.kafka_topics: list[str] = []  # created on the cluster: deleted by end
         self.aio: Loop | None = None
@@ -333,7 +341,7 @@ class World:
             raise Refused("no broker")
         return self.broker
 
-    def add(self, name: str, obj: Push | Joined | Background) -> None:
+    def add(self, name: str, obj: Push | Joined | Background | Opened) -> None:
         with self.lock:
             if name in self.named:
                 raise Refused(f"the name '{name}' is taken")
@@ -345,6 +353,13 @@ class World:
         if not isinstance(obj, kind):
             raise Refused(f"no such {field}")
         return obj
+
+    def opened(self, req: Request, field: str, kind: type[T]) -> T:
+        """The open publisher or cursor the request names in ``field``."""
+        handle = self.find(req, field, Opened).handle
+        if not isinstance(handle, kind):
+            raise Refused(f"no such open {field}")
+        return handle
 
     def reply(self, line: str) -> str:
         try:
@@ -527,8 +542,12 @@ class World:
         if len(recs) != 1:
             raise Refused("publish takes one record")
         value, key, headers, delay = recs[0]
-        p, o = self.b().publish(
-            req.text("topic"),
+        publish = (
+            self.opened(req, "publisher", mq.Publisher).publish
+            if req.has("publisher")
+            else functools.partial(self.b().publish, req.text("topic"))
+        )
+        p, o = publish(
             value,
             key=key,
             headers=headers,
@@ -540,10 +559,13 @@ class World:
 
     def v_publish_batch(self, req: Request, cancel: mq.CancelToken | None) -> list[str]:
         items = self.items(req)
+        publish_many = (
+            self.opened(req, "publisher", mq.Publisher).publish_many
+            if req.has("publisher")
+            else functools.partial(self.b().publish_many, req.text("topic"))
+        )
         try:
-            results = self.b().publish_many(
-                req.text("topic"), items, timeout=timeout(req.integer("wait")), cancel=cancel
-            )
+            results = publish_many(items, timeout=timeout(req.integer("wait")), cancel=cancel)
             out = ["MQ_OK", f"published={len(results)}"]
         except mq.MQError as e:
             out = failed(e)
@@ -555,13 +577,17 @@ class World:
 
     # ---- pull consumption --------------------------------------------------------------------
 
+    def cursor(self, req: Request, call: str) -> Callable[..., Any]:
+        """The cursor's method ``call`` with request field ``cursor=``, else the broker's."""
+        if req.has("cursor"):
+            return getattr(self.opened(req, "cursor", mq.Cursor), call)  # type: ignore[no-any-return]
+        names = (req.text("topic"), req.text("group"), req.integer("partition"))
+        return functools.partial(getattr(self.b(), call), *names)
+
     def v_poll(self, req: Request, cancel: mq.CancelToken | None) -> list[str]:
-        b = self.b()
+        poll = self.cursor(req, "poll")
         return polled(
-            lambda: b.poll(
-                req.text("topic"),
-                req.text("group"),
-                req.integer("partition"),
+            lambda: poll(
                 max=req.integer("max"),
                 timeout=timeout(req.integer("wait")),
                 cancel=cancel,
@@ -569,12 +595,9 @@ class World:
         )
 
     def v_ack_poll(self, req: Request, cancel: mq.CancelToken | None) -> list[str]:
-        b = self.b()
+        ack_poll = self.cursor(req, "ack_poll")
         return polled(
-            lambda: b.ack_poll(
-                req.text("topic"),
-                req.text("group"),
-                req.integer("partition"),
+            lambda: ack_poll(
                 req.integer("offset"),
                 max=req.integer("max"),
                 timeout=timeout(req.integer("wait")),
@@ -641,9 +664,7 @@ class World:
         )
 
     def v_ack(self, req: Request, _: object) -> list[str]:
-        self.b().ack(
-            req.text("topic"), req.text("group"), req.integer("partition"), req.integer("offset")
-        )
+        self.cursor(req, "ack")(req.integer("offset"))
         return ["MQ_OK"]
 
     def v_nack(self, req: Request, _: object) -> list[str]:
@@ -911,6 +932,35 @@ class World:
             out.append(f"rebalance={generation}:{enc_s(member_id)}")
         return out
 
+    # ---- handles (ABI 1.7) --------------------------------------------------------------------
+
+    def v_publisher_open(self, req: Request, _: object) -> list[str]:
+        opened = Opened()
+        self.add(req.text("publisher"), opened)
+        opened.handle = self.b().publisher(req.text("topic"))
+        return ["MQ_OK"]
+
+    def v_cursor_open(self, req: Request, _: object) -> list[str]:
+        opened = Opened()
+        self.add(req.text("cursor"), opened)
+        b = self.b()
+        opened.handle = b.cursor(req.text("topic"), req.text("group"), req.integer("partition"))
+        return ["MQ_OK"]
+
+    def close_handle(self, req: Request, field: str, kind: type[Any]) -> list[str]:
+        opened = self.find(req, field, Opened)
+        if not isinstance(opened.handle, kind):
+            raise Refused(f"no such open {field}")
+        opened.handle.close()
+        opened.handle = None
+        return ["MQ_OK"]
+
+    def v_publisher_close(self, req: Request, _: object) -> list[str]:
+        return self.close_handle(req, "publisher", mq.Publisher)
+
+    def v_cursor_close(self, req: Request, _: object) -> list[str]:
+        return self.close_handle(req, "cursor", mq.Cursor)
+
     # ---- background calls and the end ----------------------------------------------------------
 
     def v_await(self, req: Request, _: object) -> list[str]:
@@ -946,6 +996,11 @@ class World:
                 good = False
         self.broker = None  # the last reference: the binding frees the broker
         gc.collect()
+        # After the broker: a handle outlives it (FORMAT.md, "Handles").
+        for obj in objs:
+            if isinstance(obj, Opened) and obj.handle is not None:
+                obj.handle.close()
+                obj.handle = None
         self.delete_kafka_topics()
         if not good:
             raise Refused("closing what the scenario left open failed")

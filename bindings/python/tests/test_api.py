@@ -226,10 +226,10 @@ def test_headers_round_trip(broker: mq.Broker) -> None:
 def test_version_is_checked_and_exposed() -> None:
     from mq import _native
 
-    assert mq.LIBRARY_VERSION == "1.6.0"
-    assert _native.BUILT_VERSION == _native.RUNTIME_VERSION == 1_006_000
+    assert mq.LIBRARY_VERSION == "1.7.0"
+    assert _native.BUILT_VERSION == _native.RUNTIME_VERSION == 1_007_000
     # The package's version (pyproject.toml, as installed) is the library's it wraps.
-    assert mq.__version__ == importlib.metadata.version("mq") == "1.6.0"
+    assert mq.__version__ == importlib.metadata.version("mq") == "1.7.0"
     _native._check_version(1_000_000, 1_002_003)
     with pytest.raises(ImportError, match=r"built for libmq 1\.2"):
         _native._check_version(1_002_000, 1_001_000)

@@ -2,7 +2,7 @@
 //!
 //! 1. `MQ_LIB_DIR` (+ `MQ_INCLUDE_DIR`), or `MQ_DIR` (with `lib/` and `include/` under it):
 //!    link that library (`MQ_STATIC=1` for `libmq.a`, else the shared `libmq.so`);
-//! 2. with the `system` feature, pkg-config's `mq` (at least 1.6);
+//! 2. with the `system` feature, pkg-config's `mq` (at least 1.7);
 //! 3. unless `MQ_NO_VENDOR` is set, compile the C++ core from source: inside the repository
 //!    its own `src/` and `include/`, in a packaged crate the copy in `vendor/` (filled by
 //!    `vendor.sh` before `cargo package`).
@@ -110,7 +110,7 @@ fn link_cxx_runtime() {
 #[cfg(feature = "system")]
 fn try_pkg_config(want_static: bool) -> bool {
     match pkg_config::Config::new()
-        .atleast_version("1.6")
+        .atleast_version("1.7")
         .statik(want_static)
         .probe("mq")
     {

@@ -246,7 +246,10 @@ private:
                 "'async' runs publish, publish_batch, poll, member_poll, ack_poll or "
                 "member_ack_poll");
         if (c.arrow) fail("put the expectations on the 'await' line");
+        if (how == "start" && c.has("via"))
+            fail("'start' cannot run a call with via= (the handles have no asynchronous forms)");
         need_broker();
+        check_via(c);
         if (c.verb == "member_poll" || c.verb == "member_ack_poll") open_member(c.words[0]);
         Request req = request_for(c);
         req.bytes(how == "start" ? "start" : "async", name);
@@ -284,6 +287,28 @@ private:
         if (!broker_) fail("no broker (the 'broker_new' line failed)");
     }
 
+    // A call with via=NAME: NAME is an open handle of the kind the verb takes, on the line's own
+    // topic (and group and partition).
+    void check_via(const Call &c) {
+        if (!c.has("via")) return;
+        const std::string &name = c.opt("via");
+        auto it = handles_.find(name);
+        if (it == handles_.end()) fail("no publisher or cursor named '" + name + "'");
+        const Handle &h = it->second;
+        const bool publishes = c.verb.rfind("publish", 0) == 0;
+        if (h.cursor == publishes)
+            fail("'" + name + "' is a " + (h.cursor ? "cursor" : "publisher") + "; " + c.verb +
+                 " goes through a " + (publishes ? "publisher" : "cursor"));
+        if (!h.open) fail("'" + name + "' is not open");
+        std::vector<std::string> own{h.topic};
+        if (h.cursor) own = {h.topic, h.group, h.partition};
+        for (size_t i = 0; i < own.size(); ++i)
+            if (c.words[i] != own[i])
+                fail("'" + name + "' is on " + join(own, " ") + ", not on " +
+                     join(std::vector<std::string>(c.words.begin(), c.words.begin() + own.size()),
+                          " "));
+    }
+
     void open_member(const std::string &name) {
         auto it = members_.find(name);
         if (it == members_.end()) fail("no member named '" + name + "'");
@@ -318,7 +343,21 @@ private:
             return;
         }
         need_broker();
-        if (v == "subscription_open" || v == "member_join") take_name(c.words[0]);
+        if (v == "subscription_open" || v == "member_join" || v == "publisher_open" ||
+            v == "cursor_open")
+            take_name(c.words[0]);
+        if (v == "publisher_close" || v == "cursor_close") {
+            auto it = handles_.find(c.words[0]);
+            if (it == handles_.end() || it->second.cursor != (v == "cursor_close"))
+                fail("no " + v.substr(0, v.find('_')) + " named '" + c.words[0] + "'");
+            if (!it->second.open) fail("'" + c.words[0] + "' is not open");
+            for (const auto &[name, bg] : background_)
+                if (bg.call.has("via") && bg.call.opt("via") == c.words[0] && !bg.awaited)
+                    fail("'" + name +
+                         "' calls through this handle in the background: await it "
+                         "first");
+        }
+        check_via(c);
         if (v.rfind("member_", 0) == 0 && v != "member_join") open_member(c.words[0]);
         if (v == "member_close")
             for (const auto &[name, bg] : background_)
@@ -353,6 +392,16 @@ private:
                 fail("a failed join called on_rebalance");
         }
         if (v == "member_close" && o.status == "MQ_OK") members_[name].open = false;
+        if (v == "publisher_open" || v == "cursor_open") {
+            Handle h{v == "cursor_open", o.status == "MQ_OK", c.words[1], "", ""};
+            if (h.cursor) {
+                h.group = c.words[2];
+                h.partition = c.words[3];
+            }
+            handles_[name] = h;
+        }
+        if ((v == "publisher_close" || v == "cursor_close") && o.status == "MQ_OK")
+            handles_[name].open = false;
         return o;
     }
 
@@ -579,12 +628,21 @@ private:
             if (w.size() > 1) r.integer("partition", int32_arg(w[1], "partition"));
             if (v == "member_ack") r.integer("offset", parse_int(w[2], "offset"));
             if (v == "member_nack") r.integer("delay_ms", c.opt_int("delay", 0));
+        } else if (v == "publisher_open") {
+            r.bytes("publisher", w[0]).bytes("topic", w[1]);
+        } else if (v == "cursor_open") {
+            r.bytes("cursor", w[0]).bytes("topic", w[1]).bytes("group", w[2]);
+            r.integer("partition", int32_arg(w[3], "partition"));
+        } else if (v == "publisher_close" || v == "cursor_close") {
+            r.bytes(v.substr(0, v.find('_')), w[0]);
         } else if (v == "cancel") {
             r.bytes("call", w[0]);
         } else if (v == "rebalances") {
             r.bytes("member", w[0]);
         }
         // broker_close, topic_list, handler_extend_lease: no fields.
+        if (c.has("via"))
+            r.bytes(v.rfind("publish", 0) == 0 ? "publisher" : "cursor", c.opt("via"));
         return r;
     }
 
@@ -728,6 +786,11 @@ private:
         Call call;
         bool awaited = false;
     };
+    struct Handle {
+        bool cursor;  // else a publisher
+        bool open;
+        std::string topic, group, partition;  // as the open line wrote them
+    };
 
     Options o_;
     Testee t_;
@@ -736,6 +799,7 @@ private:
     std::map<std::string, bool> pushes_;  // name -> open
     std::map<std::string, Member> members_;
     std::map<std::string, Background> background_;
+    std::map<std::string, Handle> handles_;
 };
 
 }  // namespace

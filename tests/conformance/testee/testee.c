@@ -97,7 +97,14 @@ typedef struct background {
 } background;
 
 /* Named objects. Background threads look members up, so the table has a lock. */
-enum kind { PUSH, MEMBER, BACKGROUND };
+enum kind { PUSH, MEMBER, BACKGROUND, PUBLISHER, CURSOR };
+
+/* A publisher or cursor (ABI 1.7), closed by its close request or by end. */
+typedef struct opened {
+    mq_publisher *p;
+    mq_cursor *c;
+    int open;
+} opened;
 typedef struct named {
     char *name;
     enum kind kind;
@@ -268,32 +275,46 @@ static size_t records(request *r, mq_record **recs, mq_header **headers) {
     return n;
 }
 
+/* mq_topic_publish_batch, or mq_publisher_publish_batch through h. */
+static mq_status publish_records(request *r, opened *h, const mq_record *recs, size_t n,
+                                 mq_cancel *cancel, mq_publish_result *res, size_t *published) {
+    if (h)
+        return mq_publisher_publish_batch(h->p, recs, sizeof *recs, n, I("wait", 0), cancel, res,
+                                          sizeof *res, published);
+    return mq_topic_publish_batch(broker, S("topic"), recs, sizeof *recs, n, I("wait", 0), cancel,
+                                  res, sizeof *res, published);
+}
+
 static void publish(request *r, FILE *out, mq_cancel *cancel, int batch) {
+    opened *h = NULL;
+    if (HAS("publisher") && !(h = find(r, "publisher", PUBLISHER))) REFUSE("no such publisher");
     mq_record *recs;
     mq_header *headers;
     size_t n = records(r, &recs, &headers);
     if (!batch && recs[0].delay_ms) {
         /* A delayed single message is a batch of one: mq_topic_publish has no delay. */
         mq_publish_result res = {-1, -1};
-        mq_status st = mq_topic_publish_batch(broker, S("topic"), recs, sizeof *recs, 1,
-                                              I("wait", 0), cancel, &res, sizeof res, NULL);
+        mq_status st = publish_records(r, h, recs, 1, cancel, &res, NULL);
         status(out, st);
         if (st == MQ_OK)
             fprintf(out, " partition=%" PRId32 " offset=%" PRId64, res.partition, res.offset);
     } else if (!batch) {
         int32_t partition = -1;
         int64_t offset = -1;
-        mq_status st = mq_topic_publish(
-            broker, S("topic"), recs[0].key, recs[0].key_len, recs[0].payload, recs[0].payload_len,
-            recs[0].headers, recs[0].header_count, I("wait", 0), cancel, &partition, &offset);
+        const mq_record *x = &recs[0];
+        mq_status st = h ? mq_publisher_publish(h->p, x->key, x->key_len, x->payload,
+                                                x->payload_len, x->headers, x->header_count,
+                                                I("wait", 0), cancel, &partition, &offset)
+                         : mq_topic_publish(broker, S("topic"), x->key, x->key_len, x->payload,
+                                            x->payload_len, x->headers, x->header_count,
+                                            I("wait", 0), cancel, &partition, &offset);
         status(out, st);
         if (st == MQ_OK) fprintf(out, " partition=%" PRId32 " offset=%" PRId64, partition, offset);
     } else {
         mq_publish_result *res = calloc(n ? n : 1, sizeof *res);
         for (size_t i = 0; i < n; ++i) res[i] = (mq_publish_result){INT32_MIN, INT64_MIN};
         size_t published = SIZE_MAX;
-        mq_status st = mq_topic_publish_batch(broker, S("topic"), recs, sizeof *recs, n,
-                                              I("wait", 0), cancel, res, sizeof *res, &published);
+        mq_status st = publish_records(r, h, recs, n, cancel, res, &published);
         status(out, st);
         if (published != SIZE_MAX) fprintf(out, " published=%zu", published);
         int written = 1; /* the library writes every result or none */
@@ -310,8 +331,17 @@ static void poll_messages(request *r, FILE *out, mq_cancel *cancel, member *mb) 
     size_t max = (size_t)I("max", 10), count = SIZE_MAX;
     mq_message *msgs = calloc(max ? max : 1, sizeof *msgs);
     int ack = strstr(r->verb, "ack_poll") != NULL; /* ack_poll, member_ack_poll */
+    opened *h = NULL;
+    if (HAS("cursor") && !(h = find(r, "cursor", CURSOR))) {
+        free(msgs);
+        REFUSE("no such cursor");
+    }
     mq_status st;
-    if (mb && ack)
+    if (h && ack)
+        st = mq_cursor_ack_poll(h->c, I("offset", 0), msgs, sizeof *msgs, max, I("wait", 0), cancel,
+                                &count);
+    else if (h) st = mq_cursor_poll(h->c, msgs, sizeof *msgs, max, I("wait", 0), cancel, &count);
+    else if (mb && ack)
         st = mq_member_ack_poll(mb->m, (int32_t)I("partition", 0), I("offset", 0), msgs,
                                 sizeof *msgs, max, I("wait", 0), cancel, &count);
     else if (mb) st = mq_member_poll(mb->m, msgs, sizeof *msgs, max, I("wait", 0), cancel, &count);
@@ -443,6 +473,15 @@ static void end(FILE *out) {
         }
     mq_broker_free(broker);
     broker = NULL;
+    /* After the broker: a handle outlives it (mq.h, "handles"). */
+    for (size_t i = 0; i < name_count; ++i) {
+        opened *h = names[i].kind == PUBLISHER || names[i].kind == CURSOR ? names[i].obj : NULL;
+        if (h && h->open) {
+            mq_cursor_close(h->c);
+            mq_publisher_close(h->p);
+            h->open = 0;
+        }
+    }
     kafka_cleanup();
     if (good) fputs("MQ_OK", out);
     else testee_error(out, "closing what the scenario left open failed");
@@ -518,9 +557,30 @@ static void run(request *r, FILE *out, mq_cancel *cancel) {
     } else if (strcmp(v, "poll") == 0 || strcmp(v, "member_poll") == 0 ||
                strcmp(v, "ack_poll") == 0 || strcmp(v, "member_ack_poll") == 0) {
         poll_messages(r, out, cancel, mb);
+    } else if (strcmp(v, "ack") == 0 && HAS("cursor")) {
+        opened *h = find(r, "cursor", CURSOR);
+        if (!h) REFUSE("no such cursor");
+        status(out, mq_cursor_ack(h->c, I("offset", 0)));
     } else if (strcmp(v, "ack") == 0) {
         status(out, mq_group_ack(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
                                  I("offset", 0)));
+    } else if (strcmp(v, "publisher_open") == 0 || strcmp(v, "cursor_open") == 0) {
+        opened *h = calloc(1, sizeof *h);
+        const int cursor = v[0] == 'c';
+        add(r, cursor ? "cursor" : "publisher", cursor ? CURSOR : PUBLISHER, h);
+        mq_status st = cursor ? mq_cursor_open(broker, S("topic"), S("group"),
+                                               (int32_t)I("partition", 0), &h->c)
+                              : mq_publisher_open(broker, S("topic"), &h->p);
+        status(out, st);
+        h->open = st == MQ_OK;
+    } else if (strcmp(v, "publisher_close") == 0 || strcmp(v, "cursor_close") == 0) {
+        const int cursor = v[0] == 'c';
+        opened *h = find(r, cursor ? "cursor" : "publisher", cursor ? CURSOR : PUBLISHER);
+        if (!h || !h->open) REFUSE("no such open handle");
+        if (cursor) mq_cursor_close(h->c);
+        else mq_publisher_close(h->p);
+        h->open = 0;
+        fputs("MQ_OK", out);
     } else if (strcmp(v, "nack") == 0) {
         status(out, mq_group_nack(broker, S("topic"), S("group"), (int32_t)I("partition", 0),
                                   I("delay_ms", 0)));

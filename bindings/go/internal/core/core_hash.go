@@ -5,4 +5,4 @@ package core
 // coreSourcesSHA256 is the hash of this package's copy of include/ and src/ when `go generate`
 // last ran. Go's build cache does not see the files that the core_*.cpp wrappers #include;
 // this file changes with them, so an edit to the core rebuilds the package.
-const coreSourcesSHA256 = "d49bae151eca6ce362c086577243daa66ea99bdd58980e221e630b789204779d"
+const coreSourcesSHA256 = "a6962f1cb067c694657bf79996f8104af63cc1d4b34854e96bbff13ce0f88ed2"

@@ -1,8 +1,9 @@
 // Package waithook lets the module's own code (the conformance testee) learn when a call of
 // package mq starts to wait: a Broker's Poll, AckPoll, Publish or PublishBatch, or a Member's
 // Poll or AckPoll, whose asynchronous C call returned MQ_PENDING, so that what it does without
-// waiting is done (an AckPoll's ack is made, a keyless publish has its partition). It is internal: not part of
-// package mq's API.
+// waiting is done (an AckPoll's ack is made, a keyless publish has its partition); and a
+// Publisher's or Cursor's call that may wait, just before its blocking C call (the handles have
+// no asynchronous form). It is internal: not part of package mq's API.
 package waithook
 
 import "context"

@@ -202,59 +202,41 @@ void NativeBroker::deleteTopic(const char *topic) { check(mq_topic_delete(broker
 
 int64_t NativeBroker::publish(const char *topic, int64_t record, int64_t wait_ms,
                               CancelToken *cancel) {
-    auto *r = static_cast<mq_record *>(address(record));
-    int32_t partition = -1;
-    int64_t offset = -1;
-    check(mq_topic_publish(broker_, topic, r->key, r->key_len, r->payload, r->payload_len,
-                           r->headers, r->header_count, wait_ms, cancel ? cancel->raw() : nullptr,
-                           &partition, &offset));
-    std::memcpy(r, &partition, sizeof partition);  // the library has copied the message
-    return offset;
+    return publish_record(record, [&](const mq_record &r, int32_t *partition, int64_t *offset) {
+        return mq_topic_publish(broker_, topic, r.key, r.key_len, r.payload, r.payload_len,
+                                r.headers, r.header_count, wait_ms, token_of(cancel), partition,
+                                offset);
+    });
 }
 
 int32_t NativeBroker::publishBatch(JNIEnv *jenv, const char *topic, int64_t records, int32_t count,
                                    int64_t wait_ms, CancelToken *cancel, jlongArray results) {
-    const size_t n = static_cast<size_t>(count > 0 ? count : 0);
-    // INT32_MIN marks a result the library did not write (a batch refused before it started).
-    std::vector<mq_publish_result> res(n, mq_publish_result{INT32_MIN, -1});
-    size_t published = 0;
-    const mq_status st =
-        mq_topic_publish_batch(broker_, topic, static_cast<const mq_record *>(address(records)),
-                               sizeof(mq_record), n, wait_ms, cancel ? cancel->raw() : nullptr,
-                               res.data(), sizeof(mq_publish_result), &published);
-    // Read the message before any JNI call: it belongs to this thread's last failing call.
-    std::string message = st == MQ_OK ? std::string() : std::string(mq_last_error());
-    bool written = true;
-    for (const mq_publish_result &r : res) written = written && r.partition != INT32_MIN;
-    if (written && (st == MQ_OK || st == MQ_FULL || st == MQ_CLOSED || st == MQ_CANCELLED)) {
-        std::vector<jlong> flat(2 * n);
-        for (size_t i = 0; i < n; ++i) {
-            flat[2 * i] = res[i].partition;
-            flat[2 * i + 1] = res[i].offset;
-        }
-        jenv->SetLongArrayRegion(results, 0, static_cast<jsize>(flat.size()), flat.data());
-    }
-    if (st != MQ_OK) fail(st, std::move(message));
-    return static_cast<int32_t>(published);
+    return publish_batch(
+        jenv, records, count, results,
+        [&](const mq_record *recs, size_t n, mq_publish_result *res, size_t *published) {
+            return mq_topic_publish_batch(broker_, topic, recs, sizeof(mq_record), n, wait_ms,
+                                          token_of(cancel), res, sizeof(mq_publish_result),
+                                          published);
+        });
 }
 
 int64_t NativeBroker::pollCopy(const char *topic, const char *group, int32_t partition, int64_t buf,
                                int64_t cap, int32_t max, int64_t wait_ms, CancelToken *cancel) {
-    size_t n = 0, needed = 0;
-    const mq_status st =
-        mq_group_poll_copy(broker_, topic, group, partition, address(buf), static_cast<size_t>(cap),
-                           poll_max(max), wait_ms, cancel ? cancel->raw() : nullptr, &n, &needed);
-    return copied(st, n, needed, cap);
+    return copy_poll(cap, [&](size_t *n, size_t *needed) {
+        return mq_group_poll_copy(broker_, topic, group, partition, address(buf),
+                                  static_cast<size_t>(cap), poll_max(max), wait_ms,
+                                  token_of(cancel), n, needed);
+    });
 }
 
 int64_t NativeBroker::ackPollCopy(const char *topic, const char *group, int32_t partition,
                                   int64_t offset, int64_t buf, int64_t cap, int32_t max,
                                   int64_t wait_ms, CancelToken *cancel) {
-    size_t n = 0, needed = 0;
-    const mq_status st = mq_group_ack_poll_copy(
-        broker_, topic, group, partition, offset, address(buf), static_cast<size_t>(cap),
-        poll_max(max), wait_ms, cancel ? cancel->raw() : nullptr, &n, &needed);
-    return copied(st, n, needed, cap);
+    return copy_poll(cap, [&](size_t *n, size_t *needed) {
+        return mq_group_ack_poll_copy(broker_, topic, group, partition, offset, address(buf),
+                                      static_cast<size_t>(cap), poll_max(max), wait_ms,
+                                      token_of(cancel), n, needed);
+    });
 }
 
 void NativeBroker::ack(const char *topic, const char *group, int32_t partition, int64_t offset) {

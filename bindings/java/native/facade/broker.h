@@ -7,11 +7,15 @@
 #include <mq.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
+#include "errors.h"
 #include "jvm.h"
 
 namespace mqj {
@@ -171,6 +175,55 @@ int64_t copied(mq_status st, size_t count, size_t needed, int64_t cap);
 size_t poll_max(int32_t max);
 // A direct buffer's address from Java.
 void *address(int64_t at);
+inline mq_cancel *token_of(CancelToken *cancel) { return cancel ? cancel->raw() : nullptr; }
+
+// The named forms and the handles (handles.h) share these: only the C call differs.
+// A copying poll, call(size_t *count, size_t *needed) -> mq_status, reported as pollCopy says.
+template <typename Call>
+int64_t copy_poll(int64_t cap, Call call) {
+    size_t n = 0, needed = 0;
+    const mq_status st = call(&n, &needed);
+    return copied(st, n, needed, cap);
+}
+
+// The publish of the mq_record Java wrote at `record`, call(const mq_record &, int32_t
+// *partition, int64_t *offset) -> mq_status, reported as NativeBroker::publish says.
+template <typename Call>
+int64_t publish_record(int64_t record, Call call) {
+    auto *r = static_cast<mq_record *>(address(record));
+    int32_t partition = -1;
+    int64_t offset = -1;
+    check(call(*r, &partition, &offset));
+    std::memcpy(r, &partition, sizeof partition);  // the library has copied the message
+    return offset;
+}
+
+// The batch publish of the `count` mq_records Java wrote at `records`, call(const mq_record *,
+// size_t count, mq_publish_result *, size_t *published) -> mq_status, reported as
+// NativeBroker::publishBatch says.
+template <typename Call>
+int32_t publish_batch(JNIEnv *jenv, int64_t records, int32_t count, jlongArray results, Call call) {
+    const size_t n = static_cast<size_t>(count > 0 ? count : 0);
+    // INT32_MIN marks a result the library did not write (a batch refused before it started).
+    std::vector<mq_publish_result> res(n, mq_publish_result{INT32_MIN, -1});
+    size_t published = 0;
+    const mq_status st =
+        call(static_cast<const mq_record *>(address(records)), n, res.data(), &published);
+    // Read the message before any JNI call: it belongs to this thread's last failing call.
+    std::string message = st == MQ_OK ? std::string() : std::string(mq_last_error());
+    bool written = true;
+    for (const mq_publish_result &r : res) written = written && r.partition != INT32_MIN;
+    if (written && (st == MQ_OK || st == MQ_FULL || st == MQ_CLOSED || st == MQ_CANCELLED)) {
+        std::vector<jlong> flat(2 * n);
+        for (size_t i = 0; i < n; ++i) {
+            flat[2 * i] = res[i].partition;
+            flat[2 * i + 1] = res[i].offset;
+        }
+        jenv->SetLongArrayRegion(results, 0, static_cast<jsize>(flat.size()), flat.data());
+    }
+    if (st != MQ_OK) fail(st, std::move(message));
+    return static_cast<int32_t>(published);
+}
 #endif
 
 }  // namespace mqj

@@ -76,21 +76,19 @@ jintArray NativeMember::assignment(JNIEnv *jenv, jlongArray generation_out) {
 int64_t NativeMember::pollCopy(int64_t buf, int64_t cap, int32_t max, int64_t wait_ms,
                                CancelToken *cancel) {
     mq_member *m = handle();
-    size_t n = 0, needed = 0;
-    const mq_status st =
-        mq_member_poll_copy(m, address(buf), static_cast<size_t>(cap), poll_max(max), wait_ms,
-                            cancel ? cancel->raw() : nullptr, &n, &needed);
-    return copied(st, n, needed, cap);
+    return copy_poll(cap, [&](size_t *n, size_t *needed) {
+        return mq_member_poll_copy(m, address(buf), static_cast<size_t>(cap), poll_max(max),
+                                   wait_ms, token_of(cancel), n, needed);
+    });
 }
 
 int64_t NativeMember::ackPollCopy(int32_t partition, int64_t offset, int64_t buf, int64_t cap,
                                   int32_t max, int64_t wait_ms, CancelToken *cancel) {
     mq_member *m = handle();
-    size_t n = 0, needed = 0;
-    const mq_status st = mq_member_ack_poll_copy(m, partition, offset, address(buf),
-                                                 static_cast<size_t>(cap), poll_max(max), wait_ms,
-                                                 cancel ? cancel->raw() : nullptr, &n, &needed);
-    return copied(st, n, needed, cap);
+    return copy_poll(cap, [&](size_t *n, size_t *needed) {
+        return mq_member_ack_poll_copy(m, partition, offset, address(buf), static_cast<size_t>(cap),
+                                       poll_max(max), wait_ms, token_of(cancel), n, needed);
+    });
 }
 
 void NativeMember::ack(int32_t partition, int64_t offset) {

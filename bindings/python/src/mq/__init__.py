@@ -27,6 +27,7 @@ from mq._hooks import ErrorHook, set_error_hook
 from mq._lifecycle import close_all
 from mq._member import Assignor, Member, RebalanceCallback
 from mq._push import Handler, Subscription, extend_lease, set_nack_delay
+from mq._resolved import Cursor, Publisher
 from mq._types import (
     OFFSET_EARLIEST,
     OFFSET_END,
@@ -68,9 +69,9 @@ from mq.errors import (
     UnsupportedError,
 )
 
-__version__ = "1.6.0"
+__version__ = "1.7.0"
 LIBRARY_VERSION: str = _native.ffi.string(_native.lib.mq_version_string()).decode()
-"""The version of the mq library in use, e.g. ``"1.6.0"``."""
+"""The version of the mq library in use, e.g. ``"1.7.0"``."""
 
 __all__ = [
     "LIBRARY_VERSION",
@@ -85,6 +86,7 @@ __all__ = [
     "CancelToken",
     "Cancelled",
     "Closed",
+    "Cursor",
     "DeadLetter",
     "Deadlock",
     "ErrorHook",
@@ -108,6 +110,7 @@ __all__ = [
     "OffsetOutOfRange",
     "PartitionInfo",
     "PartitionOwned",
+    "Publisher",
     "RebalanceCallback",
     "Rebalanced",
     "Record",

@@ -5,18 +5,19 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
-from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Union
 
+from mq import _calls as calls
 from mq import _convert as cv
 from mq import _lifecycle
 from mq._asyncio import DONE, Stream, poll_copy, run_native, run_waiting
 from mq._consume import Messages
 from mq._handles import CancelToken, ManualClock, delay_ms, seconds_ms, token
 from mq._member import Assignor, Member, RebalanceCallback
-from mq._native import PollBuffer, check, ctx, fail, ffi, lib, poll_buffer, publish_out
+from mq._native import check, ctx, fail, ffi, lib
 from mq._push import Handler, Subscription
+from mq._resolved import Cursor, Publisher
 from mq._types import (
     Bytes,
     GroupInfo,
@@ -29,19 +30,16 @@ from mq._types import (
     Start,
     TopicInfo,
 )
-from mq._wait import call_blocking, wait_ms
+from mq._wait import wait_ms
 from mq.errors import Closed, InvalidArgument, MQError, error_for
 
 __all__ = ["Broker"]
 
-_TIMEOUT = lib.MQ_TIMEOUT
-_TOO_LARGE = lib.MQ_ERR_TOO_LARGE
 _UNSUPPORTED = lib.MQ_ERR_UNSUPPORTED
 _NULL = ffi.NULL
 _NS = 1_000_000_000
-_SIZE_T = next(t for t in "QLI" if array(t).itemsize == ffi.sizeof("size_t"))
 
-PublishItem = Union[Bytes, Record, tuple[Optional[Bytes], Bytes], tuple[Any, ...]]
+PublishItem = calls.PublishItem
 KafkaValue = Union[str, int, bool]
 # Sequence, not Iterable: with Iterable, mypy infers a dict of mixed values as dict[str, object].
 KafkaConfig = Union[Mapping[str, KafkaValue], Sequence[tuple[str, KafkaValue]]]
@@ -331,52 +329,18 @@ class Broker:
         messages behind it in its partition until it is due. mq refuses a delay below 0 or
         above 2**40 ms (:class:`mq.InvalidArgument`), the Kafka backend any delay
         (:class:`mq.UnsupportedError`)."""
-        d = delay_ms(delay)
-        if d:  # mq's single publish has no delay: a batch of one
-            hs = None if headers is None else list(headers)
-            return self._publish_one(topic, Record(value, key, hs, delay), timeout, cancel)
         t = cv.name(topic, "topic")
-        v = cv.data(value, "value")
-        if key is None:
-            k, kl = _NULL, 0
-        else:
-            k = cv.data(key, "key")
-            kl = len(k)
-        if headers is None:
-            ha, hc, keep = _NULL, 0, None
-        else:
-            ha, hc, keep = cv.headers(headers)
-        w = wait_ms(timeout)
-        c = ctx()
-        po, oo = publish_out()
-        tok = token(cancel)
-        if w == 0 or (tok is None and threading.get_ident() != _MAIN):
-            s = lib.mqw_topic_publish(self._h, t, k, kl, v, len(v), ha, hc, w, _NULL, po, oo, c)
-        else:
-            s = call_blocking(
-                lib.mqw_topic_publish,
-                (self._h, t, k, kl, v, len(v), ha, hc),
-                w,
-                tok,
-                (po, oo, c),
-                user_token=tok is not None,
-                pretry=key is not None,  # a keyless try would move the round-robin on
-            )
-        del keep  # the header bytes, referenced until mq has copied them
-        if s:
-            fail(s, c)
-        return (po[0], oo[0])
-
-    def _publish_one(
-        self, topic: str, record: Record, timeout: float | None, cancel: CancelToken | None
-    ) -> tuple[int, int]:
-        """A delayed :meth:`publish`: a batch of one, failing as a single publish does."""
-        try:
-            return self.publish_many(topic, [record], timeout, cancel)[0]
-        except MQError as e:
-            for attr in ("results", "published"):
-                e.__dict__.pop(attr, None)
-            raise
+        return calls.publish(
+            lib.mqw_topic_publish,
+            lib.mqpy_publish_many,
+            (self._h, t),
+            value,
+            key,
+            headers,
+            timeout,
+            cancel,
+            delay,
+        )
 
     def publish_many(
         self,
@@ -399,46 +363,24 @@ class Broker:
         (:attr:`mq.Record.delay`); see :meth:`publish`. A bad delay fails the batch with mq's
         text, which names the record."""
         t = cv.name(topic, "topic")
-        recs = records if type(records) is list else list(records)
-        n = len(recs)
-        kd: bytes = b""
-        kl: Any = _NULL
-        hcs: Any = _NULL
-        hd: bytes = b""
-        hl: Any = _NULL
-        dl: Any = _NULL
-        d = delay_ms(delay)
-        if set(map(type, recs)) <= {bytes}:
-            vd = b"".join(recs)  # type: ignore[arg-type]
-            lens = array(_SIZE_T, map(len, recs))  # converted in C, not element by element
-            vl = ffi.from_buffer("size_t[]", lens)
-            if d:
-                dl = ffi.from_buffer("int64_t[]", array("q", [d]) * n)
-        else:
-            vd, vl, kd, kl, hcs, hd, hl, dl = _pack_records(recs, d)
-        w = wait_ms(timeout)
-        c = ctx()
-        tok = token(cancel)
-        s = call_blocking(
-            lib.mqpy_publish_many,
-            (self._h, t, vd, vl, kd, kl, hcs, hd, hl, dl, n),
-            w,
-            tok,
-            (c,),
-            user_token=tok is not None,
-            retry=False,
+        return calls.publish_many(
+            lib.mqpy_publish_many, (self._h, t), records, timeout, cancel, delay
         )
-        if s == 0:
-            return _results(c, n)
-        try:
-            fail(s, c)
-        except MQError as e:
-            if s in (lib.MQ_FULL, lib.MQ_CLOSED, lib.MQ_CANCELLED) or c.count:
-                e.results = _results(c, n)  # type: ignore[attr-defined]
-            else:
-                e.results = [(-1, -1)] * n  # type: ignore[attr-defined]
-            e.published = int(c.count)  # type: ignore[attr-defined]
-            raise
+
+    # ---- handles (mq 1.7) ---------------------------------------------------------------------
+
+    def publisher(self, topic: str) -> Publisher:
+        """A :class:`mq.Publisher` of ``topic``: :meth:`publish` and :meth:`publish_many`
+        without the topic's lookup on every call. Raises as they would for the name
+        (:class:`mq.InvalidArgument`, :class:`mq.NoSuchTopic`, :class:`mq.Closed`)."""
+        return Publisher._open(self, topic)
+
+    def cursor(self, topic: str, group: str, partition: int) -> Cursor:
+        """A :class:`mq.Cursor` on ``group``'s ``partition`` of ``topic``: :meth:`poll`,
+        :meth:`ack` and :meth:`ack_poll` without the lookups on every call. Raises as they would
+        for the names (:class:`mq.NoSuchTopic`, :class:`mq.NoSuchGroup`,
+        :class:`mq.BadPartition`, ...)."""
+        return Cursor._open(self, topic, group, partition)
 
     # ---- pull consumption --------------------------------------------------------------------
 
@@ -458,45 +400,7 @@ class Broker:
         t = cv.name(topic, "topic")
         g = cv.name(group, "group")
         p = cv.int32(partition, "partition")
-        n = cv.count(max, "max")
-        w = wait_ms(timeout)
-        c = ctx()
-        pb = poll_buffer()
-        tok = token(cancel)
-        s = self._poll_copy(t, g, p, n, w, tok, pb, c)
-        while s == _TOO_LARGE:  # nothing was handed out: the same poll with room for it
-            pb.resize(pb.needed[0])
-            s = self._poll_copy(t, g, p, n, w, tok, pb, c)
-        return self._polled(s, pb, n, c, topic)
-
-    def _poll_copy(
-        self, t: bytes, g: bytes, p: int, n: int, w: int, tok: Any, pb: PollBuffer, c: Any
-    ) -> int:
-        if w == 0 or (tok is None and threading.get_ident() != _MAIN):
-            return int(
-                lib.mqw_group_poll_copy(
-                    self._h, t, g, p, pb.mem, pb.cap, n, w, _NULL, pb.count, pb.needed, c
-                )
-            )
-        return call_blocking(
-            lib.mqw_group_poll_copy,
-            (self._h, t, g, p, pb.mem, pb.cap, n),
-            w,
-            tok,
-            (pb.count, pb.needed, c),
-            user_token=tok is not None,
-            pretry=True,
-        )
-
-    @staticmethod
-    def _polled(s: int, pb: PollBuffer, n: int, c: Any, topic: str) -> list[Message]:
-        if s == 0:
-            got = cv.messages(pb, topic)
-            pb.after(len(got), n)
-            return got
-        if s == _TIMEOUT:
-            return []
-        fail(s, c)
+        return calls.poll(lib.mqw_group_poll_copy, (self._h, t, g, p), topic, max, timeout, cancel)
 
     def ack_poll(
         self,
@@ -517,40 +421,16 @@ class Broker:
         t = cv.name(topic, "topic")
         g = cv.name(group, "group")
         p = cv.int32(partition, "partition")
-        o = cv.int64(offset, "offset")
-        n = cv.count(max, "max")
-        w = wait_ms(timeout)
-        c = ctx()
-        pb = poll_buffer()
-        tok = token(cancel)
-        # Where Ctrl-C must end the wait (the main thread), the ack goes with a look that does
-        # not wait, then the wait is poll's (which may retry after a signal: the ack must not be
-        # made twice).
-        split = w != 0 and threading.get_ident() == _MAIN
-        s = lib.mqw_group_ack_poll_copy(
-            self._h,
-            t,
-            g,
-            p,
-            o,
-            pb.mem,
-            pb.cap,
-            n,
-            0 if split else w,
-            _NULL if split or tok is None else tok,
-            pb.count,
-            pb.needed,
-            c,
+        return calls.ack_poll(
+            lib.mqw_group_ack_poll_copy,
+            lib.mqw_group_poll_copy,
+            (self._h, t, g, p),
+            topic,
+            offset,
+            max,
+            timeout,
+            cancel,
         )
-        # MQ_ERR_TOO_LARGE after the ack leaves the ack standing: poll's retry takes over.
-        if s == _TOO_LARGE:
-            pb.resize(pb.needed[0])
-        while s == _TOO_LARGE or (split and s == _TIMEOUT):
-            split = False
-            s = self._poll_copy(t, g, p, n, w, tok, pb, c)
-            if s == _TOO_LARGE:
-                pb.resize(pb.needed[0])
-        return self._polled(s, pb, n, c, topic)
 
     def ack(self, topic: str, group: str, partition: int, offset: int) -> None:
         """Acknowledges, cumulatively, every offset up to and including ``offset``."""
@@ -930,7 +810,7 @@ class Broker:
             if d:
                 dl = ffi.new("int64_t[]", [d] * n)
         else:
-            vd, vl, kd, kl, hcs, hd, hl, dl = _pack_records(recs, d)
+            vd, vl, kd, kl, hcs, hd, hl, dl = calls.pack_records(recs, d)
         # The records point into these: referenced until the call ends.
         vb, kb, hb = ffi.from_buffer(vd), ffi.from_buffer(kd), ffi.from_buffer(hd)
         batch = lib.mqpy_batch_new(vb, vl, kb, kl, hcs, hb, hl, dl, n)
@@ -967,10 +847,10 @@ class Broker:
                 lambda tok: self.publish_many(topic, recs, timeout, tok, delay=delay)
             )
         if s == 0:
-            return _results_at(batch.results, n)
+            return calls.results_at(batch.results, n)
         e = error_for(s, message)
         if s in (lib.MQ_FULL, lib.MQ_CLOSED, lib.MQ_CANCELLED) or published[0]:
-            e.results = _results_at(batch.results, n)  # type: ignore[attr-defined]
+            e.results = calls.results_at(batch.results, n)  # type: ignore[attr-defined]
         else:
             e.results = [(-1, -1)] * n  # type: ignore[attr-defined]
         e.published = int(published[0])  # type: ignore[attr-defined]
@@ -1009,82 +889,3 @@ class Broker:
 
 _RESULT = ffi.sizeof("mq_publish_result")
 _RECORD = ffi.sizeof("mq_record")
-_RESULT_PARTITION = ffi.offsetof("mq_publish_result", "partition") // 4
-_RESULT_OFFSET = ffi.offsetof("mq_publish_result", "offset") // 8
-
-
-def _results(c: Any, n: int) -> list[tuple[int, int]]:
-    """(partition, offset) per record of the batch publish that wrote c.pubres."""
-    return _results_at(c.pubres, n)
-
-
-def _results_at(pubres: Any, n: int) -> list[tuple[int, int]]:
-    """(partition, offset) per record of the batch publish that wrote the results at pubres."""
-    if n == 0:
-        return []
-    mv = memoryview(ffi.buffer(pubres, n * _RESULT))
-    parts = mv.cast("i")[_RESULT_PARTITION :: _RESULT // 4].tolist()
-    return list(zip(parts, mv.cast("q")[_RESULT_OFFSET :: _RESULT // 8].tolist()))
-
-
-def _pack_records(
-    recs: Sequence[Any], delay: int
-) -> tuple[bytes, Any, bytes, Any, Any, bytes, Any, Any]:
-    """Packs records for mqpy_publish_many / mqpy_batch_new; ``delay`` (ms) is the delay of
-    every record that has none of its own (:attr:`Record.delay` ``None``)."""
-    values: list[bytes] = []
-    keys: list[bytes] = []
-    klens: list[int] = []
-    hcounts: list[int] = []
-    hparts: list[bytes] = []
-    delays: list[int] = []
-    any_key = any_headers = False
-    any_delay = delay != 0
-    for r in recs:
-        t = type(r)
-        d = delay
-        if t is bytes or t is str or t is bytearray or t is memoryview:
-            v, k, hs = r, None, None
-        elif t is Record:
-            v, k, hs = r.value, r.key, r.headers
-            if r.delay is not None:
-                d = delay_ms(r.delay)
-                any_delay = any_delay or d != 0
-        elif isinstance(r, tuple) and len(r) in (2, 3):
-            k, v = r[0], r[1]
-            hs = r[2] if len(r) == 3 else None
-        else:
-            raise TypeError(
-                "a record is bytes, str, (key, value), (key, value, headers) or mq.Record, "
-                f"not {t.__name__}"
-            )
-        values.append(cv.data(v, "value"))
-        delays.append(d)
-        if k is None:
-            klens.append(-1)
-        else:
-            kb = cv.data(k, "key")
-            keys.append(kb)
-            klens.append(len(kb))
-            any_key = True
-        n = 0
-        if hs:
-            for h in hs:
-                try:
-                    hn, hv = h
-                except (TypeError, ValueError):
-                    raise TypeError(f"a header must be a (name, value) pair, not {h!r}") from None
-                hparts.append(cv.data(hn, "header name"))
-                hparts.append(cv.data(hv, "header value"))
-                n += 1
-            any_headers = True
-        hcounts.append(n)
-    vl = ffi.new("size_t[]", [len(v) for v in values])
-    kl = ffi.new("int64_t[]", klens) if any_key else _NULL
-    hc = ffi.new("size_t[]", hcounts) if any_headers else _NULL
-    hl = ffi.new("size_t[]", [len(p) for p in hparts]) if hparts else _NULL
-    dl = ffi.new("int64_t[]", delays) if any_delay else _NULL
-    return b"".join(values), vl, b"".join(keys), kl, hc, b"".join(hparts), hl, dl
-
-
-_MAIN = threading.main_thread().ident

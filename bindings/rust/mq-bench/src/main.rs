@@ -9,12 +9,18 @@
 //!
 //!   cargo run --release -p mq-bench -- [--rounds N] [--scale F] [--smoke]
 //!
+//! The pull workloads (1, 2, 3) publish through a publisher and poll through cursors (library
+//! 1.7's handles); row "2. single, by name" is workload 2 through the named calls.
+//!
 //! Every run verifies count, order and a payload digest of what each receiver got.
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mq::{Broker, GroupOptions, Message, Record, SubscriptionOptions, TopicConfig, Wait};
+use mq::{
+    Batch, Broker, Cursor, GroupOptions, Message, PartitionConsumer, Record, SubscriptionOptions,
+    TopicConfig, Wait,
+};
 
 const PAYLOAD: usize = 64;
 const BATCH: usize = 64;
@@ -105,47 +111,76 @@ fn broker() -> Broker {
     b
 }
 
+/// What the pull workloads consume through: a cursor (the handle), or a consumer (by name).
+trait Pull: Send + 'static {
+    fn pull(&mut self, max: usize, wait: Duration) -> mq::Result<Batch<'_>>;
+}
+
+impl Pull for Cursor {
+    fn pull(&mut self, max: usize, wait: Duration) -> mq::Result<Batch<'_>> {
+        self.poll(max, wait)
+    }
+}
+
+impl Pull for PartitionConsumer {
+    fn pull(&mut self, max: usize, wait: Duration) -> mq::Result<Batch<'_>> {
+        self.poll(max, wait)
+    }
+}
+
+/// A consumer thread of the pull workloads; `together` as in [`rust_pull`].
+fn pull_thread(
+    mut c: impl Pull,
+    n: u64,
+    batch: usize,
+    together: bool,
+) -> thread::JoinHandle<Verifier> {
+    // A long wait rather than forever: a lost message fails instead of hanging.
+    let wait = Duration::from_secs(10);
+    thread::spawn(move || {
+        let mut v = Verifier::new("rust pull");
+        if together {
+            let mut cur = c.pull(batch, wait).expect("poll");
+            loop {
+                for m in &cur {
+                    v.take(m.payload());
+                }
+                if v.next >= n {
+                    cur.ack().expect("ack");
+                    break;
+                }
+                cur = cur.ack_and_poll(batch, wait).expect("ack_and_poll");
+            }
+            return v;
+        }
+        while v.next < n {
+            let cur = c.pull(batch, wait).expect("poll");
+            for m in &cur {
+                v.take(m.payload());
+            }
+            cur.ack().expect("ack");
+        }
+        v
+    })
+}
+
 /// Workloads 1 (batch 64), 2 (single: publish one, poll one, ack one) and 3 (2 groups);
-/// `together`: each batch's ack travels with the next poll (`Batch::ack_and_poll`).
-fn rust_pull(n: u64, batch: usize, groups: usize, together: bool, want: u64) -> f64 {
+/// `together`: each batch's ack travels with the next poll (`Batch::ack_and_poll`); `handles`:
+/// through a publisher and cursors (library 1.7), else by name.
+fn rust_pull(n: u64, batch: usize, groups: usize, together: bool, handles: bool, want: u64) -> f64 {
     let b = broker();
     let names = ["g0", "g1", "g2", "g3"];
     for g in &names[..groups] {
         b.subscribe_group(TOPIC, g, &GroupOptions::new()).unwrap();
     }
-    // A long wait rather than forever: a lost message fails instead of hanging.
-    let wait = Duration::from_secs(10);
     let consumers: Vec<_> = names[..groups]
         .iter()
-        .map(|g| {
-            let mut c = b.consumer(TOPIC, g, 0).unwrap();
-            thread::spawn(move || {
-                let mut v = Verifier::new("rust pull");
-                if together {
-                    let mut cur = c.poll(batch, wait).expect("poll");
-                    loop {
-                        for m in &cur {
-                            v.take(m.payload());
-                        }
-                        if v.next >= n {
-                            cur.ack().expect("ack");
-                            break;
-                        }
-                        cur = cur.ack_and_poll(batch, wait).expect("ack_and_poll");
-                    }
-                    return v;
-                }
-                while v.next < n {
-                    let cur = c.poll(batch, wait).expect("poll");
-                    for m in &cur {
-                        v.take(m.payload());
-                    }
-                    cur.ack().expect("ack");
-                }
-                v
-            })
+        .map(|g| match handles {
+            true => pull_thread(b.cursor(TOPIC, g, 0).unwrap(), n, batch, together),
+            false => pull_thread(b.consumer(TOPIC, g, 0).unwrap(), n, batch, together),
         })
         .collect();
+    let publisher = handles.then(|| b.publisher(TOPIC).unwrap());
     let t0 = Instant::now();
     let mut bufs = [[0u8; PAYLOAD]; BATCH];
     let mut seq = 0u64;
@@ -153,8 +188,12 @@ fn rust_pull(n: u64, batch: usize, groups: usize, together: bool, want: u64) -> 
         if batch == 1 {
             bufs[0] = fill(seq);
             seq += 1;
-            b.publish(TOPIC, Record::new(&bufs[0]), Wait::Forever)
-                .expect("publish");
+            let r = Record::new(&bufs[0]);
+            match &publisher {
+                Some(p) => p.publish(r, Wait::Forever),
+                None => b.publish(TOPIC, r, Wait::Forever),
+            }
+            .expect("publish");
         } else {
             let k = (BATCH as u64).min(n - seq) as usize;
             for (i, buf) in bufs[..k].iter_mut().enumerate() {
@@ -162,8 +201,11 @@ fn rust_pull(n: u64, batch: usize, groups: usize, together: bool, want: u64) -> 
             }
             seq += k as u64;
             let recs: [Record<'_>; BATCH] = std::array::from_fn(|i| Record::new(&bufs[i]));
-            b.publish_batch(TOPIC, &recs[..k], Wait::Forever)
-                .expect("publish_batch");
+            match &publisher {
+                Some(p) => p.publish_batch(&recs[..k], Wait::Forever),
+                None => b.publish_batch(TOPIC, &recs[..k], Wait::Forever),
+            }
+            .expect("publish_batch");
         }
     }
     let vs: Vec<Verifier> = consumers.into_iter().map(|c| c.join().unwrap()).collect();
@@ -471,14 +513,14 @@ fn main() {
             id: "r1",
             label: "Rust 1. 1→1, batch 64",
             n: s(2e6),
-            run: Box::new(|n, w| rust_pull(n, BATCH, 1, false, w)),
+            run: Box::new(|n, w| rust_pull(n, BATCH, 1, false, true, w)),
             samples: vec![],
         },
         Row {
             id: "r1a",
             label: "Rust 1. 1→1, batch 64, ack_and_poll",
             n: s(2e6),
-            run: Box::new(|n, w| rust_pull(n, BATCH, 1, true, w)),
+            run: Box::new(|n, w| rust_pull(n, BATCH, 1, true, true, w)),
             samples: vec![],
         },
         Row {
@@ -492,7 +534,14 @@ fn main() {
             id: "r2",
             label: "Rust 2. 1→1, single",
             n: s(4e5),
-            run: Box::new(|n, w| rust_pull(n, 1, 1, false, w)),
+            run: Box::new(|n, w| rust_pull(n, 1, 1, false, true, w)),
+            samples: vec![],
+        },
+        Row {
+            id: "r2n",
+            label: "Rust 2. 1→1, single, by name",
+            n: s(4e5),
+            run: Box::new(|n, w| rust_pull(n, 1, 1, false, false, w)),
             samples: vec![],
         },
         Row {
@@ -506,7 +555,7 @@ fn main() {
             id: "r3",
             label: "Rust 3. 1→2 groups, batch 64 (each)",
             n: s(1e6),
-            run: Box::new(|n, w| rust_pull(n, BATCH, 2, false, w)),
+            run: Box::new(|n, w| rust_pull(n, BATCH, 2, false, true, w)),
             samples: vec![],
         },
         Row {
@@ -680,4 +729,6 @@ fn main() {
     );
     let own = ratio("r1a", "r1");
     println!("\n1. batch 64: ack_and_poll ÷ ack then poll = {own:.2}");
+    let handles = ratio("r2", "r2n");
+    println!("2. single: publisher and cursor ÷ by name = {handles:.2}");
 }

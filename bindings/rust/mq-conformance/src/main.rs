@@ -12,9 +12,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use mq::{
-    BatchError, Broker, BrokerOptions, CancelToken, Error, GroupOptions, Header, ManualClock,
-    Member, MemberOptions, Message, Published, Record, Retention, SeekTo, Settle, ShareMode, Start,
-    Subscription, SubscriptionOptions, TopicConfig, Wait,
+    Batch, BatchError, Broker, BrokerOptions, CancelToken, Cursor, Error, GroupOptions, Header,
+    ManualClock, Member, MemberOptions, Message, PartitionConsumer, Published, Publisher, Record,
+    Retention, SeekTo, Settle, ShareMode, Start, Subscription, SubscriptionOptions, TopicConfig,
+    Wait,
 };
 
 // ---- the line protocol ---------------------------------------------------------------------
@@ -195,6 +196,10 @@ fn kafka_bootstrap() -> Option<String> {
     }
 }
 
+/// An open cursor; a background call locks it for its duration (the cursor's calls take
+/// `&mut`), so a foreground call on it meanwhile is a testee error, not a wait.
+type SharedCursor = Arc<Mutex<Cursor>>;
+
 #[derive(Default)]
 struct World {
     clock: ManualClock,
@@ -205,6 +210,9 @@ struct World {
     members: HashMap<String, MemberRec>,
     background: HashMap<String, Background>,
     started: HashMap<String, StartedCall>,
+    /// Handles (ABI 1.7) by name; `None` once closed or when the open failed.
+    publishers: HashMap<String, Option<Arc<Publisher>>>,
+    cursors: HashMap<String, Option<SharedCursor>>,
 }
 
 /// Counts the drops of a push handler: its user data must be released exactly once.
@@ -291,8 +299,15 @@ fn with_records<R>(r: &Req, f: impl FnOnce(&[Record<'_>]) -> R) -> R {
     f(&recs)
 }
 
-/// A call that may run in the background: it needs only the broker (and a member).
-fn publish(b: &Broker, r: &Req, token: Option<&CancelToken>, batch: bool) -> String {
+/// A call that may run in the background: it needs only the broker (and a member or a
+/// publisher: `via`, the call then goes through it).
+fn publish(
+    b: &Broker,
+    via: Option<&Publisher>,
+    r: &Req,
+    token: Option<&CancelToken>,
+    batch: bool,
+) -> String {
     let wait = match wait_of(r) {
         Ok(w) => w,
         Err(e) => {
@@ -305,9 +320,11 @@ fn publish(b: &Broker, r: &Req, token: Option<&CancelToken>, batch: bool) -> Str
     with_records(r, |recs| {
         if !batch {
             let rec = recs.first().copied().unwrap_or_else(|| Record::new(&[]));
-            let res = match token {
-                Some(t) => b.publish_cancellable(&topic, rec, wait, t),
-                None => b.publish(&topic, rec, wait),
+            let res = match (via, token) {
+                (Some(p), Some(t)) => p.publish_cancellable(rec, wait, t),
+                (Some(p), None) => p.publish(rec, wait),
+                (None, Some(t)) => b.publish_cancellable(&topic, rec, wait, t),
+                (None, None) => b.publish(&topic, rec, wait),
             };
             publish_reply(&res)
         } else {
@@ -316,7 +333,10 @@ fn publish(b: &Broker, r: &Req, token: Option<&CancelToken>, batch: bool) -> Str
                 offset: i64::MIN,
             };
             let mut results = vec![unwritten; recs.len()];
-            let res = b.publish_batch_with(&topic, recs, wait, token, &mut results);
+            let res = match via {
+                Some(p) => p.publish_batch_with(recs, wait, token, &mut results),
+                None => b.publish_batch_with(&topic, recs, wait, token, &mut results),
+            };
             if !results.iter().all(|p| p.partition != i32::MIN) {
                 results.clear();
             }
@@ -472,7 +492,56 @@ fn poll_reply(res: Result<usize, Error>, body: &str) -> String {
     out.0
 }
 
-fn poll(b: &Broker, member: Option<&Member>, r: &Req, token: Option<&CancelToken>) -> String {
+/// The poll forms a consumer and a cursor share.
+trait Polls {
+    fn poll_with(
+        &mut self,
+        ack: Option<i64>,
+        max: usize,
+        wait: Wait,
+        token: Option<&CancelToken>,
+    ) -> Result<Batch<'_>, Error>;
+}
+
+macro_rules! polls {
+    ($t:ty) => {
+        impl Polls for $t {
+            fn poll_with(
+                &mut self,
+                ack: Option<i64>,
+                max: usize,
+                wait: Wait,
+                token: Option<&CancelToken>,
+            ) -> Result<Batch<'_>, Error> {
+                match (ack, token) {
+                    (Some(o), Some(t)) => self.ack_and_poll_cancellable(o, max, wait, t),
+                    (Some(o), None) => self.ack_and_poll(o, max, wait),
+                    (None, Some(t)) => self.poll_cancellable(max, wait, t),
+                    (None, None) => self.poll(max, wait),
+                }
+            }
+        }
+    };
+}
+polls!(PartitionConsumer);
+polls!(Cursor);
+
+/// A poll's messages into `body`; how many.
+fn read(got: Result<Batch<'_>, Error>, body: &mut String) -> Result<usize, Error> {
+    got.map(|batch| {
+        batch.iter().for_each(|m| put_message(body, m));
+        batch.len()
+    })
+}
+
+/// `cursor`: the call goes through it (`via`).
+fn poll(
+    b: &Broker,
+    member: Option<&Member>,
+    cursor: Option<&mut Cursor>,
+    r: &Req,
+    token: Option<&CancelToken>,
+) -> String {
     let mut out = Out::default();
     let max = r.int("max", 10).max(0) as usize;
     let wait = match wait_of(r) {
@@ -503,23 +572,17 @@ fn poll(b: &Broker, member: Option<&Member>, r: &Req, token: Option<&CancelToken
             })
         }
         None => {
-            let consumer = b.consumer(
-                &r.name("topic"),
-                &r.name("group"),
-                r.int("partition", 0) as i32,
-            );
-            consumer.and_then(|mut c| {
-                let got = match (ack, token) {
-                    (Some((_, o)), Some(t)) => c.ack_and_poll_cancellable(o, max, wait, t),
-                    (Some((_, o)), None) => c.ack_and_poll(o, max, wait),
-                    (None, Some(t)) => c.poll_cancellable(max, wait, t),
-                    (None, None) => c.poll(max, wait),
-                };
-                got.map(|batch| {
-                    batch.iter().for_each(|m| put_message(&mut body, m));
-                    batch.len()
-                })
-            })
+            let ack = ack.map(|(_, o)| o);
+            match cursor {
+                Some(c) => read(c.poll_with(ack, max, wait, token), &mut body),
+                None => b
+                    .consumer(
+                        &r.name("topic"),
+                        &r.name("group"),
+                        r.int("partition", 0) as i32,
+                    )
+                    .and_then(|mut c| read(c.poll_with(ack, max, wait, token), &mut body)),
+            }
         }
     };
     poll_reply(res, &body)
@@ -537,6 +600,50 @@ impl World {
             .ok_or_else(|| "no such member".to_owned())
     }
 
+    /// The publisher of a request's `publisher=` (FORMAT.md, "Handles"), if it names one.
+    fn publisher(&self, r: &Req) -> Result<Option<Arc<Publisher>>, String> {
+        if !r.has("publisher") {
+            return Ok(None);
+        }
+        self.publishers
+            .get(&r.name("publisher"))
+            .cloned()
+            .flatten()
+            .map(Some)
+            .ok_or_else(|| "no such publisher".to_owned())
+    }
+
+    /// The cursor of a request's `cursor=`, if it names one.
+    fn cursor(&self, r: &Req) -> Result<Option<SharedCursor>, String> {
+        if !r.has("cursor") {
+            return Ok(None);
+        }
+        self.cursors
+            .get(&r.name("cursor"))
+            .cloned()
+            .flatten()
+            .map(Some)
+            .ok_or_else(|| "no such cursor".to_owned())
+    }
+
+    /// A foreground call's cursor: one a background call holds is a script error here (the
+    /// wait could be forever).
+    fn with_cursor<T>(
+        &self,
+        r: &Req,
+        f: impl FnOnce(Option<&mut Cursor>) -> T,
+    ) -> Result<T, String> {
+        match self.cursor(r)? {
+            None => Ok(f(None)),
+            Some(c) => {
+                let mut g = c
+                    .try_lock()
+                    .map_err(|_| "the cursor is in use by a background call".to_owned())?;
+                Ok(f(Some(&mut g)))
+            }
+        }
+    }
+
     fn start_background(&mut self, r: Req) -> String {
         let name = r.name("async");
         let Ok(b) = self.broker().cloned() else {
@@ -550,6 +657,12 @@ impl World {
         } else {
             None
         };
+        let (publisher, cursor) = match (self.publisher(&r), self.cursor(&r)) {
+            (Ok(p), Ok(c)) => (p, c),
+            (Err(e), _) | (_, Err(e)) => {
+                return format!("testee_error detail={}", enc(e.as_bytes()))
+            }
+        };
         let Ok(token) = CancelToken::new() else {
             return "testee_error detail=cannot%20make%20a%20cancel%20token".into();
         };
@@ -557,14 +670,15 @@ impl World {
         let (t, rep) = (token.clone(), reply.clone());
         let thread = std::thread::spawn(move || {
             let line = match r.verb.as_str() {
-                "publish" => publish(&b, &r, Some(&t), false),
-                "publish_batch" => publish(&b, &r, Some(&t), true),
+                "publish" => publish(&b, publisher.as_deref(), &r, Some(&t), false),
+                "publish_batch" => publish(&b, publisher.as_deref(), &r, Some(&t), true),
                 "poll" | "member_poll" | "ack_poll" | "member_ack_poll" => {
-                    poll(&b, member.as_deref(), &r, Some(&t))
+                    let mut held = cursor.as_ref().map(|c| c.lock().unwrap());
+                    poll(&b, member.as_deref(), held.as_deref_mut(), &r, Some(&t))
                 }
                 _ => "testee_error detail=not%20a%20background%20call".into(),
             };
-            drop(member);
+            drop((member, publisher, cursor));
             *rep.lock().unwrap() = Some(line);
         });
         self.background.insert(
@@ -702,12 +816,72 @@ impl World {
             "topic_delete" => out.status(&self.broker()?.delete_topic(&r.name("topic"))),
             "broker_close" => out.status(&self.broker()?.close()),
             "publish" | "publish_batch" => {
-                return Ok(publish(self.broker()?, r, None, v == "publish_batch"))
+                let p = self.publisher(r)?;
+                return Ok(publish(
+                    self.broker()?,
+                    p.as_deref(),
+                    r,
+                    None,
+                    v == "publish_batch",
+                ));
             }
-            "poll" | "ack_poll" => return Ok(poll(self.broker()?, None, r, None)),
+            "poll" | "ack_poll" => {
+                let b = self.broker()?;
+                return self.with_cursor(r, |c| poll(b, None, c, r, None));
+            }
+            "ack" if r.has("cursor") => {
+                let res = self.with_cursor(r, |c| c.map(|c| c.ack(r.int("offset", 0))))?;
+                out.status(&res.ok_or("no such cursor")?);
+            }
+            "publisher_open" => {
+                let res = self.broker()?.publisher(&r.name("topic"));
+                out.status(&res);
+                self.publishers
+                    .insert(r.name("publisher"), res.ok().map(Arc::new));
+            }
+            "cursor_open" => {
+                let res = self.broker()?.cursor(
+                    &r.name("topic"),
+                    &r.name("group"),
+                    r.int("partition", 0) as i32,
+                );
+                out.status(&res);
+                self.cursors
+                    .insert(r.name("cursor"), res.ok().map(|c| Arc::new(Mutex::new(c))));
+            }
+            "publisher_close" => {
+                let p = self
+                    .publishers
+                    .get_mut(&r.name("publisher"))
+                    .ok_or("no such publisher")?;
+                let open = p.take().ok_or("the publisher is not open")?;
+                match Arc::try_unwrap(open) {
+                    Ok(open) => open.close(),
+                    Err(open) => {
+                        *p = Some(open);
+                        return Err("the publisher is in use by a background call".into());
+                    }
+                }
+                out.0.push_str("MQ_OK");
+            }
+            "cursor_close" => {
+                let c = self
+                    .cursors
+                    .get_mut(&r.name("cursor"))
+                    .ok_or("no such cursor")?;
+                let open = c.take().ok_or("the cursor is not open")?;
+                match Arc::try_unwrap(open) {
+                    Ok(open) => open.into_inner().unwrap().close(),
+                    Err(open) => {
+                        *c = Some(open);
+                        return Err("the cursor is in use by a background call".into());
+                    }
+                }
+                out.0.push_str("MQ_OK");
+            }
             "member_poll" | "member_ack_poll" => {
                 let m = self.member(r)?;
-                return Ok(poll(self.broker()?, Some(&m), r, None));
+                return Ok(poll(self.broker()?, Some(&m), None, r, None));
             }
             "ack" | "nack" | "extend_lease" | "seek" => {
                 let b = self.broker()?;
@@ -1163,6 +1337,9 @@ impl World {
             }
         }
         self.broker = None;
+        // Handles outlive their broker (FORMAT.md): closed after it, whatever is left open.
+        self.publishers.clear();
+        self.cursors.clear();
         self.kafka_cleanup();
         Ok(if good {
             "MQ_OK".into()

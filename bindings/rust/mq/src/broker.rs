@@ -15,7 +15,7 @@ use crate::name::with_name;
 use crate::wait::Wait;
 
 /// The C broker and what must outlive it. Freed (`mq_broker_free`) when the last owner goes:
-/// every `Broker` clone, subscription, member and consumer holds one.
+/// every `Broker` clone, subscription, member, consumer, publisher and cursor holds one.
 pub(crate) struct Raw {
     ptr: NonNull<sys::mq_broker>,
     _clock: Option<ManualClock>,
@@ -61,8 +61,9 @@ impl Drop for Handle {
 /// `Broker` is `Send + Sync` and cheap to clone (clones share one broker). When the last clone
 /// is dropped the broker **closes**: every waiting publish or poll returns
 /// [`Error::Closed`], push handlers stop, later calls fail with `Closed`. Its memory lives on
-/// until every [`Subscription`](crate::Subscription), [`Member`](crate::Member) and
-/// [`PartitionConsumer`](crate::PartitionConsumer) made from it is dropped too, so nothing
+/// until every [`Subscription`](crate::Subscription), [`Member`](crate::Member),
+/// [`PartitionConsumer`](crate::PartitionConsumer), [`Publisher`](crate::Publisher) and
+/// [`Cursor`](crate::Cursor) made from it is dropped too, so nothing
 /// made from a broker can dangle, in whatever order things are dropped.
 ///
 /// ```
@@ -173,6 +174,9 @@ impl Broker {
     /// - a [`PartitionConsumer`](crate::PartitionConsumer) of it gets [`Error::NoTopic`] from
     ///   every call (it names its topic: if the name is created again and the group subscribed
     ///   anew, it consumes the new topic);
+    /// - a [`Publisher`](crate::Publisher) or [`Cursor`](crate::Cursor) of it gets
+    ///   [`Error::NoTopic`] from every call, even once the name is created again (it holds the
+    ///   topic, not the name); drop it as usual;
     /// - a [`Subscription`](crate::Subscription) stops calling its handler (a call already
     ///   running finishes, its message valid); close or drop it as usual;
     /// - a [`Member`](crate::Member) gets [`Error::NoTopic`] from every call but
@@ -234,7 +238,9 @@ impl Broker {
 
     /// Removes a group from a topic: its cursors go, and what only it held back is trimmed.
     /// Its members' calls return [`Error::NoGroup`] (a waiting member poll at once) and their
-    /// rebalance callbacks are not called any more; drop them as usual.
+    /// rebalance callbacks are not called any more; drop them as usual. Its
+    /// [`Cursor`](crate::Cursor)s' calls return [`Error::NoGroup`], even once the group is
+    /// subscribed again.
     /// A [`Batch`](crate::Batch) of the group stays readable (it is a copy).
     pub fn unsubscribe_group(&self, topic: &str, group: &str) -> Result<()> {
         with_name(topic, |t| {
@@ -281,48 +287,9 @@ impl Broker {
         wait: Wait,
         token: Option<&CancelToken>,
     ) -> Result<Published> {
-        if r.0.delay_ms != 0 {
-            return self.delayed_single(topic, r, wait, token);
-        }
-        let r = &r.0;
-        let mut at = Published::default();
         with_name(topic, |t| {
-            // SAFETY: live handle, valid name; the record's slices are borrowed for the call.
-            check(unsafe {
-                sys::mq_topic_publish(
-                    self.ptr(),
-                    t,
-                    r.key,
-                    r.key_len,
-                    r.payload,
-                    r.payload_len,
-                    r.headers,
-                    r.header_count,
-                    wait.millis(),
-                    cancel::ptr(token),
-                    &mut at.partition,
-                    &mut at.offset,
-                )
-            })
-        })?;
-        Ok(at)
-    }
-
-    /// A delayed single publish: `mq_topic_publish_batch` with one record.
-    fn delayed_single(
-        &self,
-        topic: &str,
-        r: &Record<'_>,
-        wait: Wait,
-        token: Option<&CancelToken>,
-    ) -> Result<Published> {
-        let mut at = [Published {
-            partition: -1,
-            offset: -1,
-        }];
-        self.batch_inner(topic, std::slice::from_ref(r), wait, token, Some(&mut at))
-            .map_err(|e| e.error)?;
-        Ok(at[0])
+            Target::Named(self.ptr(), t).publish(r, wait, token)
+        })
     }
 
     /// Publishes `records`, taking each partition's lock once for all of its records, within
@@ -365,16 +332,7 @@ impl Broker {
         token: Option<&CancelToken>,
         results: &mut [Published],
     ) -> Result<(), BatchError> {
-        if !results.is_empty() && results.len() != records.len() {
-            return Err(BatchError {
-                published: 0,
-                error: Error::Invalid(format!(
-                    "results has {} entries for {} records (pass one per record, or none)",
-                    results.len(),
-                    records.len()
-                )),
-            });
-        }
+        check_results(records, results)?;
         self.batch_inner(topic, records, wait.into(), token, Some(results))
     }
 
@@ -386,55 +344,15 @@ impl Broker {
         token: Option<&CancelToken>,
         results: Option<&mut [Published]>,
     ) -> Result<(), BatchError> {
-        let mut published = 0usize;
-        // Published is not layout-compatible with mq_publish_result (padding aside, a
-        // future field could be added there): results go through a C-shaped scratch array.
-        // Marked so that results the library did not write (a batch refused as a whole) are
-        // left untouched.
-        let unwritten = sys::mq_publish_result {
-            partition: i32::MIN,
-            offset: i64::MIN,
-        };
-        let mut scratch: Vec<sys::mq_publish_result> = match &results {
-            Some(r) if !r.is_empty() => vec![unwritten; r.len()],
-            _ => Vec::new(),
-        };
-        let res_ptr = if scratch.is_empty() {
-            std::ptr::null_mut()
-        } else {
-            scratch.as_mut_ptr()
-        };
-        let r = with_name(topic, |t| {
-            // SAFETY: live handle; Record is repr(transparent) over mq_record; `scratch` has one
-            // entry per record or is NULL.
-            check(unsafe {
-                sys::mq_topic_publish_batch(
-                    self.ptr(),
-                    t,
-                    records.as_ptr().cast(),
-                    std::mem::size_of::<sys::mq_record>(),
-                    records.len(),
-                    wait.millis(),
-                    cancel::ptr(token),
-                    res_ptr,
-                    std::mem::size_of::<sys::mq_publish_result>(),
-                    &mut published,
-                )
+        with_name(topic, |t| {
+            Ok(Target::Named(self.ptr(), t).publish_batch(records, wait, token, results))
+        })
+        .unwrap_or_else(|error| {
+            Err(BatchError {
+                published: 0,
+                error,
             })
-        });
-        if let Some(out) = results {
-            for (o, s) in out
-                .iter_mut()
-                .zip(&scratch)
-                .filter(|(_, s)| s.partition != i32::MIN)
-            {
-                *o = Published {
-                    partition: s.partition,
-                    offset: s.offset,
-                };
-            }
-        }
-        r.map_err(|error| BatchError { published, error })
+        })
     }
 
     /// The topic's configuration.
@@ -498,6 +416,178 @@ impl Broker {
             })
         })
     }
+}
+
+/// Where a publish goes: a topic by name, or a publisher (its topic looked up once). Both
+/// take the same arguments after the name and give the same outcomes.
+#[derive(Clone, Copy)]
+pub(crate) enum Target {
+    /// `mq_topic_publish*` on the broker's topic of that NUL-terminated name.
+    Named(*mut sys::mq_broker, *const c_char),
+    /// `mq_publisher_publish*`.
+    Publisher(*mut sys::mq_publisher),
+}
+
+impl Target {
+    /// Publishes one record. The callers keep what the target points to alive for the call.
+    #[inline]
+    pub(crate) fn publish(
+        self,
+        r: &Record<'_>,
+        wait: Wait,
+        token: Option<&CancelToken>,
+    ) -> Result<Published> {
+        if r.0.delay_ms != 0 {
+            return self.delayed_single(r, wait, token);
+        }
+        let r = &r.0;
+        let mut at = Published::default();
+        let (w, c) = (wait.millis(), cancel::ptr(token));
+        // SAFETY: a live broker and name or a live publisher (the callers'); the record's
+        // slices are borrowed for the call.
+        check(unsafe {
+            match self {
+                Target::Named(b, t) => sys::mq_topic_publish(
+                    b,
+                    t,
+                    r.key,
+                    r.key_len,
+                    r.payload,
+                    r.payload_len,
+                    r.headers,
+                    r.header_count,
+                    w,
+                    c,
+                    &mut at.partition,
+                    &mut at.offset,
+                ),
+                Target::Publisher(p) => sys::mq_publisher_publish(
+                    p,
+                    r.key,
+                    r.key_len,
+                    r.payload,
+                    r.payload_len,
+                    r.headers,
+                    r.header_count,
+                    w,
+                    c,
+                    &mut at.partition,
+                    &mut at.offset,
+                ),
+            }
+        })?;
+        Ok(at)
+    }
+
+    /// A delayed single publish: a batch of one (the single form has no delay).
+    fn delayed_single(
+        self,
+        r: &Record<'_>,
+        wait: Wait,
+        token: Option<&CancelToken>,
+    ) -> Result<Published> {
+        let mut at = [Published {
+            partition: -1,
+            offset: -1,
+        }];
+        self.publish_batch(std::slice::from_ref(r), wait, token, Some(&mut at))
+            .map_err(|e| e.error)?;
+        Ok(at[0])
+    }
+
+    /// Publishes `records`; `results`, when given and not empty, has one entry per record.
+    pub(crate) fn publish_batch(
+        self,
+        records: &[Record<'_>],
+        wait: Wait,
+        token: Option<&CancelToken>,
+        results: Option<&mut [Published]>,
+    ) -> Result<(), BatchError> {
+        let mut published = 0usize;
+        // Published is not layout-compatible with mq_publish_result (padding aside, a
+        // future field could be added there): results go through a C-shaped scratch array.
+        // Marked so that results the library did not write (a batch refused as a whole) are
+        // left untouched.
+        let unwritten = sys::mq_publish_result {
+            partition: i32::MIN,
+            offset: i64::MIN,
+        };
+        let mut scratch: Vec<sys::mq_publish_result> = match &results {
+            Some(r) if !r.is_empty() => vec![unwritten; r.len()],
+            _ => Vec::new(),
+        };
+        let res_ptr = if scratch.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            scratch.as_mut_ptr()
+        };
+        let (recs, rec_size, res_size) = (
+            records.as_ptr().cast(),
+            std::mem::size_of::<sys::mq_record>(),
+            std::mem::size_of::<sys::mq_publish_result>(),
+        );
+        let (w, c) = (wait.millis(), cancel::ptr(token));
+        // SAFETY: as in `publish`; Record is repr(transparent) over mq_record; `scratch` has
+        // one entry per record or is NULL.
+        let r = check(unsafe {
+            match self {
+                Target::Named(b, t) => sys::mq_topic_publish_batch(
+                    b,
+                    t,
+                    recs,
+                    rec_size,
+                    records.len(),
+                    w,
+                    c,
+                    res_ptr,
+                    res_size,
+                    &mut published,
+                ),
+                Target::Publisher(p) => sys::mq_publisher_publish_batch(
+                    p,
+                    recs,
+                    rec_size,
+                    records.len(),
+                    w,
+                    c,
+                    res_ptr,
+                    res_size,
+                    &mut published,
+                ),
+            }
+        });
+        if let Some(out) = results {
+            for (o, s) in out
+                .iter_mut()
+                .zip(&scratch)
+                .filter(|(_, s)| s.partition != i32::MIN)
+            {
+                *o = Published {
+                    partition: s.partition,
+                    offset: s.offset,
+                };
+            }
+        }
+        r.map_err(|error| BatchError { published, error })
+    }
+}
+
+/// `results` of a `publish_batch_with`: one entry per record, or none.
+pub(crate) fn check_results(
+    records: &[Record<'_>],
+    results: &[Published],
+) -> Result<(), BatchError> {
+    if !results.is_empty() && results.len() != records.len() {
+        return Err(BatchError {
+            published: 0,
+            error: Error::Invalid(format!(
+                "results has {} entries for {} records (pass one per record, or none)",
+                results.len(),
+                records.len()
+            )),
+        });
+    }
+    Ok(())
 }
 
 /// Calls an snprintf-style C function, growing the buffer until the text fits.

@@ -8,6 +8,7 @@ use mq_sys as sys;
 use crate::broker::{Broker, Raw};
 use crate::cancel::{self, CancelToken};
 use crate::copy::Copies;
+use crate::cursor::RawCursor;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::{check, Result};
@@ -67,6 +68,8 @@ impl Settle {
 /// The consumer keeps the broker's memory alive; if the broker is closed (its last
 /// [`Broker`] dropped), calls return [`Error::Closed`].
 pub struct PartitionConsumer {
+    /// A [`Cursor`](crate::Cursor)'s handle: its polls and acks go through it, not the names.
+    pub(crate) cursor: Option<RawCursor>,
     pub(crate) raw: Arc<Raw>,
     pub(crate) topic: Arc<CStr>,
     pub(crate) group: Arc<CStr>,
@@ -92,6 +95,7 @@ impl Broker {
     /// time it polls). [`Error::Invalid`] for a name the library cannot take.
     pub fn consumer(&self, topic: &str, group: &str, partition: i32) -> Result<PartitionConsumer> {
         Ok(PartitionConsumer {
+            cursor: None,
             raw: self.raw().clone(),
             topic: name::owned(topic)?.into(),
             group: name::owned(group)?.into(),
@@ -209,17 +213,37 @@ impl PartitionConsumer {
         wait: Wait,
         token: Option<&CancelToken>,
     ) -> Result<Batch<'_>> {
-        let n = copy_poll(
-            &self.raw,
-            &self.topic,
-            &self.group,
+        let (b, t, g, p) = (
+            self.raw.as_ptr(),
+            self.topic.as_ptr(),
+            self.group.as_ptr(),
             self.partition,
-            &mut self.copies,
-            ack,
-            max,
-            wait,
-            token,
-        )?;
+        );
+        let (cur, ms, c) = (
+            self.cursor.as_ref().map(RawCursor::as_ptr),
+            wait.millis(),
+            cancel::ptr(token),
+        );
+        let n = self.copies.poll(max, &mut |first, buf, cap, n, needed| {
+            // A retry after MQ_ERR_TOO_LARGE polls without the ack: the first call's stands.
+            let ack = ack.filter(|_| first);
+            // SAFETY: live broker and names, or live cursor (the consumer's); `buf` is `cap`
+            // writable, 8-byte aligned bytes.
+            unsafe {
+                match (cur, ack) {
+                    (None, None) => {
+                        sys::mq_group_poll_copy(b, t, g, p, buf, cap, max, ms, c, n, needed)
+                    }
+                    (None, Some(o)) => {
+                        sys::mq_group_ack_poll_copy(b, t, g, p, o, buf, cap, max, ms, c, n, needed)
+                    }
+                    (Some(k), None) => sys::mq_cursor_poll_copy(k, buf, cap, max, ms, c, n, needed),
+                    (Some(k), Some(o)) => {
+                        sys::mq_cursor_ack_poll_copy(k, o, buf, cap, max, ms, c, n, needed)
+                    }
+                }
+            }
+        })?;
         Ok(Batch { c: self, len: n })
     }
 
@@ -227,15 +251,18 @@ impl PartitionConsumer {
     /// alive (`&mut self`): an ack may free what a batch borrows. [`Error::NotInFlight`]
     /// names the in-flight range when `offset` is not in it.
     pub fn ack(&mut self, offset: i64) -> Result<()> {
-        // SAFETY: live broker, valid names.
+        // SAFETY: live cursor, or live broker and valid names.
         check(unsafe {
-            sys::mq_group_ack(
-                self.raw.as_ptr(),
-                self.topic.as_ptr(),
-                self.group.as_ptr(),
-                self.partition,
-                offset,
-            )
+            match &self.cursor {
+                Some(k) => sys::mq_cursor_ack(k.as_ptr(), offset),
+                None => sys::mq_group_ack(
+                    self.raw.as_ptr(),
+                    self.topic.as_ptr(),
+                    self.group.as_ptr(),
+                    self.partition,
+                    offset,
+                ),
+            }
         })
     }
 
@@ -369,41 +396,6 @@ impl PartitionConsumer {
             )
         })
     }
-}
-
-/// A copying poll (after acking `ack` in the same call when given) of a group partition into
-/// `copies`; how many messages it handed out.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn copy_poll(
-    raw: &Raw,
-    topic: &CStr,
-    group: &CStr,
-    partition: i32,
-    copies: &mut Copies,
-    ack: Option<i64>,
-    max: usize,
-    wait: Wait,
-    token: Option<&CancelToken>,
-) -> Result<usize> {
-    let (b, t, g, ms, c) = (
-        raw.as_ptr(),
-        topic.as_ptr(),
-        group.as_ptr(),
-        wait.millis(),
-        cancel::ptr(token),
-    );
-    copies.poll(max, &mut |first, buf, cap, n, needed| {
-        // SAFETY: live broker, valid names; `buf` is `cap` writable, 8-byte aligned bytes.
-        unsafe {
-            match ack {
-                Some(offset) if first => sys::mq_group_ack_poll_copy(
-                    b, t, g, partition, offset, buf, cap, max, ms, c, n, needed,
-                ),
-                // A retry after MQ_ERR_TOO_LARGE: the first call's ack stands.
-                _ => sys::mq_group_poll_copy(b, t, g, partition, buf, cap, max, ms, c, n, needed),
-            }
-        }
-    })
 }
 
 /// The messages of one poll, copied into the consumer's buffer and borrowed from the batch.

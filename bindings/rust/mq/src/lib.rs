@@ -114,6 +114,14 @@
 //! settle them one by one ([`PartitionConsumer::settle`], [`Batch::settle`] with a
 //! [`Settle`]); the delivery count fences an acquisition whose lock ran out.
 //!
+//! ## Handles
+//!
+//! Library 1.7: a [`Publisher`] ([`Broker::publisher`]) is a topic looked up once, a
+//! [`Cursor`] ([`Broker::cursor`]) one group's partition looked up once; their calls are the
+//! named ones minus the lookups (the same batches, results and errors). A handle holds its
+//! topic and group, not their names: after a deletion or unsubscription its calls fail
+//! ([`Error::NoTopic`], [`Error::NoGroup`]) even if the name comes back.
+//!
 //! ## Kafka backend
 //!
 //! Library 1.2 can run a broker on a Kafka cluster: [`BrokerOptions::kafka`] (the bootstrap
@@ -124,8 +132,8 @@
 //!
 //! ## Threads and lifetimes
 //!
-//! [`Broker`], [`PartitionConsumer`], [`Subscription`], [`Member`] and [`CancelToken`] are
-//! `Send + Sync`. They may be dropped in any order: the broker closes when its last clone goes
+//! [`Broker`], [`PartitionConsumer`], [`Publisher`], [`Cursor`], [`Subscription`], [`Member`]
+//! and [`CancelToken`] are `Send + Sync`. They may be dropped in any order: the broker closes when its last clone goes
 //! (waking blocked calls with [`Error::Closed`]), and its memory goes when the last thing made
 //! from it goes. Callbacks (push handlers, assignors, rebalance callbacks) run on library
 //! threads; their panics are caught, never unwind into C, and are reported
@@ -144,12 +152,14 @@ mod cancel;
 mod config;
 mod consumer;
 mod copy;
+mod cursor;
 mod error;
 mod future;
 mod info;
 mod member;
 mod message;
 mod name;
+mod publisher;
 mod report;
 mod subscription;
 mod wait;
@@ -163,12 +173,14 @@ pub use config::{
     BrokerOptions, GroupOptions, ManualClock, Retention, ShareMode, Start, TopicConfig,
 };
 pub use consumer::{Batch, PartitionConsumer, SeekTo, Settle};
+pub use cursor::Cursor;
 pub use error::{BatchError, Error, Result, Status};
 pub use info::{GroupInfo, PartitionInfo, TopicInfo};
 pub use member::{Assignment, Assignor, Member, MemberBatch, MemberOptions, Rebalance};
 pub use message::{
     DeadLetter, Header, Headers, Message, OwnedDeadLetter, OwnedMessage, Published, Record,
 };
+pub use publisher::Publisher;
 pub use report::CallbackError;
 pub use subscription::{handler, Subscription, SubscriptionOptions};
 pub use wait::Wait;

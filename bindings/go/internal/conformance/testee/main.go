@@ -73,7 +73,8 @@ type world struct {
 	subs    map[string]*push
 	members map[string]*member
 	calls   map[string]*background
-	order   []string // names in creation order, for end
+	handles map[string]io.Closer // open publishers and cursors
+	order   []string             // names in creation order, for end
 
 	kafkaTopics []string // the topics created on the cluster, deleted by end (kafka.go)
 }
@@ -84,6 +85,7 @@ func newWorld() *world {
 		subs:    map[string]*push{},
 		members: map[string]*member{},
 		calls:   map[string]*background{},
+		handles: map[string]io.Closer{},
 	}
 }
 

@@ -108,7 +108,7 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 		needBroker()
 		status(out, b.Shutdown())
 	case "publish", "publish_batch":
-		needBroker()
+		via := w.publisher(r)
 		ctx, cancel := waitContext(parent, r.int("wait", 0))
 		defer cancel()
 		recs := records(r)
@@ -123,14 +123,14 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 			if recs[0].Delay != 0 {
 				opts = append(opts, mq.WithDelay(recs[0].Delay))
 			}
-			p, o, err := b.Publish(ctx, topic, recs[0].Key, recs[0].Value, opts...)
+			p, o, err := via.Publish(ctx, recs[0].Key, recs[0].Value, opts...)
 			if status(out, err) {
 				out.int("partition", int64(p))
 				out.int("offset", o)
 			}
 			return
 		}
-		results, err := b.PublishBatch(ctx, topic, recs)
+		results, err := via.PublishBatch(ctx, recs)
 		status(out, err)
 		published := 0
 		for _, res := range results {
@@ -150,11 +150,9 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 		max, offset := int(r.int("max", 10)), r.int("offset", 0)
 		switch r.verb {
 		case "poll":
-			needBroker()
-			msgs, err = b.Poll(ctx, topic, group, partition, max)
+			msgs, err = w.cursor(r).Poll(ctx, max)
 		case "ack_poll":
-			needBroker()
-			msgs, err = b.AckPoll(ctx, topic, group, partition, offset, max)
+			msgs, err = w.cursor(r).AckPoll(ctx, offset, max)
 		case "member_poll":
 			msgs, err = w.member(r).m.Poll(ctx, max)
 		default:
@@ -166,8 +164,7 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 			putMessage(out, &msgs[i])
 		}
 	case "ack":
-		needBroker()
-		status(out, b.Ack(topic, group, partition, r.int("offset", 0)))
+		status(out, w.cursor(r).Ack(r.int("offset", 0)))
 	case "nack":
 		needBroker()
 		status(out, b.NackAfter(topic, group, partition, msDuration(r.int("delay_ms", 0))))
@@ -334,6 +331,10 @@ func (w *world) verb(parent context.Context, r *request, out *reply) {
 		mb.mu.Lock()
 		out.WriteString("MQ_OK" + mb.rebalances.String())
 		mb.mu.Unlock()
+	case "publisher_open", "cursor_open":
+		w.handleOpen(r, out)
+	case "publisher_close", "cursor_close":
+		w.handleClose(r, out)
 	case "await":
 		bg := w.call(r)
 		select {
@@ -542,6 +543,7 @@ func (w *world) end(out *reply) {
 		good = good && w.broker.Close() == nil
 		w.broker = nil
 	}
+	good = w.closeHandles(names) && good
 	w.deleteKafkaTopics()
 	if !good {
 		panic(testeeError("closing what the scenario left open failed"))

@@ -16,11 +16,12 @@
  *     (`sizeof(mq_message)`, ...); the library strides by it and reads or writes only the
  *     fields that fit. A size below the 1.0 struct's is MQ_ERR_INVALID.
  *   mq_header is frozen: it never gains a field.
- * - Lifetimes: every handle (broker, subscription, member, cancel token) stays valid until its
- *   own release (mq_broker_free, mq_subscription_close, mq_member_close, mq_cancel_free), and
- *   handles may be released in any order, from any thread but the ones named at each release
- *   function. Releasing the broker first closes it; subscriptions and members made from it keep
- *   working as closed handles (their calls return MQ_CLOSED) until they are released, and the
+ * - Lifetimes: every handle (broker, subscription, member, publisher, cursor, cancel token)
+ *   stays valid until its own release (mq_broker_free, mq_subscription_close, mq_member_close,
+ *   mq_publisher_close, mq_cursor_close, mq_cancel_free), and handles may be released in any
+ *   order, from any thread but the ones named at each release function. Releasing the broker
+ *   first closes it; the handles made from it keep working as closed handles (their calls
+ *   return MQ_CLOSED) until they are released, and the
  *   broker's memory (with every message view) goes when the last of them is (SQLite's
  *   sqlite3_close_v2 rule, what garbage-collected languages need).
  * - Churn does not grow memory: what mq_group_unsubscribe and mq_topic_delete remove (groups,
@@ -85,11 +86,11 @@ extern "C" {
 
 /* ---- version ----------------------------------------------------------------------------- */
 #define MQ_VERSION_MAJOR 1
-#define MQ_VERSION_MINOR 6
+#define MQ_VERSION_MINOR 7
 #define MQ_VERSION_PATCH 0
 /* major * 1000000 + minor * 1000 + patch */
 #define MQ_VERSION_NUMBER (MQ_VERSION_MAJOR * 1000000 + MQ_VERSION_MINOR * 1000 + MQ_VERSION_PATCH)
-#define MQ_VERSION_STRING "1.6.0"
+#define MQ_VERSION_STRING "1.7.0"
 
 /* The library's version at run time; compare with MQ_VERSION_NUMBER to catch header/library
  * skew (compatible when the majors match and the runtime minor is >= the compiled one). */
@@ -1085,6 +1086,64 @@ MQ_API mq_status mq_share_settle(mq_broker *b, const char *topic, const char *gr
  * bytes needed including the NUL. MQ_ERR_INVALID, MQ_ERR_NO_TOPIC, MQ_ERR_PARTITION. */
 MQ_API mq_status mq_partition_describe(mq_broker *b, const char *topic, int32_t partition,
                                        char *buf, size_t cap, size_t *needed);
+
+/* ---- handles: a topic or a group's partition resolved once (since 1.7) ------------------ */
+/* The calls above name their topic and group on every call, so each one looks them up. A
+ * publisher (a topic) and a cursor (one group's position on one partition) are looked up once,
+ * at open, as librdkafka's topic handles are: their calls do exactly what the named forms do
+ * (same arguments after the names, same behaviour, statuses and message views) without the
+ * lookup. Open one per thread or share it: every call on a handle is thread-safe, as the named
+ * forms are; only its close must not overlap a call on it.
+ *
+ * A handle holds its broker's memory (top of file, "Lifetimes"): after mq_broker_free its calls
+ * return MQ_CLOSED until it is closed. It holds its topic and group, not their names: once the
+ * topic is deleted its calls return MQ_ERR_NO_TOPIC, once the group is unsubscribed
+ * MQ_ERR_NO_GROUP, even if a topic or group of that name comes back (open a new handle for
+ * it). On a Kafka broker the handles keep the names and call the named forms. */
+
+typedef struct mq_publisher mq_publisher;
+typedef struct mq_cursor mq_cursor;
+
+/* Opens a publisher on topic `topic`. MQ_ERR_INVALID (NULL, an illegal name),
+ * MQ_ERR_NO_TOPIC, MQ_ERR_NO_MEMORY, MQ_CLOSED. */
+MQ_API mq_status mq_publisher_open(mq_broker *b, const char *topic, mq_publisher **out);
+/* mq_topic_publish on the publisher's topic. */
+MQ_API mq_status mq_publisher_publish(mq_publisher *p, const void *key, size_t key_len,
+                                      const void *payload, size_t payload_len,
+                                      const mq_header *headers, size_t header_count,
+                                      int64_t wait_ms, mq_cancel *cancel, int32_t *partition_out,
+                                      int64_t *offset_out);
+/* mq_topic_publish_batch on the publisher's topic. */
+MQ_API mq_status mq_publisher_publish_batch(mq_publisher *p, const mq_record *records,
+                                            size_t record_size, size_t count, int64_t wait_ms,
+                                            mq_cancel *cancel, mq_publish_result *results,
+                                            size_t result_size, size_t *published);
+/* Frees the publisher (NULL: nothing). Not while a call on it is running. */
+MQ_API void mq_publisher_close(mq_publisher *p);
+
+/* Opens a cursor on group `group`'s partition `partition` of topic `topic`. MQ_ERR_INVALID,
+ * MQ_ERR_NO_TOPIC, MQ_ERR_NO_GROUP, MQ_ERR_PARTITION, MQ_ERR_NO_MEMORY, MQ_CLOSED. */
+MQ_API mq_status mq_cursor_open(mq_broker *b, const char *topic, const char *group,
+                                int32_t partition, mq_cursor **out);
+/* mq_group_poll on the cursor's group and partition. */
+MQ_API mq_status mq_cursor_poll(mq_cursor *c, mq_message *msgs, size_t msg_size, size_t max,
+                                int64_t wait_ms, mq_cancel *cancel, size_t *count_out);
+/* mq_group_ack on the cursor's group and partition. */
+MQ_API mq_status mq_cursor_ack(mq_cursor *c, int64_t offset);
+/* mq_group_ack_poll on the cursor's group and partition. */
+MQ_API mq_status mq_cursor_ack_poll(mq_cursor *c, int64_t offset, mq_message *msgs, size_t msg_size,
+                                    size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                    size_t *count_out);
+/* mq_group_poll_copy on the cursor's group and partition. */
+MQ_API mq_status mq_cursor_poll_copy(mq_cursor *c, void *buf, size_t cap, size_t max,
+                                     int64_t wait_ms, mq_cancel *cancel, size_t *count_out,
+                                     size_t *needed_out);
+/* mq_group_ack_poll_copy on the cursor's group and partition. */
+MQ_API mq_status mq_cursor_ack_poll_copy(mq_cursor *c, int64_t offset, void *buf, size_t cap,
+                                         size_t max, int64_t wait_ms, mq_cancel *cancel,
+                                         size_t *count_out, size_t *needed_out);
+/* Frees the cursor (NULL: nothing). Not while a call on it is running. */
+MQ_API void mq_cursor_close(mq_cursor *c);
 
 /* ---- the design card's names (since 1.3) ------------------------------------------------- */
 /* mq was specified as "an opaque-handle C API (mq_broker_new, mq_publish, mq_poll, mq_ack,

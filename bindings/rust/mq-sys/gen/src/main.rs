@@ -37,6 +37,8 @@ fn main() {
         .opaque_type("mq_subscription")
         .opaque_type("mq_member")
         .opaque_type("mq_cancel")
+        .opaque_type("mq_publisher")
+        .opaque_type("mq_cursor")
         .derive_default(true)
         .derive_debug(true)
         .derive_copy(true)

@@ -1,10 +1,8 @@
 package org.mq;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -35,7 +33,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p><b>Closing</b>: {@link #close()} closes the subscriptions and members made from this
  * broker and releases it; a broker that becomes unreachable unclosed is released by a Cleaner.
- * Push subscriptions keep their broker reachable while they run.
+ * Push subscriptions keep their broker reachable while they run. {@link Publisher}s and
+ * {@link Cursor}s are not closed with it: their calls then throw {@link MqClosedException}
+ * until they are closed.
  */
 public final class Broker implements AutoCloseable {
     /** The wait that has no limit (the C API's {@code MQ_WAIT_FOREVER}). */
@@ -199,31 +199,7 @@ public final class Broker implements AutoCloseable {
      */
     public PublishResult publish(String topic, byte[] key, byte[] value, List<Header> headers,
             Duration wait) {
-        long ms = Waits.waitMillis(wait);
-        Objects.requireNonNull(headers, "headers");
-        PerThread pt = PerThread.get();
-        ByteBuffer in = Wire.encodePublish(key, value, headers, pt);
-        state.enter();
-        try {
-            long offset;
-            if (ms == 0) {
-                offset = nb.publish(topic, pt.outAddress, 0, null);
-            } else {
-                Waiter w = pt.waiter();
-                w.enter();
-                try {
-                    offset = nb.publish(topic, pt.outAddress, ms, w.token);
-                } finally {
-                    if (w.exit()) {
-                        pt.replaceWaiter();
-                    }
-                }
-            }
-            // The native side wrote the partition over the start of the buffer.
-            return new PublishResult(in.getInt(0), offset);
-        } finally {
-            state.gate.exit();
-        }
+        return Calls.publish(state, key, value, headers, wait, (rec, ms, t) -> nb.publish(topic, rec, ms, t));
     }
 
     /**
@@ -257,13 +233,7 @@ public final class Broker implements AutoCloseable {
      */
     public PublishResult publishDelayed(String topic, byte[] key, byte[] value, List<Header> headers,
             Duration delay, Duration wait) {
-        // The library's single publish has no delay: a batch of one, failing as a publish does.
-        PublishRecord record = new PublishRecord(key, value, headers, delay);
-        try {
-            return publishBatch(topic, List.of(record), wait).result(0);
-        } catch (MqException e) {
-            throw e.partialBatch() == null ? e : e.withPartialBatch(null);
-        }
+        return Calls.publishDelayed(state, new PublishRecord(key, value, headers, delay), wait, batch(topic));
     }
 
     /**
@@ -280,39 +250,11 @@ public final class Broker implements AutoCloseable {
      *     {@link MqInterruptedException})
      */
     public BatchResult publishBatch(String topic, List<PublishRecord> records, Duration wait) {
-        long ms = Waits.waitMillis(wait);
-        Objects.requireNonNull(records, "records");
-        PerThread pt = PerThread.get();
-        Wire.encodeBatch(records, pt);
-        int count = records.size();
-        long[] results = new long[2 * records.size()];
-        Arrays.fill(results, Long.MIN_VALUE);  // left so when the library reports no results
-        state.enter();
-        try {
-            int published;
-            try {
-                if (ms == 0) {
-                    published = nb.publishBatch(topic, pt.outAddress, count, 0, null, results);
-                } else {
-                    Waiter w = pt.waiter();
-                    w.enter();
-                    try {
-                        published = nb.publishBatch(topic, pt.outAddress, count, ms, w.token, results);
-                    } finally {
-                        if (w.exit()) {
-                            pt.replaceWaiter();
-                        }
-                    }
-                }
-            } catch (MqFullException | MqClosedException | MqInterruptedException e) {
-                // The library reports where every record went, or (refused at once) nothing.
-                throw results.length > 0 && results[0] == Long.MIN_VALUE ? e
-                        : e.withPartialBatch(batchResult(results));
-            }
-            return new BatchResult(published, results);
-        } finally {
-            state.gate.exit();
-        }
+        return Calls.publishBatch(state, records, wait, batch(topic));
+    }
+
+    private Calls.Batch batch(String topic) {
+        return (recs, count, ms, t, results) -> nb.publishBatch(topic, recs, count, ms, t, results);
     }
 
     static BatchResult batchResult(long[] results) {
@@ -337,30 +279,8 @@ public final class Broker implements AutoCloseable {
      * @throws MqInterruptedException if the thread was interrupted while it waited
      */
     public List<Message> poll(String topic, String group, int partition, int max, Duration wait) {
-        long ms = Waits.waitMillis(wait);
-        state.enter();
-        try {
-            PerThread pt = PerThread.get();
-            PerThread.CopyPoll again = (buf, cap, m) -> nb.pollCopy(topic, group, partition, buf, cap, m, 0, null);
-            // First without waiting: when messages are there (the busy case) the call needs no
-            // interruptible wait. A poll that hands out nothing changes nothing, so trying
-            // first is invisible.
-            long n = pt.poll(again, max);
-            if (n == 0 && ms != 0) {
-                Waiter w = pt.waiter();
-                w.enter();
-                try {
-                    n = pt.poll((buf, cap, m) -> nb.pollCopy(topic, group, partition, buf, cap, m, ms, w.token), max);
-                } finally {
-                    if (w.exit()) {
-                        pt.replaceWaiter();
-                    }
-                }
-            }
-            return pt.copied(n, max, topic, again);
-        } finally {
-            state.gate.exit();
-        }
+        Calls.Poll poll = (buf, cap, m, ms, t) -> nb.pollCopy(topic, group, partition, buf, cap, m, ms, t);
+        return Calls.poll(state, topic, max, wait, poll, poll);
     }
 
     /**
@@ -388,29 +308,9 @@ public final class Broker implements AutoCloseable {
      */
     public List<Message> ackPoll(String topic, String group, int partition, long offset, int max,
             Duration wait) {
-        long ms = Waits.waitMillis(wait);
-        state.enter();
-        try {
-            PerThread pt = PerThread.get();
-            PerThread.CopyPoll again = (buf, cap, m) -> nb.pollCopy(topic, group, partition, buf, cap, m, 0, null);
-            // As in poll: first without waiting, so the busy case needs no interruptible wait.
-            // The ack is made by this first call; a wait (or a retry) is then a plain poll.
-            long n = pt.poll((buf, cap, m) -> nb.ackPollCopy(topic, group, partition, offset, buf, cap, m, 0, null), max);
-            if (n == 0 && ms != 0) {
-                Waiter w = pt.waiter();
-                w.enter();
-                try {
-                    n = pt.poll((buf, cap, m) -> nb.pollCopy(topic, group, partition, buf, cap, m, ms, w.token), max);
-                } finally {
-                    if (w.exit()) {
-                        pt.replaceWaiter();
-                    }
-                }
-            }
-            return pt.copied(n, max, topic, again);
-        } finally {
-            state.gate.exit();
-        }
+        return Calls.poll(state, topic, max, wait,
+                (buf, cap, m, ms, t) -> nb.ackPollCopy(topic, group, partition, offset, buf, cap, m, ms, t),
+                (buf, cap, m, ms, t) -> nb.pollCopy(topic, group, partition, buf, cap, m, ms, t));
     }
 
     /**
@@ -638,6 +538,43 @@ public final class Broker implements AutoCloseable {
     public CompletableFuture<List<Message>> ackPollAsync(String topic, String group, int partition, long offset,
             int max, Duration wait) {
         return new AsyncCall.Poll(state, topic, group, partition, true, offset, max).start(wait);
+    }
+
+    // ---- handles (ABI 1.7) ------------------------------------------------------------------
+
+    /**
+     * Opens a {@link Publisher} of {@code topic}: publishes that skip the name's lookup.
+     *
+     * @throws MqNoSuchTopicException if there is no topic of that name
+     * @throws MqInvalidArgumentException for an illegal name
+     * @since 1.7
+     */
+    public Publisher publisher(String topic) {
+        state.enter();
+        try {
+            return new Publisher(this, topic, new NativePublisher(nb, topic));
+        } finally {
+            state.gate.exit();
+        }
+    }
+
+    /**
+     * Opens a {@link Cursor} on group {@code group}'s partition {@code partition} of
+     * {@code topic}: polls and acks that skip the names' lookups.
+     *
+     * @throws MqNoSuchTopicException if there is no topic of that name
+     * @throws MqNoSuchGroupException if the group is not subscribed to it
+     * @throws MqNoSuchPartitionException if the topic has no such partition
+     * @throws MqInvalidArgumentException for an illegal name
+     * @since 1.7
+     */
+    public Cursor cursor(String topic, String group, int partition) {
+        state.enter();
+        try {
+            return new Cursor(this, topic, group, partition, new NativeCursor(nb, topic, group, partition));
+        } finally {
+            state.gate.exit();
+        }
     }
 
     // ---- push consumption and members ------------------------------------------------------

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * call, a subscription or a member. Holds nothing that reaches the public Broker, so it can be
  * the Broker's Cleaner action.
  */
-final class BrokerState implements Runnable {
+final class BrokerState implements Guarded, Runnable {
     final NativeBroker nb;
     final Gate gate = new Gate();
     final Set<SubscriptionState> subscriptions = ConcurrentHashMap.newKeySet();
@@ -26,10 +26,16 @@ final class BrokerState implements Runnable {
     }
 
     /** Enters the gate or throws: the broker was closed with {@link Broker#close()}. */
-    void enter() {
+    @Override
+    public void enter() {
         if (!gate.enter()) {
             throw closed();
         }
+    }
+
+    @Override
+    public Gate gate() {
+        return gate;
     }
 
     static MqClosedException closed() {

@@ -128,30 +128,11 @@ public final class Member implements AutoCloseable {
             PerThread pt = PerThread.get();
             NativeMember nm = state.nm;
             PerThread.CopyPoll again = (buf, cap, m) -> nm.pollCopy(buf, cap, m, 0, null);
-            long n;
-            if (ms == 0) {
-                n = pt.poll(ack ? (buf, cap, m) -> nm.ackPollCopy(partition, offset, buf, cap, m, 0, null) : again, max);
-            } else {
-                Waiter w = pt.waiter();
-                state.startWait(w);
-                w.enter();
-                try {
-                    n = pt.poll(ack ? (buf, cap, m) -> nm.ackPollCopy(partition, offset, buf, cap, m, ms, w.token)
-                            : (buf, cap, m) -> nm.pollCopy(buf, cap, m, ms, w.token), max);
-                } catch (MqInterruptedException e) {
-                    if (state.gate.isClosed() && !Thread.currentThread().isInterrupted()) {
-                        throw new MqClosedException("the member was closed while it polled", null);
-                    }
-                    throw e;
-                } finally {
-                    state.endWait(w);
-                    if (w.exit()) {
-                        pt.replaceWaiter();
-                    } else if (w.token.triggered()) {
-                        w.token.reset();  // triggered by close, not by an interrupt
-                    }
-                }
-            }
+            long n = ms == 0
+                    ? pt.poll(ack ? (buf, cap, m) -> nm.ackPollCopy(partition, offset, buf, cap, m, 0, null) : again, max)
+                    : pt.await(state, t -> pt.poll(ack
+                            ? (buf, cap, m) -> nm.ackPollCopy(partition, offset, buf, cap, m, ms, t)
+                            : (buf, cap, m) -> nm.pollCopy(buf, cap, m, ms, t), max));
             return pt.copied(n, max, state.topic, again);
         } finally {
             state.gate.exit();

@@ -1,23 +1,20 @@
 package org.mq;
 
-import java.util.HashSet;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A member's native handle, its gate, and the waiters of its blocked polls (the C API has no
- * other way to wake a member's poll than its cancel token, and the handle must not be freed
+ * A member's native handle and its gate, with which its blocked polls register (the C API has
+ * no other way to wake a member's poll than its cancel token, and the handle must not be freed
  * under one). Holds nothing that reaches the public Member: it is the Member's Cleaner action,
  * and what a pending asynchronous poll of the member ({@link AsyncCall.Poll}) holds, so an
  * unreachable Member is cleaned (and its pending polls complete with MQ_CLOSED).
  */
-final class MemberState implements Runnable {
+final class MemberState implements Guarded, Runnable {
     final BrokerState broker;
     final String topic;
     final String group;
     final NativeMember nm = new NativeMember();
     final Gate gate = new Gate();
-    private final Set<Waiter> waiting = new HashSet<>();  // guarded by itself
     private final Object closeLock = new Object();
     private final AtomicBoolean closeStarted = new AtomicBoolean();
     private volatile boolean closed;
@@ -29,23 +26,21 @@ final class MemberState implements Runnable {
     }
 
     /** Enters the gate or throws: the member was closed. */
-    void enter() {
+    @Override
+    public void enter() {
         if (!gate.enter()) {
             throw new MqClosedException("the member has left its group (Member.close())", null);
         }
     }
 
-    void startWait(Waiter w) {
-        synchronized (waiting) {
-            waiting.add(w);
-        }
+    @Override
+    public Gate gate() {
+        return gate;
     }
 
-    /** After the poll returned: no close can trigger w any more, and its token is clean. */
-    void endWait(Waiter w) {
-        synchronized (waiting) {
-            waiting.remove(w);
-        }
+    @Override
+    public String closedWhileWaiting() {
+        return "the member was closed while it polled";
     }
 
     boolean isClosed() {
@@ -68,13 +63,7 @@ final class MemberState implements Runnable {
             if (closed) {
                 return;
             }
-            gate.shut();
-            synchronized (waiting) {
-                for (Waiter w : waiting) {
-                    w.token.trigger();  // the polls inside return; the gate drains
-                }
-            }
-            gate.drain();
+            gate.closeAndWake();  // the polls inside return; the gate drains
             nm.close();
             closed = true;
             nm.delete();

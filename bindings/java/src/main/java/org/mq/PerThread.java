@@ -45,6 +45,44 @@ final class PerThread {
         waiter = new Waiter();
     }
 
+    /** A native call that waits with a cancel token. */
+    @FunctionalInterface
+    interface Waiting {
+        long call(NativeCancel token);
+    }
+
+    /**
+     * Runs a call that waits with this thread's waiter's token, inside g's gate: an interrupt
+     * ends it ({@link MqInterruptedException}, the flag left set), and so does the close of a
+     * handle whose waits register ({@link Guarded#closedWhileWaiting()}).
+     */
+    long await(Guarded g, Waiting call) {
+        Waiter w = waiter();
+        String closedText = g.closedWhileWaiting();
+        Gate gate = g.gate();
+        if (closedText != null) {
+            gate.startWait(w);
+        }
+        w.enter();
+        try {
+            return call.call(w.token);
+        } catch (MqInterruptedException e) {
+            if (closedText != null && gate.isClosed() && !Thread.currentThread().isInterrupted()) {
+                throw new MqClosedException(closedText, null);
+            }
+            throw e;
+        } finally {
+            if (closedText != null) {
+                gate.endWait(w);
+            }
+            if (w.exit()) {
+                replaceWaiter();
+            } else if (closedText != null && w.token.triggered()) {
+                w.token.reset();  // triggered by the close, not by an interrupt
+            }
+        }
+    }
+
     /** One copying poll into the thread's buffer: how many it copied, or minus the room needed. */
     @FunctionalInterface
     interface CopyPoll {

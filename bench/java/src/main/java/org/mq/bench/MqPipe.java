@@ -9,17 +9,23 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import org.mq.Broker;
+import org.mq.Cursor;
 import org.mq.Message;
+import org.mq.Publisher;
 import org.mq.PublishRecord;
 import org.mq.TopicConfig;
 
 /**
  * One topic (one partition, capacity 1024) with a producer thread, as the C suite's
- * bench_mq_pull sets it up; consumers poll and ack through the public API.
+ * bench_mq_pull sets it up; consumers poll and ack through the public API: by name, or on a
+ * Publisher and Cursors (ABI 1.7) when {@code handles} is set.
  */
 abstract class MqPipe {
     Broker broker;
     ExecutorService producer;
+    boolean handles;  // set before open
+    private Publisher publisher;
+    private final Cursor[] cursors = new Cursor[4];
     private long nextSeq;  // the producer's; read by nobody else
     private final long[] expected = new long[4];
     private final byte[] single = new byte[SIZE];
@@ -31,6 +37,12 @@ abstract class MqPipe {
         for (String g : groups) {
             broker.subscribeGroup("t", g);
         }
+        if (handles) {
+            publisher = broker.publisher("t");
+            for (int g = 0; g < groups.length; g++) {
+                cursors[g] = broker.cursor("t", groups[g], 0);
+            }
+        }
         producer = Messages.thread("producer");
         for (int i = 0; i < BATCH; i++) {
             batch.add(PublishRecord.of(null, new byte[SIZE]));
@@ -39,6 +51,14 @@ abstract class MqPipe {
 
     void close() {
         producer.shutdownNow();
+        if (publisher != null) {
+            publisher.close();
+        }
+        for (Cursor c : cursors) {
+            if (c != null) {
+                c.close();
+            }
+        }
         broker.close();
     }
 
@@ -46,7 +66,11 @@ abstract class MqPipe {
         return producer.submit(() -> {
             for (int i = 0; i < N; i++) {
                 Messages.stamp(single, nextSeq++);
-                broker.publish("t", null, single, Broker.FOREVER);
+                if (publisher != null) {
+                    publisher.publish(null, single, Broker.FOREVER);
+                } else {
+                    broker.publish("t", null, single, Broker.FOREVER);
+                }
             }
         });
     }
@@ -57,7 +81,11 @@ abstract class MqPipe {
                 for (PublishRecord r : batch) {
                     Messages.stamp(r.value(), nextSeq++);
                 }
-                broker.publishBatch("t", batch, Broker.FOREVER);
+                if (publisher != null) {
+                    publisher.publishBatch(batch, Broker.FOREVER);
+                } else {
+                    broker.publishBatch("t", batch, Broker.FOREVER);
+                }
             }
         });
     }
@@ -65,12 +93,19 @@ abstract class MqPipe {
     /** Polls N messages for group number g, at most max at a time, one cumulative ack per poll. */
     void consume(int g, int max) {
         String group = "g" + g;
+        Cursor c = cursors[g];
         for (int got = 0; got < N; ) {
-            List<Message> ms = broker.poll("t", group, 0, max, Broker.FOREVER);
+            List<Message> ms = c != null ? c.poll(max, Broker.FOREVER)
+                    : broker.poll("t", group, 0, max, Broker.FOREVER);
             for (Message m : ms) {
                 Messages.check(m.value(), expected[g]++);
             }
-            broker.ack("t", group, 0, ms.get(ms.size() - 1).offset());
+            long last = ms.get(ms.size() - 1).offset();
+            if (c != null) {
+                c.ack(last);
+            } else {
+                broker.ack("t", group, 0, last);
+            }
             got += ms.size();
         }
     }

@@ -73,3 +73,4 @@ public class MqPull extends MqPipe {
         Messages.join(p);
     }
 }
+

@@ -21,6 +21,7 @@ import java.util.function.BiFunction;
 import org.mq.BatchResult;
 import org.mq.Broker;
 import org.mq.BrokerOptions;
+import org.mq.Cursor;
 import org.mq.GroupOptions;
 import org.mq.HandlerContext;
 import org.mq.Header;
@@ -31,6 +32,7 @@ import org.mq.Message;
 import org.mq.MqException;
 import org.mq.PartitionAssignor;
 import org.mq.PartitionInfo;
+import org.mq.Publisher;
 import org.mq.PublishRecord;
 import org.mq.PublishResult;
 import org.mq.Retention;
@@ -60,6 +62,8 @@ public final class Testee {
     private final Map<String, Push> pushes = new LinkedHashMap<>();
     private final Map<String, Joined> members = new LinkedHashMap<>();
     private final Map<String, Background> calls = new LinkedHashMap<>();
+    // ABI 1.7's publishers and cursors by name; end() closes them after the broker.
+    private final Map<String, AutoCloseable> handles = new LinkedHashMap<>();
     // The Kafka backend (FORMAT.md, "On the Kafka backend"): the cluster's address, or null for
     // the in-process log; and the topics this scenario created there, deleted by end().
     private final String kafkaBootstrap = kafkaBootstrap();
@@ -489,15 +493,42 @@ public final class Testee {
                 return publish(r);
             case "publish_batch":
                 return publishBatch(r);
-            case "poll":
-                return pollReply(() -> broker.poll(r.string("topic"), r.string("group"), i32(r, "partition"),
-                        i32(r, "max"), waitOf(r)));
-            case "ack_poll":
-                return pollReply(() -> broker.ackPoll(r.string("topic"), r.string("group"), i32(r, "partition"),
-                        r.integer("offset", 0), i32(r, "max"), waitOf(r)));
-            case "ack":
-                broker.ack(r.string("topic"), r.string("group"), i32(r, "partition"), r.integer("offset", 0));
+            case "poll": {
+                Cursor c = handle(r, "cursor", Cursor.class);
+                return pollReply(() -> c != null ? c.poll(i32(r, "max"), waitOf(r))
+                        : broker.poll(r.string("topic"), r.string("group"), i32(r, "partition"), i32(r, "max"),
+                                waitOf(r)));
+            }
+            case "ack_poll": {
+                Cursor c = handle(r, "cursor", Cursor.class);
+                return pollReply(() -> c != null ? c.ackPoll(r.integer("offset", 0), i32(r, "max"), waitOf(r))
+                        : broker.ackPoll(r.string("topic"), r.string("group"), i32(r, "partition"),
+                                r.integer("offset", 0), i32(r, "max"), waitOf(r)));
+            }
+            case "ack": {
+                Cursor c = handle(r, "cursor", Cursor.class);
+                if (c != null) {
+                    c.ack(r.integer("offset", 0));
+                } else {
+                    broker.ack(r.string("topic"), r.string("group"), i32(r, "partition"), r.integer("offset", 0));
+                }
                 return "MQ_OK";
+            }
+            case "publisher_open":
+                putHandle(r.string("publisher"), broker.publisher(r.string("topic")));
+                return "MQ_OK";
+            case "cursor_open":
+                putHandle(r.string("cursor"), broker.cursor(r.string("topic"), r.string("group"), i32(r, "partition")));
+                return "MQ_OK";
+            case "publisher_close":
+            case "cursor_close": {
+                AutoCloseable h = handle(r, r.verb.startsWith("publisher") ? "publisher" : "cursor", AutoCloseable.class);
+                if (h == null) {
+                    return testeeError("no such handle");
+                }
+                closeHandle(h);
+                return "MQ_OK";
+            }
             case "nack":
                 broker.nackDelayed(r.string("topic"), r.string("group"), i32(r, "partition"),
                         Duration.ofMillis(r.integer("delay_ms", 0)));
@@ -677,12 +708,51 @@ public final class Testee {
 
     private String publish(Fields r) {
         PublishRecord rec = records(r).get(0);
+        Publisher p = handle(r, "publisher", Publisher.class);
         // A delayed single message goes through the binding's delayed publish.
-        PublishResult res = rec.delay().isZero()
-                ? broker.publish(r.string("topic"), rec.key(), rec.value(), rec.headers(), waitOf(r))
-                : broker.publishDelayed(r.string("topic"), rec.key(), rec.value(), rec.headers(), rec.delay(),
-                        waitOf(r));
+        PublishResult res;
+        if (p != null) {
+            res = rec.delay().isZero() ? p.publish(rec.key(), rec.value(), rec.headers(), waitOf(r))
+                    : p.publishDelayed(rec.key(), rec.value(), rec.headers(), rec.delay(), waitOf(r));
+        } else {
+            res = rec.delay().isZero()
+                    ? broker.publish(r.string("topic"), rec.key(), rec.value(), rec.headers(), waitOf(r))
+                    : broker.publishDelayed(r.string("topic"), rec.key(), rec.value(), rec.headers(), rec.delay(),
+                            waitOf(r));
+        }
         return "MQ_OK partition=" + res.partition() + " offset=" + res.offset();
+    }
+
+    /**
+     * The handle a request names in field {@code field} (publisher= or cursor=), or null when it
+     * names none; a name that is no open handle of that kind is the testee's error.
+     */
+    private <T> T handle(Fields r, String field, Class<T> kind) {
+        if (!r.has(field)) {
+            return null;
+        }
+        AutoCloseable h;
+        synchronized (handles) {
+            h = handles.get(r.string(field));
+        }
+        if (!kind.isInstance(h)) {
+            throw new IllegalStateException("no open " + field + " named " + r.string(field));
+        }
+        return kind.cast(h);
+    }
+
+    private void putHandle(String name, AutoCloseable h) {
+        synchronized (handles) {
+            handles.put(name, h);
+        }
+    }
+
+    private static void closeHandle(AutoCloseable h) {
+        try {
+            h.close();
+        } catch (Exception e) {
+            throw new IllegalStateException("closing a handle threw " + e, e);  // they never throw
+        }
     }
 
     private static String batch(String status, BatchResult b) {
@@ -697,8 +767,10 @@ public final class Testee {
     }
 
     private String publishBatch(Fields r) {
+        Publisher p = handle(r, "publisher", Publisher.class);
         try {
-            return batch("MQ_OK", broker.publishBatch(r.string("topic"), records(r), waitOf(r)));
+            return batch("MQ_OK", p != null ? p.publishBatch(records(r), waitOf(r))
+                    : broker.publishBatch(r.string("topic"), records(r), waitOf(r)));
         } catch (MqException e) {
             return batch(status(e), e.partialBatch());
         }
@@ -855,6 +927,18 @@ public final class Testee {
         if (broker != null) {
             broker.close();
             broker = null;
+        }
+        List<AutoCloseable> hs;
+        synchronized (handles) {
+            hs = new ArrayList<>(handles.values());
+            handles.clear();
+        }
+        for (AutoCloseable h : hs) {  // after the broker: a handle outlives it
+            try {
+                closeHandle(h);
+            } catch (RuntimeException e) {
+                good = false;
+            }
         }
         deleteKafkaTopics();
         return good ? "MQ_OK" : testeeError("closing what the scenario left open failed");
