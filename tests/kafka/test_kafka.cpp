@@ -463,7 +463,9 @@ TEST(Kafka, HandlesCallTheNamedForms) {
     mq_cursor *cur = nullptr;
     ASSERT_EQ(mq_publisher_open(b, t.c_str(), &pub), MQ_OK) << mq_last_error();
     ASSERT_EQ(mq_cursor_open(b, t.c_str(), g.c_str(), 0, &cur), MQ_OK) << mq_last_error();
-    EXPECT_EQ(mq_cursor_open(b, t.c_str(), "bad name", 0, &cur), MQ_ERR_INVALID);
+    mq_cursor *bad = nullptr;
+    EXPECT_EQ(mq_cursor_open(b, t.c_str(), "bad name", 0, &bad), MQ_ERR_INVALID);
+    EXPECT_EQ(bad, nullptr);
     int64_t offset = -1;
     ASSERT_EQ(mq_publisher_publish(pub, "k", 1, "a", 1, nullptr, 0, MQ_NO_WAIT, nullptr, nullptr,
                                    &offset),
