@@ -259,29 +259,210 @@ def test_a_blocking_cursor_poll_wakes_on_the_broker_close(b: mq.Broker) -> None:
     assert not t.is_alive() and len(errors) == 1 and isinstance(errors[0], mq.Closed)
 
 
-def test_close_during_a_waiting_poll_frees_the_handle_when_it_returns(b: mq.Broker) -> None:
-    cur = b.cursor("t", "g", 0)
-    token = mq.CancelToken()
-    errors: list[BaseException] = []
+def counting_frees(monkeypatch: pytest.MonkeyPatch, cls: type[Any]) -> list[str]:
+    """The names of the threads that free a handle of ``cls`` (one entry per free)."""
+    frees: list[str] = []
+    free = cls._free
 
-    def poll() -> None:
+    def counted(h: Any) -> None:
+        frees.append(threading.current_thread().name)
+        free(h)
+
+    monkeypatch.setattr(cls, "_free", staticmethod(counted))
+    return frees
+
+
+def run_blocked(call: Callable[[], object], what: str) -> tuple[threading.Thread, list[object]]:
+    """Runs ``call`` on a thread named "caller" and returns once it waits in mq; the list gets
+    what it returned or raised."""
+    out: list[object] = []
+
+    def run() -> None:
         try:
-            cur.poll(timeout=None, cancel=token)
+            out.append(call())
         except BaseException as e:
-            errors.append(e)
+            out.append(e)
 
     before = blocked_calls()
-    t = threading.Thread(target=poll)
+    t = threading.Thread(target=run, name="caller")
     t.start()
-    wait_until(lambda: blocked_calls() > before, what="the cursor poll to wait")
-    cur.close()  # returns at once: the poll still holds the handle
-    assert cur.closed and cur._h != ffi.NULL and t.is_alive()
+    wait_until(lambda: blocked_calls() > before, what=what)
+    return t, out
+
+
+@pytest.mark.parametrize("call", ["poll", "ack_poll"])
+@pytest.mark.parametrize("with_token", [False, True], ids=["no token", "caller's token"])
+def test_close_wakes_a_waiting_cursor_poll_with_closed(
+    b: mq.Broker, monkeypatch: pytest.MonkeyPatch, call: str, with_token: bool
+) -> None:
+    frees = counting_frees(monkeypatch, mq.Cursor)
+    cur = b.cursor("t", "g", 0)
+    b.publish("t", b"a")
+    (first,) = cur.poll(timeout=0)
+    token = mq.CancelToken() if with_token else None
+    if call == "poll":
+        t, out = run_blocked(lambda: cur.poll(timeout=None, cancel=token), "the cursor poll")
+    else:
+        t, out = run_blocked(
+            lambda: cur.ack_poll(first.offset, timeout=None, cancel=token), "the cursor poll"
+        )
+    cur.close()  # wakes the poll, does not wait for it
+    assert cur.closed
+    t.join(10)
+    assert not t.is_alive()
+    (e,) = out
+    assert isinstance(e, mq.Closed) and "cursor was closed" in str(e), e
+    # Freed once, by the poll as it returned: never by close under it.
+    assert frees == ["caller"] and cur._h == ffi.NULL
+    assert token is None or not token.cancelled  # the caller's token is left alone
+    cur.close()
+    with pytest.raises(mq.Closed, match="the cursor is closed"):
+        cur.poll(timeout=None)
+    assert frees == ["caller"]
+    if call == "ack_poll":
+        assert b.group_info("t", "g", 0).committed == 1  # the ack stands
+
+
+def test_the_callers_token_still_cancels_a_cursor_poll(
+    b: mq.Broker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frees = counting_frees(monkeypatch, mq.Cursor)
+    cur = b.cursor("t", "g", 0)
+    token = mq.CancelToken()
+    t, out = run_blocked(lambda: cur.poll(timeout=None, cancel=token), "the cursor poll")
     token.cancel()
     t.join(10)
-    assert not t.is_alive() and isinstance(errors[0], mq.Cancelled)
-    assert cur._h == ffi.NULL  # freed as the poll returned
-    with pytest.raises(mq.Closed):
-        cur.poll(timeout=0)
+    assert not t.is_alive() and isinstance(out[0], mq.Cancelled)
+    with pytest.raises(mq.Cancelled):  # still cancelled: at once, not woken by anything else
+        cur.poll(timeout=None, cancel=token)
+    token.reset()
+    b.publish("t", b"a")
+    assert got(cur.poll(timeout=None, cancel=token)) == [(0, b"a")]
+    assert not token._links  # no call left linked to it
+    assert frees == []
+    cur.close()
+    assert frees == ["MainThread"]
+
+
+@pytest.mark.parametrize("call", ["publish", "publish_many"])
+def test_close_wakes_a_publish_waiting_for_room_with_closed(
+    b: mq.Broker, monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    frees = counting_frees(monkeypatch, mq.Publisher)
+    pub = b.publisher("t")
+    pub.publish_many([b"1", b"2", b"3", b"4"])  # capacity 4: full
+    if call == "publish":
+        t, out = run_blocked(lambda: pub.publish(b"5", timeout=None), "the publish")
+    else:
+        t, out = run_blocked(
+            lambda: pub.publish_many([b"5", b"6"], timeout=None, cancel=mq.CancelToken()),
+            "the publish",
+        )
+    pub.close()
+    t.join(10)
+    assert not t.is_alive()
+    (e,) = out
+    assert isinstance(e, mq.Closed) and "publisher was closed" in str(e), e
+    if call == "publish_many":
+        err: Any = e
+        assert (err.results, err.published) == ([(0, -1), (0, -1)], 0)  # nothing went in
+    assert frees == ["caller"] and pub._h == ffi.NULL
+    assert b.partition_info("t", 0).end == 4
+    with pytest.raises(mq.Closed, match="the publisher is closed"):
+        pub.publish(b"x")
+    pub.close()
+    pub.__del__()  # what collection runs: nothing left to free
+    assert frees == ["caller"]
+
+
+def test_a_close_between_enter_and_wait_still_wakes_the_call(b: mq.Broker) -> None:
+    # close() after the call was let in but before its token was registered: the
+    # registration sees the close and triggers the token itself.
+    cur = b.cursor("t", "g", 0)
+    cur._enter()  # another call in progress: the close below leaves the handle alone
+    enter = cur._enter
+    monkey: Any = cur
+
+    def enter_then_close() -> Any:
+        h = enter()
+        cur.close()
+        return h
+
+    monkey._enter = enter_then_close
+    with pytest.raises(mq.Closed, match="cursor was closed"):
+        cur.poll(timeout=None)
+    assert cur._h != ffi.NULL
+    cur._leave()  # the last call out frees it
+    assert cur._h == ffi.NULL
+
+
+MAIN_THREAD_WAITS = """
+import os, signal, threading, time
+import mq
+from mq._native import lib
+
+seen = []
+signal.signal(signal.SIGUSR1, lambda *a: seen.append(1))
+b = mq.Broker()
+b.create_topic("t", capacity=1)
+b.subscribe("t", "g")
+pub, cur = b.publisher("t"), b.cursor("t", "g", 0)
+
+def when_waiting(then):
+    def run():
+        while lib.mqpy_blocked_calls() < 1:
+            time.sleep(0.001)
+        then()
+    threading.Thread(target=run, daemon=True).start()
+
+def signal_then_publish():
+    n = len(seen)
+    os.kill(os.getpid(), signal.SIGUSR1)
+    while len(seen) == n:
+        time.sleep(0.001)
+    while lib.mqpy_blocked_calls() < 1:  # waiting again after the handler ran
+        time.sleep(0.001)
+    b.publish("t", b"late")
+
+for token in (None, mq.CancelToken()):
+    # A signal whose handler does not raise: the wait goes on, on the call's own token.
+    when_waiting(signal_then_publish)
+    (m,) = cur.poll(timeout=None, cancel=token)
+    cur.ack(m.offset)
+    print("resumed", m.value.decode(), len(seen), token is not None and token.cancelled)
+    # Ctrl-C ends the wait (the caller's token is not triggered by it).
+    when_waiting(lambda: os.kill(os.getpid(), signal.SIGINT))
+    try:
+        cur.poll(timeout=None, cancel=token)
+    except KeyboardInterrupt:
+        print("interrupted", token is not None and token.cancelled)
+# Close from another thread ends a wait of the main thread too.
+when_waiting(cur.close)
+try:
+    cur.poll(timeout=None)
+except mq.Closed as e:
+    print("poll:", e)
+pub.publish(b"fills it")
+when_waiting(pub.close)
+try:
+    pub.publish(b"waits", timeout=None)
+except mq.Closed as e:
+    print("publish:", e)
+"""
+
+
+def test_waits_of_the_main_thread_on_signals_and_close() -> None:
+    child = python_child(MAIN_THREAD_WAITS)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 0, err
+    assert out.splitlines() == [
+        "resumed late 1 False",
+        "interrupted False",
+        "resumed late 2 False",
+        "interrupted False",
+        "poll: MQ_CLOSED: the cursor was closed while it waited",
+        "publish: MQ_CLOSED: the publisher was closed while it waited",
+    ], (out, err)
 
 
 def test_a_share_group_through_cursors(b: mq.Broker) -> None:

@@ -4,7 +4,11 @@ the handles (:class:`mq.Publisher`, :class:`mq.Cursor`, mq 1.7).
 Each takes the native function and ``head``, the arguments that say where the call goes: the
 broker's handle and the names for a named form, the handle alone for a handle's. What follows
 ``head`` is the same for both (mq.h: a handle's call is its named form without the names), so
-conversions, blocking, Ctrl-C, buffer growth and error mapping are written once."""
+conversions, blocking, Ctrl-C, buffer growth and error mapping are written once.
+
+A handle's call that may wait also takes ``wake`` (:class:`mq._wake.Wake`): it then waits on the
+wake's token, which the handle's close and the caller's ``cancel`` trigger, and a call that
+close woke raises :class:`mq.Closed`."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from mq._handles import CancelToken, delay_ms, token
 from mq._native import PollBuffer, ctx, fail, ffi, lib, poll_buffer, publish_out
 from mq._types import Bytes, Message, Record
 from mq._wait import MAIN_IDENT, call_blocking, wait_ms
+from mq._wake import Wake
 from mq.errors import MQError
 
 __all__ = [
@@ -31,6 +36,7 @@ __all__ = [
 ]
 
 _TIMEOUT = lib.MQ_TIMEOUT
+_CANCELLED = lib.MQ_CANCELLED
 _TOO_LARGE = lib.MQ_ERR_TOO_LARGE
 _NULL = ffi.NULL
 _SIZE_T = next(t for t in "QLI" if array(t).itemsize == ffi.sizeof("size_t"))
@@ -51,6 +57,7 @@ def publish(
     timeout: float | None,
     cancel: CancelToken | None,
     delay: float,
+    wake: Wake | None = None,
 ) -> tuple[int, int]:
     """``fn``: ``mqw_topic_publish`` or ``mqw_publisher_publish``. A delayed record goes as a
     batch of one (``batch_fn``: :func:`publish_many`'s), failing as a single publish does."""
@@ -58,7 +65,7 @@ def publish(
         hs = None if headers is None else list(headers)
         try:
             return publish_many(
-                batch_fn, head, [Record(value, key, hs, delay)], timeout, cancel, 0
+                batch_fn, head, [Record(value, key, hs, delay)], timeout, cancel, 0, wake
             )[0]
         except MQError as e:
             for attr in ("results", "published"):
@@ -77,19 +84,25 @@ def publish(
     w = wait_ms(timeout)
     c = ctx()
     po, oo = publish_out()
-    tok = token(cancel)
+    tok = token(cancel) if wake is None else wake.ptr
     if w == 0 or (tok is None and threading.get_ident() != MAIN_IDENT):
         s = fn(*head, k, kl, v, len(v), ha, hc, w, _NULL, po, oo, c)
     else:
-        s = call_blocking(
-            fn,
-            (*head, k, kl, v, len(v), ha, hc),
-            w,
-            tok,
-            (po, oo, c),
-            user_token=tok is not None,
-            pretry=key is not None,  # a keyless try would move the round-robin on
-        )
+        again = None if wake is None else wake.again
+        while True:
+            s = call_blocking(
+                fn,
+                (*head, k, kl, v, len(v), ha, hc),
+                w,
+                tok,
+                (po, oo, c),
+                user_token=tok is not None,
+                pretry=key is not None,  # a keyless try would move the round-robin on
+                again=again,
+            )
+            # Off the main thread (or after a wake of the main thread's): the wake decides.
+            if s != _CANCELLED or again is None or not again():
+                break
     del keep  # the header bytes, referenced until mq has copied them
     if s:
         fail(s, c)
@@ -103,8 +116,11 @@ def publish_many(
     timeout: float | None,
     cancel: CancelToken | None,
     delay: float,
+    wake: Wake | None = None,
 ) -> list[tuple[int, int]]:
-    """``fn``: ``mqpy_publish_many`` or ``mqpy_publisher_publish_many``."""
+    """``fn``: ``mqpy_publish_many`` or ``mqpy_publisher_publish_many``. A batch that close
+    woke is not retried (part of it may be in): it raises :class:`mq.Closed` with the partial
+    results a cancelled one has."""
     recs = records if type(records) is list else list(records)
     n = len(recs)
     kd: bytes = b""
@@ -124,7 +140,7 @@ def publish_many(
         vd, vl, kd, kl, hcs, hd, hl, dl = pack_records(recs, d)
     w = wait_ms(timeout)
     c = ctx()
-    tok = token(cancel)
+    tok = token(cancel) if wake is None else wake.ptr
     s = call_blocking(
         fn,
         (*head, vd, vl, kd, kl, hcs, hd, hl, dl, n),
@@ -137,6 +153,9 @@ def publish_many(
     if s == 0:
         return results_at(c.pubres, n)
     try:
+        closed = wake.closed_error() if s == _CANCELLED and wake is not None else None
+        if closed is not None:
+            raise closed
         fail(s, c)
     except MQError as e:
         if s in (lib.MQ_FULL, lib.MQ_CLOSED, lib.MQ_CANCELLED) or c.count:
@@ -154,17 +173,18 @@ def poll(
     max: int,
     timeout: float | None,
     cancel: CancelToken | None,
+    wake: Wake | None = None,
 ) -> list[Message]:
     """``fn``: ``mqw_group_poll_copy`` or ``mqw_cursor_poll_copy``."""
     n = cv.count(max, "max")
     w = wait_ms(timeout)
     c = ctx()
     pb = poll_buffer()
-    tok = token(cancel)
-    s = _poll_copy(fn, head, n, w, tok, pb, c)
+    tok = token(cancel) if wake is None else wake.ptr
+    s = _poll_copy(fn, head, n, w, tok, pb, c, wake)
     while s == _TOO_LARGE:  # nothing was handed out: the same poll with room for it
         pb.resize(pb.needed[0])
-        s = _poll_copy(fn, head, n, w, tok, pb, c)
+        s = _poll_copy(fn, head, n, w, tok, pb, c, wake)
     return _polled(s, pb, n, c, topic)
 
 
@@ -177,6 +197,7 @@ def ack_poll(
     max: int,
     timeout: float | None,
     cancel: CancelToken | None,
+    wake: Wake | None = None,
 ) -> list[Message]:
     """``fn``: ``mqw_group_ack_poll_copy`` or ``mqw_cursor_ack_poll_copy``; ``poll_fn``: the
     matching poll (:func:`poll`'s ``fn``)."""
@@ -185,7 +206,7 @@ def ack_poll(
     w = wait_ms(timeout)
     c = ctx()
     pb = poll_buffer()
-    tok = token(cancel)
+    tok = token(cancel) if wake is None else wake.ptr
     # Where Ctrl-C must end the wait (the main thread), the ack goes with a look that does
     # not wait, then the wait is poll's (which may retry after a signal: the ack must not be
     # made twice).
@@ -202,31 +223,49 @@ def ack_poll(
         pb.needed,
         c,
     )
-    # MQ_ERR_TOO_LARGE after the ack leaves the ack standing: poll's retry takes over.
+    # MQ_ERR_TOO_LARGE after the ack leaves the ack standing: poll's retry takes over, as it
+    # does after a wake's token reset (the ack stands: wait as a poll, never ack again).
     if s == _TOO_LARGE:
         pb.resize(pb.needed[0])
-    while s == _TOO_LARGE or (split and s == _TIMEOUT):
+    while (
+        s == _TOO_LARGE
+        or (split and s == _TIMEOUT)
+        or (s == _CANCELLED and wake is not None and wake.again())
+    ):
         split = False
-        s = _poll_copy(poll_fn, head, n, w, tok, pb, c)
+        s = _poll_copy(poll_fn, head, n, w, tok, pb, c, wake)
         if s == _TOO_LARGE:
             pb.resize(pb.needed[0])
     return _polled(s, pb, n, c, topic)
 
 
 def _poll_copy(
-    fn: Callable[..., int], head: tuple[Any, ...], n: int, w: int, tok: Any, pb: PollBuffer, c: Any
+    fn: Callable[..., int],
+    head: tuple[Any, ...],
+    n: int,
+    w: int,
+    tok: Any,
+    pb: PollBuffer,
+    c: Any,
+    wake: Wake | None = None,
 ) -> int:
     if w == 0 or (tok is None and threading.get_ident() != MAIN_IDENT):
         return int(fn(*head, pb.mem, pb.cap, n, w, _NULL, pb.count, pb.needed, c))
-    return call_blocking(
-        fn,
-        (*head, pb.mem, pb.cap, n),
-        w,
-        tok,
-        (pb.count, pb.needed, c),
-        user_token=tok is not None,
-        pretry=True,
-    )
+    again = None if wake is None else wake.again
+    while True:
+        s = call_blocking(
+            fn,
+            (*head, pb.mem, pb.cap, n),
+            w,
+            tok,
+            (pb.count, pb.needed, c),
+            user_token=tok is not None,
+            pretry=True,
+            again=again,
+        )
+        # Off the main thread (or after a wake of the main thread's): the wake decides.
+        if s != _CANCELLED or again is None or not again():
+            return s
 
 
 def _polled(s: int, pb: PollBuffer, n: int, c: Any, topic: str) -> list[Message]:

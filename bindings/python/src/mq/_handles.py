@@ -13,7 +13,15 @@ from mq import _convert as cv
 from mq._native import ffi, lib
 from mq.errors import InvalidArgument
 
-__all__ = ["BrokerCore", "CancelToken", "ManualClock", "delay_ms", "seconds_ms", "token"]
+__all__ = [
+    "BrokerCore",
+    "CancelToken",
+    "ManualClock",
+    "delay_ms",
+    "new_token",
+    "seconds_ms",
+    "token",
+]
 
 _NULL = ffi.NULL
 _NS = 1_000_000_000
@@ -67,15 +75,18 @@ class CancelToken:
     stays cancelled until :meth:`reset`, and serves one call at a time."""
 
     def __init__(self) -> None:
-        out = ffi.new("mq_cancel **")
-        if lib.mq_cancel_new(out) != 0:
-            raise MemoryError("mq: no memory for a cancel token")
-        # mq_cancel_free is safe even while a call waits with the token.
-        self._ptr = ffi.gc(out[0], lib.mq_cancel_free)
+        self._ptr = new_token()
+        # The tokens of calls on a handle that its close may wake (mq._wake.Wake): such a
+        # call waits on a token of its own, which this one triggers when cancelled. Changed
+        # and read without a lock (single set operations, atomic under the GIL), so that
+        # cancel stays safe from a signal handler.
+        self._links: set[Any] = set()
 
     def cancel(self) -> None:
         """Triggers the token (safe from any thread, handlers included)."""
         lib.mq_cancel_trigger(self._ptr)
+        for t in tuple(self._links):
+            lib.mq_cancel_trigger(t)
 
     def reset(self) -> None:
         """Clears a triggered token so it can be used again."""
@@ -84,6 +95,15 @@ class CancelToken:
     @property
     def cancelled(self) -> bool:
         return bool(lib.mq_cancel_is_triggered(self._ptr))
+
+
+def new_token() -> Any:
+    """A native cancel token, freed when collected (mq_cancel_free is safe even while a call
+    waits with the token)."""
+    out = ffi.new("mq_cancel **")
+    if lib.mq_cancel_new(out) != 0:
+        raise MemoryError("mq: no memory for a cancel token")
+    return ffi.gc(out[0], lib.mq_cancel_free)
 
 
 def token(cancel: CancelToken | None) -> Any:

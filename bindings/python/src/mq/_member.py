@@ -16,6 +16,7 @@ from mq._hooks import report
 from mq._native import check, ctx, fail, ffi, lib, poll_buffer
 from mq._types import Assignment, Message
 from mq._wait import MAIN_IDENT, call_blocking, wait_ms
+from mq._wake import Wake
 from mq.errors import Closed, Deadlock
 
 __all__ = ["Assignor", "Member", "RebalanceCallback"]
@@ -268,6 +269,9 @@ class Member:
         when the caller says; see :class:`mq.MemberMessages`."""
         return MemberMessages(self, max)
 
+    def _closing_now(self) -> bool:
+        return self._closing
+
     def _poll(
         self,
         max: int,
@@ -277,28 +281,24 @@ class Member:
         *,
         wake: bool = False,
     ) -> list[Message]:
-        # wake: cancel is the binding's own (poll_async's in the pool): close() may trigger it.
+        # wake: cancel is the binding's own (poll_async's in the pool): close() may wake the
+        # poll through it. A caller's own token is left alone: close() does not wake its poll.
         n = cv.count(max, "max")
         w = wait_ms(timeout)
-        user = token(cancel)
+        tok = token(cancel)
         h = self._enter()
         c = ctx()
         pb = poll_buffer()
-        tok = user
-        own = None
-        woken = user if wake and w != 0 else None
+        wk = None
         try:
-            if w != 0 and user is None:
-                # A token of its own, so close() can wake this poll.
-                out = ffi.new("mq_cancel **")
-                if lib.mq_cancel_new(out) != 0:
-                    raise MemoryError("mq: no memory for a cancel token")
-                own = tok = ffi.gc(out[0], lib.mq_cancel_free)
+            if w != 0 and (tok is None or wake):
+                # A token of its own (linked to the binding's), so close() can wake this poll.
+                wk = Wake(cancel, self._closing_now, "the member was closed while it polled")
+                tok = wk.ptr
                 with self._lock:
-                    self._tokens.add(own)
-            elif woken is not None:
-                with self._lock:
-                    self._tokens.add(woken)
+                    self._tokens.add(tok)
+                    if self._closing:
+                        lib.mq_cancel_trigger(tok)
             s = _AGAIN
             if ack is not None:
                 # Where Ctrl-C must end the wait (the main thread), the ack goes with a look
@@ -319,15 +319,16 @@ class Member:
                 )
                 if split and s == _TIMEOUT:
                     s = _AGAIN
-            while s in (_AGAIN, _TOO_LARGE) or (s == _CANCELLED and own is not None):
+            while s in (_AGAIN, _TOO_LARGE) or (s == _CANCELLED and wk is not None):
                 if s == _TOO_LARGE:
                     # Nothing was handed out (after an ack, the ack stands): room, and again.
                     pb.resize(pb.needed[0])
                 elif s == _CANCELLED:
-                    if self._closing:
-                        raise Closed("the member was closed while it polled")
-                    # A signal whose handler did not raise (it would have): wait again.
-                    lib.mq_cancel_reset(own)
+                    assert wk is not None
+                    # Closed if close() woke it; a signal whose handler did not raise (it
+                    # would have): wait again.
+                    if not wk.again():
+                        break  # the binding's token (poll_async's task was cancelled)
                 s = call_blocking(
                     lib.mqw_member_poll_copy,
                     (h, pb.mem, pb.cap, n),
@@ -336,14 +337,14 @@ class Member:
                     (pb.count, pb.needed, c),
                     user_token=True,
                     pretry=ack is None,
+                    again=None if wk is None else wk.again,
                 )
         finally:
-            if own is not None or woken is not None:
+            if wk is not None:
+                wk.unlink()
                 with self._lock:
-                    self._tokens.discard(own if own is not None else woken)
+                    self._tokens.discard(wk.ptr)
             self._leave()
-        if s == _CANCELLED and woken is not None and self._closing:
-            raise Closed("the member was closed while it polled")
         if s == 0:
             got = cv.messages(pb, self.topic)
             pb.after(len(got), n)

@@ -9,9 +9,11 @@ from typing import Any, Callable
 
 from mq import _calls as calls
 from mq import _convert as cv
-from mq._handles import BrokerCore, CancelToken
+from mq._handles import BrokerCore, CancelToken, token
 from mq._native import check, ctx, fail, ffi, lib
 from mq._types import Bytes, Message
+from mq._wait import wait_ms
+from mq._wake import Wake
 from mq.errors import Closed
 
 __all__ = ["Cursor", "Publisher"]
@@ -21,15 +23,18 @@ _NULL = ffi.NULL
 
 class _Resolved:
     """The gate of a native handle. mq must not free a handle while a call on it runs, and a
-    close must never wait (a cursor's poll may wait forever, and ``__del__`` must not block):
-    calls in progress are counted, and the handle is freed by whichever of :meth:`close` and
-    the last running call comes last."""
+    close must never wait (``__del__`` must not block): calls in progress are counted, and the
+    handle is freed by whichever of :meth:`close` and the last running call comes last. A call
+    that may wait does so on a token of its own (:class:`mq._wake.Wake`, kept in ``_waits``
+    while it runs), which :meth:`close` triggers: the call raises :class:`mq.Closed` and, the
+    last out, frees the handle."""
 
     _what = "handle"
     _h: Any
     _lock: threading.Lock
     _busy: int
     _closed: bool
+    _waits: set[Any]
 
     def __init__(self) -> None:
         raise TypeError(f"use Broker.{self._what}(...)")
@@ -43,6 +48,7 @@ class _Resolved:
         self._lock = threading.Lock()
         self._busy = 0
         self._closed = False
+        self._waits = set()
 
     def _enter(self) -> Any:
         with self._lock:
@@ -51,8 +57,28 @@ class _Resolved:
             self._busy += 1
             return self._h
 
-    def _leave(self) -> None:
+    def _wake(self, timeout: float | None, cancel: CancelToken | None) -> Wake | None:
+        """For a call that :meth:`_enter` let in: the token it waits on, which :meth:`close`
+        triggers (at once if the close came in between), or None if it does not wait."""
+        token(cancel)  # the type check, before the caller's token is linked
+        if wait_ms(timeout) == 0:
+            return None
+        wake = Wake(cancel, self._closing, f"the {self._what} was closed while it waited")
         with self._lock:
+            self._waits.add(wake.ptr)
+            if self._closed:
+                lib.mq_cancel_trigger(wake.ptr)
+        return wake
+
+    def _closing(self) -> bool:
+        return self._closed
+
+    def _leave(self, wake: Wake | None = None) -> None:
+        if wake is not None:
+            wake.unlink()
+        with self._lock:
+            if wake is not None:
+                self._waits.discard(wake.ptr)
             self._busy -= 1
             if self._busy or not self._closed:
                 return
@@ -60,14 +86,17 @@ class _Resolved:
         self._free(h)
 
     def close(self) -> None:
-        """Frees the handle; later calls raise :class:`mq.Closed`. A call running on another
-        thread is not interrupted: it ends as it would have (close the broker or use a
-        :class:`mq.CancelToken` to end a wait), and the handle goes when it returns.
-        Idempotent; closing the broker first or after is safe."""
+        """Frees the handle; later calls raise :class:`mq.Closed`. A call waiting on another
+        thread (a cursor's poll for messages, a publish for room) wakes and raises
+        :class:`mq.Closed`, whatever its ``cancel`` token; close does not wait for it, and the
+        handle goes when the last call running on it returns. Idempotent; closing the broker
+        first or after is safe."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+            for t in self._waits:
+                lib.mq_cancel_trigger(t)
             if self._busy:
                 return
             h, self._h = self._h, _NULL
@@ -106,7 +135,8 @@ def _opened(cls: type[Any], open_fn: Callable[..., int], out_type: str, *args: A
 class Publisher(_Resolved):
     """A topic's publisher (mq 1.7, :meth:`Broker.publisher`): :meth:`publish` and
     :meth:`publish_many` are the broker's, without the topic's lookup on every call. A context
-    manager; thread-safe (share it, or open one per thread).
+    manager; thread-safe (share it, or open one per thread). :meth:`close` ends a publish
+    waiting for room on another thread with :class:`mq.Closed`.
 
     It holds its topic, not the name: once the topic is deleted its calls raise
     :class:`mq.NoSuchTopic`, even if a topic of that name is created again (open a new
@@ -137,9 +167,12 @@ class Publisher(_Resolved):
         *,
         delay: float = 0.0,
     ) -> tuple[int, int]:
-        """:meth:`Broker.publish` on the publisher's topic: returns ``(partition, offset)``."""
+        """:meth:`Broker.publish` on the publisher's topic: returns ``(partition, offset)``. A
+        publish waiting for room raises :class:`mq.Closed` when the publisher is closed."""
         h = self._enter()
+        wake = None
         try:
+            wake = self._wake(timeout, cancel)
             return calls.publish(
                 lib.mqw_publisher_publish,
                 lib.mqpy_publisher_publish_many,
@@ -150,9 +183,10 @@ class Publisher(_Resolved):
                 timeout,
                 cancel,
                 delay,
+                wake,
             )
         finally:
-            self._leave()
+            self._leave(wake)
 
     def publish_many(
         self,
@@ -163,14 +197,17 @@ class Publisher(_Resolved):
         delay: float = 0.0,
     ) -> list[tuple[int, int]]:
         """:meth:`Broker.publish_many` on the publisher's topic (the same records, results and
-        partial failures)."""
+        partial failures). A batch waiting for room raises :class:`mq.Closed` when the
+        publisher is closed, with the ``results`` and ``published`` of what went in."""
         h = self._enter()
+        wake = None
         try:
+            wake = self._wake(timeout, cancel)
             return calls.publish_many(
-                lib.mqpy_publisher_publish_many, (h,), records, timeout, cancel, delay
+                lib.mqpy_publisher_publish_many, (h,), records, timeout, cancel, delay, wake
             )
         finally:
-            self._leave()
+            self._leave(wake)
 
 
 class Cursor(_Resolved):
@@ -179,6 +216,7 @@ class Cursor(_Resolved):
     the lookups on every call. It moves the group's one position: a cursor and the broker's
     named calls on the same partition see each other's polls and acks. A context manager;
     thread-safe. Share groups work through it too (settle with :meth:`Broker.settle`).
+    :meth:`close` ends a poll waiting on another thread with :class:`mq.Closed`.
 
     It holds its topic and group, not their names: once the topic is deleted its calls raise
     :class:`mq.NoSuchTopic`, once the group is unsubscribed :class:`mq.NoSuchGroup`, even if
@@ -208,12 +246,17 @@ class Cursor(_Resolved):
         self, max: int = 10, timeout: float | None = None, cancel: CancelToken | None = None
     ) -> list[Message]:
         """:meth:`Broker.poll` of the cursor's partition: up to ``max`` messages, or ``[]`` if
-        nothing came within ``timeout``."""
+        nothing came within ``timeout``. A poll waiting for messages raises :class:`mq.Closed`
+        when the cursor is closed."""
         h = self._enter()
+        wake = None
         try:
-            return calls.poll(lib.mqw_cursor_poll_copy, (h,), self.topic, max, timeout, cancel)
+            wake = self._wake(timeout, cancel)
+            return calls.poll(
+                lib.mqw_cursor_poll_copy, (h,), self.topic, max, timeout, cancel, wake
+            )
         finally:
-            self._leave()
+            self._leave(wake)
 
     def ack_poll(
         self,
@@ -223,9 +266,12 @@ class Cursor(_Resolved):
         cancel: CancelToken | None = None,
     ) -> list[Message]:
         """:meth:`Broker.ack_poll` of the cursor's partition: :meth:`ack` of ``offset``, then
-        :meth:`poll`, in one call into mq."""
+        :meth:`poll`, in one call into mq. A close while it waits raises :class:`mq.Closed`
+        (the ack stands)."""
         h = self._enter()
+        wake = None
         try:
+            wake = self._wake(timeout, cancel)
             return calls.ack_poll(
                 lib.mqw_cursor_ack_poll_copy,
                 lib.mqw_cursor_poll_copy,
@@ -235,9 +281,10 @@ class Cursor(_Resolved):
                 max,
                 timeout,
                 cancel,
+                wake,
             )
         finally:
-            self._leave()
+            self._leave(wake)
 
     def ack(self, offset: int) -> None:
         """:meth:`Broker.ack` of the cursor's partition: every offset up to ``offset``."""

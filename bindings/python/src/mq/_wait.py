@@ -99,13 +99,17 @@ def call_blocking(
     user_token: bool = False,
     pretry: bool = False,
     retry: bool = True,
+    again: Callable[[], bool] | None = None,
 ) -> int:
     """Runs ``fn(*args, wait, token, *tail)`` and returns its status.
 
     In the main thread, with a wait, Ctrl-C triggers the token (``token`` None: the main
     thread's own). ``pretry``: first try without waiting (when that is harmless), which spares
     the signal set-up when the call need not wait. ``retry``: after a signal whose handler did
-    not raise, wait again (not for batches, which may have partly succeeded)."""
+    not raise, wait again (not for batches, which may have partly succeeded). ``again``: for a
+    call's own token that others may trigger too (mq._wake.Wake.again, with ``user_token``),
+    what decides after MQ_CANCELLED in the main thread whether to wait again (it resets the
+    token) or return (or raises); elsewhere the caller asks it."""
     if wait == 0 or threading.get_ident() != MAIN_IDENT or not (_watch.ok or _watch.start()):
         return fn(*args, wait, token if token is not None else ffi.NULL, *tail)
     if pretry:
@@ -133,7 +137,10 @@ def call_blocking(
         if status != CANCELLED:
             return status
         _signals_run()
-        if user_token or not retry:
+        if again is not None:
+            if not again():
+                return status
+        elif user_token or not retry:
             return status
         # The handler did not raise: go on waiting for what is left.
         if deadline is not None:
