@@ -101,10 +101,10 @@ func (c *Cursor) poll(ctx context.Context, max int, into *Batch, reuse bool, ack
 	if err != nil {
 		return err
 	}
-	r, err := c.h.run(ctx, op, func(ptr C.uintptr_t, tok C.mqgo_cancel) C.mqgo_result {
+	r, err := c.h.run(ctx, op, ack == nil, func(ptr C.uintptr_t, tok C.mqgo_cancel, wait C.int64_t) C.mqgo_result {
 		poll := func(ack C.int) func(unsafe.Pointer, C.size_t) C.mqgo_result {
 			return func(buf unsafe.Pointer, size C.size_t) C.mqgo_result {
-				return C.mqgo_cursor_poll_copy(C.mqgo_cursor(ptr), ack, offset, buf, size, C.size_t(n), waitMs(ctx), tok)
+				return C.mqgo_cursor_poll_copy(C.mqgo_cursor(ptr), ack, offset, buf, size, C.size_t(n), wait, tok)
 			}
 		}
 		return copyPoll(into, reuse, n, poll(doAck), poll(0))
@@ -122,7 +122,7 @@ func (c *Cursor) poll(ctx context.Context, max int, into *Batch, reuse bool, ack
 // Ack is Broker.Ack on the cursor's partition (in a share group it accepts one message).
 func (c *Cursor) Ack(offset int64) error {
 	const op = "ack"
-	r, err := c.h.run(noWaitCtx, op, func(ptr C.uintptr_t, _ C.mqgo_cancel) C.mqgo_result {
+	r, err := c.h.run(noWaitCtx, op, false, func(ptr C.uintptr_t, _ C.mqgo_cancel, _ C.int64_t) C.mqgo_result {
 		return C.mqgo_cursor_ack(C.mqgo_cursor(ptr), C.int64_t(offset))
 	})
 	if err != nil {

@@ -122,20 +122,31 @@ func collect[T any](owner *T, h *handle) {
 
 // run makes one call on the C handle, holding the guard: a call that may wait runs under a
 // token of its own (closeWake.run), one that cannot (an expired deadline: MQ_NO_WAIT) with
-// none. A call ended by Close comes back as MQ_CLOSED with the words of handleClosed, so that
-// the callers' error paths (and a batch's partial results) treat it as the library's.
-func (h *handle) run(ctx context.Context, op string, call func(ptr C.uintptr_t, tok C.mqgo_cancel) C.mqgo_result) (C.mqgo_result, error) {
+// none. With tryFirst (a single publish, a poll without an ack) a call that may wait is made
+// without waiting first: most find their room or message at once and then need no token; only
+// one that would have to wait (MQ_FULL, MQ_TIMEOUT) is made again, under the wait. Not for an
+// ack-then-poll or a batch, whose second try would repeat the ack or the records already
+// appended. A call ended by Close comes back as MQ_CLOSED with the words of handleClosed, so
+// that the callers' error paths (and a batch's partial results) treat it as the library's.
+func (h *handle) run(ctx context.Context, op string, tryFirst bool, call func(ptr C.uintptr_t, tok C.mqgo_cancel, wait C.int64_t) C.mqgo_result) (C.mqgo_result, error) {
 	if !h.guard.acquire() {
 		return C.mqgo_result{}, handleClosed(op, h.what)
 	}
 	defer h.guard.release()
 	if waitMs(ctx) == C.MQ_NO_WAIT {
-		return call(h.ptr, 0), nil
+		return call(h.ptr, 0, C.MQ_NO_WAIT), nil
+	}
+	if tryFirst && ctx.Err() == nil {
+		r := call(h.ptr, 0, C.MQ_NO_WAIT)
+		if r.status != C.MQ_TIMEOUT && r.status != C.MQ_FULL {
+			return r, nil
+		}
+		freeResult(r)
 	}
 	if f := waithook.From(ctx); f != nil {
 		f() // the call is about to block (as a parked one would park)
 	}
-	r, closed, err := h.wake.run(ctx, func(tok C.mqgo_cancel) C.mqgo_result { return call(h.ptr, tok) })
+	r, closed, err := h.wake.run(ctx, func(tok C.mqgo_cancel) C.mqgo_result { return call(h.ptr, tok, waitMs(ctx)) })
 	if closed {
 		r.err = C.CString(handleClosed(op, h.what).Message)
 	}

@@ -59,9 +59,9 @@ func (p *Publisher) Publish(ctx context.Context, key, value []byte, opts ...Publ
 			func(rs []Record) ([]PublishResult, error) { return p.publishBatch(ctx, op, rs) })
 	}
 	r, err := withHeaders(op, o.headers, func(hdrs C.mqgo_mem) (C.mqgo_result, error) {
-		return p.h.run(ctx, op, func(ptr C.uintptr_t, tok C.mqgo_cancel) C.mqgo_result {
+		return p.h.run(ctx, op, true, func(ptr C.uintptr_t, tok C.mqgo_cancel, wait C.int64_t) C.mqgo_result {
 			return C.mqgo_publisher_publish(C.mqgo_publisher(ptr), bytesPtr(key), C.size_t(len(key)), bytesPtr(value),
-				C.size_t(len(value)), hdrs, C.size_t(len(o.headers)), waitMs(ctx), tok)
+				C.size_t(len(value)), hdrs, C.size_t(len(o.headers)), wait, tok)
 		})
 	})
 	return published(ctx, op, r, err)
@@ -75,8 +75,8 @@ func (p *Publisher) PublishBatch(ctx context.Context, records []Record) ([]Publi
 
 func (p *Publisher) publishBatch(ctx context.Context, op string, records []Record) ([]PublishResult, error) {
 	return publishRecords(ctx, op, records, func(recs, res C.mqgo_mem, count C.size_t) (C.mqgo_result, error) {
-		return p.h.run(ctx, op, func(ptr C.uintptr_t, tok C.mqgo_cancel) C.mqgo_result {
-			return C.mqgo_publisher_publish_batch(C.mqgo_publisher(ptr), recs, count, waitMs(ctx), tok, res)
+		return p.h.run(ctx, op, false, func(ptr C.uintptr_t, tok C.mqgo_cancel, wait C.int64_t) C.mqgo_result {
+			return C.mqgo_publisher_publish_batch(C.mqgo_publisher(ptr), recs, count, wait, tok, res)
 		})
 	})
 }
