@@ -22,6 +22,7 @@
 #include "core/cursor.h"
 #include "mq.h"
 #include "mq_test_util.h"
+#include "token_probe.h"
 #include "util/reclaim.h"
 #include "core/topic.h"
 #include "core/topic_table.h"
@@ -31,6 +32,7 @@ namespace {
 using mqtest::eventually;
 
 using mqtest::BrokerPtr;
+using mqtest::token_in_use;
 
 struct Live {
     int64_t groups, snapshots, topics, tables;
@@ -170,11 +172,8 @@ TEST(Churn, CallsBlockedForeverHoldNoReclamationBack) {
         published = mq_topic_publish(b.get(), "full", nullptr, 0, "n", 1, nullptr, 0,
                                      MQ_WAIT_FOREVER, publish_token, nullptr, nullptr);
     });
-    auto in_use = [](mq_cancel *c) {
-        std::lock_guard g(c->mu);
-        return c->where != nullptr;
-    };
-    ASSERT_TRUE(eventually([&] { return in_use(poll_token) && in_use(publish_token); }));
+    ASSERT_TRUE(
+        eventually([&] { return token_in_use(poll_token) && token_in_use(publish_token); }));
 
     const Live base = Live::now();
     for (int i = 0; i < 300; i++) {

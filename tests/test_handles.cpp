@@ -16,6 +16,7 @@
 #include "core/topic.h"
 #include "util/cancel.h"
 #include "mq_test_util.h"
+#include "token_probe.h"
 
 namespace {
 
@@ -221,12 +222,6 @@ TEST(Handles, OutliveTheBrokerAsClosedHandles) {
     EXPECT_EQ(mq_broker::alive_for_testing(), brokers_before + 1);
     p.reset();  // the last reference: the broker's memory goes
     EXPECT_EQ(mq_broker::alive_for_testing(), brokers_before);
-}
-
-// A poll with a token has registered it right before it locks the partition to look and wait.
-bool token_in_use(mq_cancel *c) {
-    std::lock_guard g(c->mu);
-    return c->where != nullptr;
 }
 
 struct Token {

@@ -39,10 +39,12 @@
 #include "capi/member.h"
 #include "mq.h"
 #include "mq_test_util.h"
+#include "token_probe.h"
 
 namespace {
 
 using mqtest::eventually;
+using mqtest::token_in_use;
 
 using namespace std::chrono_literals;
 constexpr auto kHang = 10s;  // far beyond any correct wakeup, even under ThreadSanitizer
@@ -90,13 +92,6 @@ int64_t committed(mq_broker *b, const char *topic, const char *group, int32_t pa
     mq_group_info gi{};
     if (mq_group_get_info(b, topic, group, partition, &gi, sizeof gi) != MQ_OK) return -1;
     return gi.committed;
-}
-
-// A group poll with a token has registered it (CancelScope) right before it locks the
-// partition to look and wait.
-bool token_in_use(mq_cancel *c) {
-    std::lock_guard g(c->mu);
-    return c->where != nullptr;
 }
 
 bool member_poll_asleep(mq_member *m) {

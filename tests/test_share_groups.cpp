@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "mq_test_util.h"
+#include "token_probe.h"
 #include "util/cancel.h"
 
 namespace {
@@ -185,11 +186,6 @@ TEST(ShareGroups, OldestUnsettledHoldsBackPressure) {
     ASSERT_EQ(settle(b.get(), ms[0], MQ_SETTLE_ACCEPT), MQ_OK) << mq_last_error();
     p.join();
     EXPECT_EQ(st.load(), MQ_OK);
-}
-
-bool token_in_use(mq_cancel *c) {
-    std::lock_guard g(c->mu);
-    return c->where != nullptr;
 }
 
 // A poll waiting at max_acquired (or, key-shared, behind a key) is woken by every settlement

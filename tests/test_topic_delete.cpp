@@ -25,11 +25,13 @@
 #include "capi/member.h"
 #include "mq.h"
 #include "mq_test_util.h"
+#include "token_probe.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 using mqtest::BrokerPtr;
+using mqtest::token_in_use;
 constexpr auto kHang = 10s;
 
 template <class F>
@@ -40,11 +42,6 @@ bool eventually(F &&f) {
         std::this_thread::yield();
     }
     return true;
-}
-
-bool token_in_use(mq_cancel *c) {
-    std::lock_guard g(c->mu);
-    return c->where != nullptr;
 }
 
 bool member_poll_asleep(mq_member *m) {

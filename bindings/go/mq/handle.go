@@ -122,7 +122,7 @@ func collect[T any](owner *T, h *handle) {
 
 // run makes one call on the C handle, holding the guard: a call that may wait runs under a
 // token of its own (closeWake.run), one that cannot (an expired deadline: MQ_NO_WAIT) with
-// none. With tryFirst (a single publish, a poll without an ack) a call that may wait is made
+// none. With tryFirst (a keyed single publish, a poll without an ack) a call that may wait is made
 // without waiting first: most find their room or message at once and then need no token; only
 // one that would have to wait (MQ_FULL, MQ_TIMEOUT) is made again, under the wait. Not for an
 // ack-then-poll or a batch, whose second try would repeat the ack or the records already

@@ -59,7 +59,10 @@ func (p *Publisher) Publish(ctx context.Context, key, value []byte, opts ...Publ
 			func(rs []Record) ([]PublishResult, error) { return p.publishBatch(ctx, op, rs) })
 	}
 	r, err := withHeaders(op, o.headers, func(hdrs C.mqgo_mem) (C.mqgo_result, error) {
-		return p.h.run(ctx, op, true, func(ptr C.uintptr_t, tok C.mqgo_cancel, wait C.int64_t) C.mqgo_result {
+		// Only a keyed record is tried without waiting first: a keyless try that finds its
+		// partition full would move the topic's round-robin on, and the publish would land
+		// elsewhere than the named form's.
+		return p.h.run(ctx, op, key != nil, func(ptr C.uintptr_t, tok C.mqgo_cancel, wait C.int64_t) C.mqgo_result {
 			return C.mqgo_publisher_publish(C.mqgo_publisher(ptr), bytesPtr(key), C.size_t(len(key)), bytesPtr(value),
 				C.size_t(len(value)), hdrs, C.size_t(len(o.headers)), wait, tok)
 		})

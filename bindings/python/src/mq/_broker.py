@@ -797,20 +797,7 @@ class Broker:
         tn = ffi.new("char[]", cv.name(topic, "topic"))
         recs = records if type(records) is list else list(records)
         n = len(recs)
-        kd: bytes = b""
-        kl: Any = _NULL
-        hcs: Any = _NULL
-        hd: bytes = b""
-        hl: Any = _NULL
-        dl: Any = _NULL
-        d = delay_ms(delay)
-        if set(map(type, recs)) <= {bytes}:
-            vd = b"".join(recs)  # type: ignore[arg-type]
-            vl = ffi.new("size_t[]", [len(r) for r in recs])
-            if d:
-                dl = ffi.new("int64_t[]", [d] * n)
-        else:
-            vd, vl, kd, kl, hcs, hd, hl, dl = calls.pack_records(recs, d)
+        vd, vl, kd, kl, hcs, hd, hl, dl = calls.pack(recs, delay_ms(delay))
         # The records point into these: referenced until the call ends.
         vb, kb, hb = ffi.from_buffer(vd), ffi.from_buffer(kd), ffi.from_buffer(hd)
         batch = lib.mqpy_batch_new(vb, vl, kb, kl, hcs, hb, hl, dl, n)

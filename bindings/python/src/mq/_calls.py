@@ -123,21 +123,7 @@ def publish_many(
     results a cancelled one has."""
     recs = records if type(records) is list else list(records)
     n = len(recs)
-    kd: bytes = b""
-    kl: Any = _NULL
-    hcs: Any = _NULL
-    hd: bytes = b""
-    hl: Any = _NULL
-    dl: Any = _NULL
-    d = delay_ms(delay)
-    if set(map(type, recs)) <= {bytes}:
-        vd = b"".join(recs)  # type: ignore[arg-type]
-        lens = array(_SIZE_T, map(len, recs))  # converted in C, not element by element
-        vl = ffi.from_buffer("size_t[]", lens)
-        if d:
-            dl = ffi.from_buffer("int64_t[]", array("q", [d]) * n)
-    else:
-        vd, vl, kd, kl, hcs, hd, hl, dl = pack_records(recs, d)
+    vd, vl, kd, kl, hcs, hd, hl, dl = pack(recs, delay_ms(delay))
     w = wait_ms(timeout)
     c = ctx()
     tok = token(cancel) if wake is None else wake.ptr
@@ -285,6 +271,25 @@ def results_at(pubres: Any, n: int) -> list[tuple[int, int]]:
     mv = memoryview(ffi.buffer(pubres, n * _RESULT))
     parts = mv.cast("i")[_RESULT_PARTITION :: _RESULT // 4].tolist()
     return list(zip(parts, mv.cast("q")[_RESULT_OFFSET :: _RESULT // 8].tolist()))
+
+
+def pack(recs: Sequence[Any], delay: int) -> tuple[bytes, Any, bytes, Any, Any, bytes, Any, Any]:
+    """:func:`pack_records`, with a fast path for a batch of plain ``bytes`` values (no keys,
+    headers or delays of their own). The length and delay arrays keep their buffers alive."""
+    if set(map(type, recs)) <= {bytes}:
+        lens = array(_SIZE_T, map(len, recs))  # converted in C, not element by element
+        dl = ffi.from_buffer("int64_t[]", array("q", [delay]) * len(recs)) if delay else _NULL
+        return (
+            b"".join(recs),
+            ffi.from_buffer("size_t[]", lens),
+            b"",
+            _NULL,
+            _NULL,
+            b"",
+            _NULL,
+            dl,
+        )
+    return pack_records(recs, delay)
 
 
 def pack_records(
